@@ -1,0 +1,81 @@
+// Validation on write and on read; older schema versions are upcast before the current schema applies.
+import { DomainEvent, type EventType, type NewEvent, type RecordedEvent, EventMetadata, emptyMetadata } from "./schema.ts";
+import { EventDecodeError, EventValidationError } from "./errors.ts";
+import type { ContextId, EventId } from "./ids.ts";
+
+/** The schema version written today for each type. Bump it and add an upcaster when a shape changes. */
+export const CURRENT_SCHEMA_VERSION: Readonly<Record<EventType, number>> = Object.freeze(
+  Object.fromEntries(DomainEvent.options.map((o) => [o.shape.type.value, 1])) as Record<EventType, number>,
+);
+
+/** An upcaster turns the data of `fromVersion` into the data of `fromVersion + 1`. */
+export type Upcaster = (data: unknown) => unknown;
+export type Upcasters = Partial<Record<string, Readonly<Record<number, Upcaster>>>>;
+
+/** Every event type is still at version 1, so no upcaster is needed yet. */
+export const UPCASTERS: Upcasters = {};
+
+/** A row as the database returns it. */
+export type EventRow = {
+  global_position: string | number | bigint;
+  event_id: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: unknown;
+  recorded_at: Date | string;
+};
+
+/** Validates an event before it is written; returns the parsed data (unknown keys stripped). */
+export const encodeEvent = (event: NewEvent): { type: EventType; data: unknown; schemaVersion: number; metadata: EventMetadata } => {
+  const parsed = DomainEvent.safeParse({ type: event.type, data: event.data });
+  if (!parsed.success) throw new EventValidationError(String(event.type), parsed.error.issues);
+  const metadata = { ...emptyMetadata, ...event.metadata };
+  const meta = EventMetadata.safeParse(metadata);
+  if (!meta.success) throw new EventValidationError(String(event.type), meta.error.issues);
+  return { type: parsed.data.type, data: parsed.data.data, schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type], metadata: meta.data };
+};
+
+/** Decodes a stored row into a typed event, upcasting old versions; a bad row is an EventDecodeError. */
+export const decodeRow = (row: EventRow, upcasters: Upcasters = UPCASTERS): RecordedEvent => {
+  const globalPosition = Number(row.global_position);
+  const current = (CURRENT_SCHEMA_VERSION as Record<string, number | undefined>)[row.type];
+  if (current === undefined) {
+    throw new EventDecodeError(globalPosition, row.type, [{ path: ["type"], message: `unknown event type '${row.type}'` }]);
+  }
+  let data = row.data;
+  let version = row.schema_version;
+  if (version > current) {
+    throw new EventDecodeError(globalPosition, row.type, [
+      { path: ["schema_version"], message: `version ${version} is newer than this runtime knows (${current})` },
+    ]);
+  }
+  while (version < current) {
+    const up = upcasters[row.type]?.[version];
+    if (!up) {
+      throw new EventDecodeError(globalPosition, row.type, [
+        { path: ["schema_version"], message: `no upcaster from version ${version}` },
+      ]);
+    }
+    data = up(data);
+    version += 1;
+  }
+  const parsed = DomainEvent.safeParse({ type: row.type, data });
+  if (!parsed.success) throw new EventDecodeError(globalPosition, row.type, parsed.error.issues);
+  const meta = EventMetadata.safeParse(row.metadata);
+  if (!meta.success) {
+    throw new EventDecodeError(globalPosition, row.type, meta.error.issues.map((i) => ({ ...i, path: ["metadata", ...i.path] })));
+  }
+  return {
+    ...parsed.data,
+    globalPosition,
+    streamId: row.stream_id as ContextId,
+    streamVersion: row.stream_version,
+    eventId: row.event_id as EventId,
+    schemaVersion: version,
+    metadata: meta.data,
+    recordedAt: row.recorded_at instanceof Date ? row.recorded_at.toISOString() : new Date(row.recorded_at).toISOString(),
+  } as RecordedEvent;
+};

@@ -1,0 +1,60 @@
+// The log's few error types, each tagged so Effect programs can catch them by `_tag`.
+import type { ExpectedVersion } from "./store.ts";
+
+/** Another writer appended to the stream first; reload and retry. */
+export class ConcurrencyError extends Error {
+  readonly _tag = "ConcurrencyError" as const;
+  readonly retryable = true;
+  constructor(
+    readonly streamId: string,
+    readonly expectedVersion: ExpectedVersion,
+    readonly actualVersion: number,
+  ) {
+    super(`Stream '${streamId}' is at version ${actualVersion}, expected ${String(expectedVersion)}.`);
+    this.name = "ConcurrencyError";
+  }
+}
+
+/** A stored row that is not a valid event of a known type: names the row so it can be found. */
+export class EventDecodeError extends Error {
+  readonly _tag = "EventDecodeError" as const;
+  constructor(
+    readonly globalPosition: number,
+    readonly eventType: string,
+    readonly issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  ) {
+    super(
+      `Event at global_position ${globalPosition} (type '${eventType}') cannot be decoded: ` +
+        issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; "),
+    );
+    this.name = "EventDecodeError";
+  }
+}
+
+/** An event refused before it was written (it does not match its schema). */
+export class EventValidationError extends Error {
+  readonly _tag = "EventValidationError" as const;
+  constructor(
+    readonly eventType: string,
+    readonly issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  ) {
+    super(
+      `Event '${eventType}' is not valid: ` +
+        issues.map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`).join("; "),
+    );
+    this.name = "EventValidationError";
+  }
+}
+
+/** The database failed or refused (closed store, data dir in use, connection lost). */
+export class StoreError extends Error {
+  readonly _tag = "StoreError" as const;
+  constructor(
+    readonly reason: "closed" | "locked" | "unavailable" | "refused" | "unknown",
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "StoreError";
+  }
+}

@@ -1,0 +1,211 @@
+// Every fact the log can hold: one zod discriminated union, types inferred from it (DESIGN §3).
+import { z } from "zod";
+import { ContextId, EventId, JobId, RunId } from "./ids.ts";
+
+const Text = z.string();
+const Count = z.number().int().nonnegative();
+
+export const ModelOverride = z.union([
+  z.object({ preset: z.string().min(1) }).strict(),
+  z.object({ model: z.string().min(1), baseURL: z.string().optional() }).strict(),
+]);
+export type ModelOverride = z.infer<typeof ModelOverride>;
+
+export const Usage = z.object({ inputTokens: Count, outputTokens: Count });
+export type Usage = z.infer<typeof Usage>;
+
+export const ToolCallRecord = z.object({ id: z.string(), name: z.string(), arguments: z.unknown() });
+export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
+
+export const ContextKind = z.enum(["root", "subordinate"]);
+export type ContextKind = z.infer<typeof ContextKind>;
+
+/** Why a model call failed; `aborted` is a stop arriving during the call. */
+export const ModelErrorReason = z.enum([
+  "rate_limited",
+  "timeout",
+  "server_error",
+  "connection",
+  "authentication",
+  "bad_request",
+  "invalid_output",
+  "aborted",
+  "unknown",
+]);
+export type ModelErrorReason = z.infer<typeof ModelErrorReason>;
+
+export const RunFailureReason = z.enum([
+  "model_error",
+  "repeated_reply",
+  "unusable_replies",
+  "tool_error",
+  "interrupted",
+  "internal",
+]);
+export type RunFailureReason = z.infer<typeof RunFailureReason>;
+
+export const JobStatus = z.enum(["pending", "running", "success", "error", "cancelled", "timeout", "interrupted"]);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+/** Who asked for a run: a user, or a superior context's `call_subordinate` tool call. */
+export const Superior = z.object({ contextId: ContextId, runId: RunId, toolCallId: z.string(), jobId: JobId.nullable() });
+export type Superior = z.infer<typeof Superior>;
+
+const event = <T extends string, S extends z.ZodRawShape>(type: T, data: S) =>
+  z.object({ type: z.literal(type), data: z.object(data) });
+
+export const ContextCreated = event("ContextCreated", {
+  contextId: ContextId,
+  name: Text,
+  label: Text,
+  profile: Text,
+  project: Text.nullable(),
+  agentNumber: Count,
+  depth: Count,
+  kind: ContextKind,
+  parentContextId: ContextId.nullable(),
+  parentAgentNumber: Count.nullable(),
+  /** The root of this context's delegation tree (itself for a root): usage rolls up to it. */
+  rootContextId: ContextId,
+  slot: Text.nullable(),
+  modelOverride: ModelOverride.nullable(),
+});
+export const ContextRenamed = event("ContextRenamed", { name: Text, label: Text });
+export const ModelOverrideSet = event("ModelOverrideSet", { modelOverride: ModelOverride.nullable() });
+export const MessageReceived = event("MessageReceived", {
+  runId: RunId,
+  text: Text,
+  sender: z.enum(["user", "superior"]),
+});
+export const InterventionReceived = event("InterventionReceived", { runId: RunId, text: Text });
+export const RunStarted = event("RunStarted", { runId: RunId, model: Text, superior: Superior.nullable() });
+export const ModelCalled = event("ModelCalled", { runId: RunId, step: Count, attempt: Count, model: Text });
+export const ModelReplied = event("ModelReplied", {
+  runId: RunId,
+  step: Count,
+  text: Text.nullable(),
+  toolCalls: z.array(ToolCallRecord),
+  usage: Usage.nullable(),
+});
+export const ModelCallFailed = event("ModelCallFailed", {
+  runId: RunId,
+  step: Count,
+  attempt: Count,
+  reason: ModelErrorReason,
+  message: Text,
+  retryable: z.boolean(),
+  retryInMs: Count.nullable(),
+});
+export const ToolCalled = event("ToolCalled", {
+  runId: RunId,
+  step: Count,
+  toolCallId: z.string(),
+  name: Text,
+  arguments: z.unknown(),
+});
+export const ToolReturned = event("ToolReturned", { runId: RunId, toolCallId: z.string(), name: Text, result: Text });
+export const ToolFailed = event("ToolFailed", {
+  runId: RunId,
+  toolCallId: z.string(),
+  name: Text,
+  error: Text,
+  repairable: z.boolean(),
+});
+export const SubordinateCalled = event("SubordinateCalled", {
+  runId: RunId,
+  toolCallId: z.string(),
+  childContextId: ContextId,
+  fresh: z.boolean(),
+  jobId: JobId.nullable(),
+});
+export const SubordinateReturned = event("SubordinateReturned", {
+  runId: RunId,
+  toolCallId: z.string(),
+  childContextId: ContextId,
+  outcome: z.enum(["completed", "stopped", "failed"]),
+  result: Text.nullable(),
+  reason: Text.nullable(),
+});
+export const RunCompleted = event("RunCompleted", { runId: RunId, response: Text });
+export const RunStopped = event("RunStopped", { runId: RunId, by: z.enum(["user", "superior"]) });
+export const RunFailed = event("RunFailed", { runId: RunId, reason: RunFailureReason, message: Text });
+export const RunInterrupted = event("RunInterrupted", { runId: RunId });
+export const ContextPaused = event("ContextPaused", { runId: RunId.nullable() });
+export const ContextResumed = event("ContextResumed", { runId: RunId.nullable() });
+export const ParallelJobStarted = event("ParallelJobStarted", {
+  runId: RunId,
+  toolCallId: z.string(),
+  jobId: JobId,
+  toolName: Text,
+  arguments: z.unknown(),
+});
+export const ParallelJobFinished = event("ParallelJobFinished", {
+  runId: RunId,
+  jobId: JobId,
+  status: JobStatus,
+  result: Text.nullable(),
+  error: Text.nullable(),
+  contextId: ContextId.nullable(),
+});
+
+/** The union of every fact; `type` picks the schema. */
+export const DomainEvent = z.discriminatedUnion("type", [
+  ContextCreated,
+  ContextRenamed,
+  ModelOverrideSet,
+  MessageReceived,
+  InterventionReceived,
+  RunStarted,
+  ModelCalled,
+  ModelReplied,
+  ModelCallFailed,
+  ToolCalled,
+  ToolReturned,
+  ToolFailed,
+  SubordinateCalled,
+  SubordinateReturned,
+  RunCompleted,
+  RunStopped,
+  RunFailed,
+  RunInterrupted,
+  ContextPaused,
+  ContextResumed,
+  ParallelJobStarted,
+  ParallelJobFinished,
+]);
+export type DomainEvent = z.infer<typeof DomainEvent>;
+export type EventType = DomainEvent["type"];
+export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
+export type DataOf<T extends EventType> = EventOf<T>["data"];
+
+export const EVENT_TYPES = DomainEvent.options.map((o) => o.shape.type.value) as EventType[];
+
+/** Terminal events of a run: every run ends in exactly one of these. */
+export const RUN_TERMINAL_TYPES = ["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"] as const;
+export type RunTerminalType = (typeof RUN_TERMINAL_TYPES)[number];
+export const isRunTerminal = (e: DomainEvent): e is EventOf<RunTerminalType> =>
+  (RUN_TERMINAL_TYPES as readonly string[]).includes(e.type);
+
+/** Correlation: the root run a fact belongs to; causation: the event or tool call that led to it. */
+export const EventMetadata = z.object({
+  correlationId: z.string().nullable(),
+  causationId: z.string().nullable(),
+  actor: z.string().nullable(),
+});
+export type EventMetadata = z.infer<typeof EventMetadata>;
+
+export const emptyMetadata: EventMetadata = { correlationId: null, causationId: null, actor: null };
+
+/** A fact as it is read back: the domain event plus where and when the log put it. */
+export type RecordedEvent = DomainEvent & {
+  globalPosition: number;
+  streamId: ContextId;
+  streamVersion: number;
+  eventId: EventId;
+  schemaVersion: number;
+  metadata: EventMetadata;
+  recordedAt: string;
+};
+
+/** A fact to append: the event id is optional (made fresh when absent) and makes re-appends idempotent. */
+export type NewEvent = DomainEvent & { eventId?: EventId; metadata?: Partial<EventMetadata> };

@@ -1,0 +1,50 @@
+// The event store port: one append-only log, read by stream, in pages, or live (DESIGN §3).
+import type { NewEvent, RecordedEvent } from "./schema.ts";
+
+/** `no_stream`: the stream must not exist yet; `any`: no check; a number: the stream's current version. */
+export type ExpectedVersion = number | "no_stream" | "any";
+
+export type AppendResult = {
+  /** The stream's version after the append: the expected version for the next one. */
+  nextExpectedVersion: number;
+  /** Global positions of the appended events, in order (the original ones for an idempotent re-append). */
+  positions: number[];
+};
+
+export type Unsubscribe = () => void;
+
+/** A raw SQL door for projections and tests, in the same database as the log. */
+export interface SqlExecutor {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+  exec(sql: string): Promise<void>;
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+}
+
+export interface EventStore {
+  /** `pglite` or `postgres`: which adapter this is. */
+  readonly kind: "pglite" | "postgres";
+  /**
+   * Appends `events` to `streamId` in one transaction and one round trip.
+   * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
+   * ids are already stored returns their original positions and writes nothing.
+   */
+  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  /** The stream's events from `fromVersion` (inclusive, default 1), in order. */
+  readStream(streamId: string, fromVersion?: number): Promise<RecordedEvent[]>;
+  /** The stream's current version, 0 when it does not exist. */
+  streamVersion(streamId: string): Promise<number>;
+  /** One page of the whole log: events with position > `after` (default 0), at most `limit` of them. */
+  readAll(after?: number, limit?: number): Promise<RecordedEvent[]>;
+  /** The whole log after `after`, read page by page, never all in memory. */
+  iterateAll(after?: number, pageSize?: number): AsyncIterable<RecordedEvent>;
+  /** The highest position committed so far (0 for an empty log). */
+  headPosition(): Promise<number>;
+  /**
+   * Calls `listener` for every event after `after`, in position order, first the stored ones, then
+   * each new one as it commits; never skips one that committed out of order.
+   */
+  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe;
+  /** SQL in the same database, for projections. */
+  readonly sql: SqlExecutor;
+  close(): Promise<void>;
+}
