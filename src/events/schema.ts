@@ -96,6 +96,8 @@ export const ModelCallFailed = event("ModelCallFailed", {
   retryable: z.boolean(),
   retryInMs: Count.nullable(),
 });
+/** A warning the loop gives the model (a repeated or unusable reply); it reaches the model as a user message. */
+export const ModelWarned = event("ModelWarned", { runId: RunId, step: Count, text: Text });
 export const ToolCalled = event("ToolCalled", {
   runId: RunId,
   step: Count,
@@ -159,6 +161,7 @@ export const DomainEvent = z.discriminatedUnion("type", [
   ModelCalled,
   ModelReplied,
   ModelCallFailed,
+  ModelWarned,
   ToolCalled,
   ToolReturned,
   ToolFailed,
