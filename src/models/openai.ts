@@ -1,0 +1,183 @@
+// The OpenAI adapter of the model port: chat completions with tools, over any OpenAI-compatible endpoint.
+// This is the only file that imports the `openai` SDK.
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from "openai";
+import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { z } from "zod";
+import { ModelError, type ModelPort, type ModelRequest, type ModelTurn } from "./port.ts";
+
+export type OpenAIModelOptions = {
+  /** Defaults to `OPENAI_API_KEY`, as in the SDK. */
+  apiKey?: string;
+  /** The endpoint when the request names none. Defaults to `OPENAI_BASE_URL`, else api.openai.com. */
+  baseURL?: string;
+  /** Used only when the request carries no model (the runtime always resolves one through the presets). */
+  model?: string;
+  /** One HTTP request's deadline; past it the call fails with `timeout` (retryable). */
+  timeoutMs?: number;
+  fetch?: typeof globalThis.fetch;
+  /** The key for an endpoint other than the default one (a preset's `apiKeyEnv`); falls back to `apiKey`. */
+  apiKeyFor?: (baseURL: string) => string | undefined;
+};
+
+/** The part of a chat completion the adapter reads; anything else the endpoint returns is ignored. */
+const Completion = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({
+          content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z
+            .array(
+              z.discriminatedUnion("type", [
+                z.object({
+                  id: z.string(),
+                  type: z.literal("function"),
+                  function: z.object({ name: z.string(), arguments: z.string() }),
+                }),
+                z.object({ id: z.string(), type: z.literal("custom"), custom: z.object({ name: z.string(), input: z.string() }) }),
+              ]),
+            )
+            .nullish(),
+        }),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number() }).nullish(),
+});
+
+/**
+ * A model port over the chat completions API. Retries are off in the SDK: the message loop retries
+ * and records each attempt. The request's `baseURL` picks the endpoint (one client per endpoint).
+ *
+ * @example
+ * const model = openAIModel({ apiKey: process.env.OPENAI_API_KEY, timeoutMs: 120_000 });
+ */
+export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
+  const clients = new Map<string, OpenAI>();
+  const secrets = new Set<string>();
+
+  const clientFor = (baseURL: string | undefined): OpenAI => {
+    const key = baseURL ?? "";
+    const cached = clients.get(key);
+    if (cached) return cached;
+    const apiKey = (baseURL !== undefined ? options.apiKeyFor?.(baseURL) : undefined) ?? options.apiKey ?? process.env["OPENAI_API_KEY"];
+    if (!apiKey) {
+      throw new ModelError("authentication", `No API key for ${baseURL ?? "the default endpoint"}.`, false);
+    }
+    secrets.add(apiKey);
+    const client = new OpenAI({
+      apiKey,
+      baseURL: baseURL ?? options.baseURL,
+      maxRetries: 0,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      logLevel: "off",
+    });
+    clients.set(key, client);
+    return client;
+  };
+
+  const redact = (text: string): string => {
+    let out = text;
+    for (const secret of secrets) out = out.split(secret).join("[redacted]");
+    return out;
+  };
+
+  return {
+    async call(request: ModelRequest): Promise<ModelTurn> {
+      const model = request.model || options.model;
+      if (!model) throw new ModelError("bad_request", "No model named for the call.", false);
+      if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped before it started.", false);
+      let body: unknown;
+      try {
+        const client = clientFor(request.baseURL);
+        body = await client.chat.completions.create(toParams(request, model), { signal: request.signal });
+      } catch (error) {
+        throw toModelError(error, request.signal, redact);
+      }
+      return toTurn(body);
+    },
+  };
+}
+
+const toParams = (request: ModelRequest, model: string): ChatCompletionCreateParamsNonStreaming => ({
+  model,
+  // ChatMessage is the chat-completions message shape by construction (src/models/messages.ts).
+  messages: request.messages as ChatCompletionMessageParam[],
+  // An empty `tools` array is refused by some endpoints; a call without tools simply omits it.
+  ...(request.tools.length > 0
+    ? {
+        tools: request.tools.map((tool) => ({
+          type: "function" as const,
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        })),
+      }
+    : {}),
+});
+
+const toTurn = (body: unknown): ModelTurn => {
+  const parsed = Completion.safeParse(body);
+  if (!parsed.success) {
+    throw new ModelError("invalid_output", `The endpoint returned no usable completion: ${z.prettifyError(parsed.error)}`, false);
+  }
+  const { message } = parsed.data.choices[0]!;
+  const toolCalls = (message.tool_calls ?? []).map((call) =>
+    call.type === "function"
+      ? { id: call.id, name: call.function.name, arguments: call.function.arguments }
+      : { id: call.id, name: call.custom.name, arguments: call.custom.input },
+  );
+  const usage = parsed.data.usage;
+  return {
+    text: message.content ?? message.refusal ?? null,
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...(usage ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } } : {}),
+  };
+};
+
+/** Every SDK failure as one ModelError; messages pass through `redact` so a key echoed by the endpoint never leaks. */
+const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string) => string): ModelError => {
+  if (error instanceof ModelError) return error;
+  const detail = redact(error instanceof Error ? error.message : String(error));
+  if (error instanceof APIUserAbortError || signal.aborted) {
+    return new ModelError("aborted", "The model call was stopped.", false);
+  }
+  if (error instanceof APIConnectionTimeoutError) return new ModelError("timeout", `The model call timed out: ${detail}`, true);
+  if (error instanceof APIConnectionError) {
+    const cause = error.cause instanceof Error ? `: ${redact(error.cause.message)}` : "";
+    return new ModelError("connection", `Could not reach the model endpoint${cause}`, true);
+  }
+  if (error instanceof APIError && typeof error.status === "number") {
+    const status = error.status;
+    const options = { status };
+    if (status === 429) {
+      const retryAfterMs = retryAfter(error.headers);
+      return new ModelError("rate_limited", `Rate limited (${detail})`, true, { ...options, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    }
+    if (status === 408) return new ModelError("timeout", `The endpoint timed out (${detail})`, true, options);
+    if (status >= 500) return new ModelError("server_error", `The endpoint failed (${detail})`, true, options);
+    if (status === 401 || status === 403) return new ModelError("authentication", `The endpoint refused the credentials (${detail})`, false, options);
+    if (status >= 400) return new ModelError("bad_request", `The endpoint refused the request (${detail})`, false, options);
+    return new ModelError("unknown", `Unexpected response (${detail})`, false, options);
+  }
+  // A JSON body that does not parse surfaces from the SDK as a SyntaxError.
+  if (error instanceof SyntaxError) return new ModelError("invalid_output", `The endpoint returned malformed JSON: ${detail}`, false);
+  return new ModelError("unknown", `The model call failed: ${detail}`, false);
+};
+
+/** `retry-after-ms` (OpenAI's own), else `retry-after` in seconds or as an HTTP date. */
+const retryAfter = (headers: Headers | undefined): number | undefined => {
+  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms) && ms >= 0) return Math.round(ms);
+  const raw = headers?.get("retry-after");
+  if (!raw) return undefined;
+  const seconds = Number.parseFloat(raw);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+};

@@ -1,0 +1,106 @@
+// Model presets and projects: which preset a context is configured with, and which model it effectively uses (DESIGN §7).
+import { z } from "zod";
+import type { ModelOverride } from "../events/schema.ts";
+
+export const DEFAULT_PRESET = "Default";
+/** The model of the `Default` preset when the configuration names none. */
+export const DEFAULT_MODEL = "gpt-4o-mini";
+
+/** A named model configuration. `apiKeyEnv` names the environment variable holding its key; the key itself is never stored. */
+export const Preset = z
+  .object({
+    model: z.string().min(1),
+    baseURL: z.url().optional(),
+    apiKeyEnv: z.string().min(1).optional(),
+  })
+  .strict();
+export type Preset = z.infer<typeof Preset>;
+
+/** Presets by name, as configured; `presetTable` adds `Default` when it is missing. */
+export const Presets = z.record(z.string().min(1), Preset);
+export type Presets = z.infer<typeof Presets>;
+
+/** A preset table in which `Default` always exists. */
+export type PresetTable = Readonly<Record<string, Preset>> & { readonly Default: Preset };
+
+/** A project: the profiles it disables and the presets it chooses, for itself and per profile. */
+export const ProjectConfig = z
+  .object({
+    disabledProfiles: z.array(z.string().min(1)).optional(),
+    preset: z.string().optional(),
+    profilePresets: z.record(z.string().min(1), z.string()).optional(),
+  })
+  .strict();
+export type ProjectConfig = z.infer<typeof ProjectConfig>;
+
+export const Projects = z.record(z.string().min(1), ProjectConfig);
+export type Projects = z.infer<typeof Projects>;
+
+/** The configured presets with `Default` guaranteed (`{ model: DEFAULT_MODEL }` unless configured). */
+export const presetTable = (presets: Presets = {}): PresetTable => ({
+  [DEFAULT_PRESET]: { model: DEFAULT_MODEL },
+  ...presets,
+});
+
+const isKnown = (presets: Presets, name: string): boolean => Object.hasOwn(presets, name);
+
+/** An empty setting is no setting: it lets the next level decide. */
+const setting = (name: string | null | undefined): string | undefined => (name ? name : undefined);
+
+export type ConfiguredPresetInput = {
+  presets: Presets;
+  projects: Projects;
+  /** The profile's own `modelPreset`, if it has one. */
+  profileModelPreset?: string | null | undefined;
+  project?: string | null | undefined;
+  profile: string;
+};
+
+/**
+ * The context's configured preset name: the project+profile setting, else the project's, else the
+ * profile's, else `Default`. The first setting found decides: when it names no known preset, the
+ * result is `Default` (it does not fall through to the next level).
+ */
+export function configuredPreset(input: ConfiguredPresetInput): string {
+  const project = input.project ? input.projects[input.project] : undefined;
+  const chosen =
+    setting(project?.profilePresets?.[input.profile]) ?? setting(project?.preset) ?? setting(input.profileModelPreset);
+  return chosen !== undefined && isKnown(input.presets, chosen) ? chosen : DEFAULT_PRESET;
+}
+
+export type EffectiveModel = {
+  model: string;
+  baseURL?: string;
+  /** The preset used, or null for a raw `{ model, baseURL? }` override. */
+  presetName: string | null;
+};
+
+/**
+ * The model a context calls: its override when it has one (a `{ preset }` naming no known preset
+ * counts as `Default`; a raw `{ model, baseURL? }` is used as is), else its configured preset.
+ */
+export function effectiveModel(
+  override: ModelOverride | null | undefined,
+  configuredPresetName: string,
+  presets: Presets,
+): EffectiveModel {
+  if (override && "model" in override) {
+    return { model: override.model, ...(override.baseURL ? { baseURL: override.baseURL } : {}), presetName: null };
+  }
+  const table = presetTable(presets);
+  const wanted = override ? override.preset : configuredPresetName;
+  const presetName = isKnown(table, wanted) ? wanted : DEFAULT_PRESET;
+  const preset = table[presetName] ?? table.Default;
+  return { model: preset.model, ...(preset.baseURL ? { baseURL: preset.baseURL } : {}), presetName };
+}
+
+/**
+ * The API key for an endpoint, read from the `apiKeyEnv` of the first preset with that `baseURL`;
+ * pass it to `openAIModel({ apiKeyFor })` so keys stay in the environment and out of requests and the log.
+ */
+export const presetApiKeys =
+  (presets: Presets, env: Readonly<Record<string, string | undefined>> = process.env) =>
+  (baseURL: string): string | undefined => {
+    const preset = Object.values(presets).find((p) => p.baseURL === baseURL && p.apiKeyEnv);
+    return preset?.apiKeyEnv ? env[preset.apiKeyEnv] : undefined;
+  };
