@@ -1,6 +1,17 @@
 // A projection: a named, versioned, pure fold over the log, keyed so that only touched keys are loaded and saved.
 import type { RecordedEvent } from "../events/schema.ts";
 
+/** Every keyed state remembers the last global position applied to it: that is what makes a fold idempotent. */
+export type Positioned = { readonly position: number };
+
+/** Indexed columns the engine stores beside a state, so queries need not read every row. */
+export type ProjectionColumns = {
+  /** A grouping key to query by (a root context id, the owning context id); null when none. */
+  group: string | null;
+  /** An ordering inside the group (usually the position of the event that created the state). */
+  order: number;
+};
+
 export interface Projection<S> {
   /** Table-safe name, e.g. `contexts`. */
   readonly name: string;
@@ -12,6 +23,41 @@ export interface Projection<S> {
   init(key: string): S;
   /** Pure and total: never throws, never reads the clock; returns the state unchanged for events it ignores. */
   evolve(state: S, event: RecordedEvent): S;
+  /** The indexed columns of a state (defaults to no group, order 0). */
+  columns?(key: string, state: S): ProjectionColumns;
 }
 
 export const defineProjection = <S>(p: Projection<S>): Projection<S> => p;
+
+/**
+ * Makes an evolve idempotent: an event at or below the state's position changes nothing; any other
+ * event is applied and the position advances to it.
+ */
+export const onceByPosition =
+  <S extends Positioned>(apply: (state: S, event: RecordedEvent) => S) =>
+  (state: S, event: RecordedEvent): S =>
+    event.globalPosition <= state.position ? state : { ...apply(state, event), position: event.globalPosition };
+
+/**
+ * Folds events in memory into the states of the keys they touch (the same evolve the engine persists).
+ * Pass `states` to continue from an earlier fold.
+ */
+export const foldEvents = <S>(
+  projection: Projection<S>,
+  events: Iterable<RecordedEvent>,
+  states: Map<string, S> = new Map(),
+): Map<string, S> => {
+  for (const event of events) {
+    for (const key of projection.keysOf(event)) {
+      states.set(key, projection.evolve(states.get(key) ?? projection.init(key), event));
+    }
+  }
+  return states;
+};
+
+/** Distinct keys, in first-seen order (an event that names the same key twice must touch it once). */
+export const distinctKeys = (...keys: readonly (string | null | undefined)[]): string[] => {
+  const out: string[] = [];
+  for (const k of keys) if (k !== null && k !== undefined && !out.includes(k)) out.push(k);
+  return out;
+};

@@ -1,0 +1,185 @@
+// The `contexts` projection: one view per context (identity, names, lifecycle status, last run), DESIGN §4.
+import type { ContextKind, ModelOverride, RecordedEvent, RunFailureReason, Superior } from "../events/schema.ts";
+import { defineProjection, onceByPosition } from "./projection.ts";
+
+export type ContextStatus = "idle" | "running" | "stopped" | "failed";
+export type RunStatus = "running" | "completed" | "stopped" | "failed" | "interrupted";
+
+export type LastRun = {
+  runId: string;
+  status: RunStatus;
+  /** Null when the run's start was never seen (a terminal event without RunStarted). */
+  startedAt: string | null;
+  endedAt: string | null;
+  response: string | null;
+  superior: Superior | null;
+};
+
+export type ContextView = {
+  id: string;
+  name: string;
+  label: string;
+  profile: string;
+  project: string | null;
+  modelOverride: ModelOverride | null;
+  agentNumber: number;
+  depth: number;
+  kind: ContextKind;
+  parentContextId: string | null;
+  parentAgentNumber: number | null;
+  rootContextId: string;
+  slot: string | null;
+  status: ContextStatus;
+  paused: boolean;
+  /** Why the last run failed; null unless `status` is `failed`. */
+  failure: { reason: RunFailureReason; message: string } | null;
+  createdAt: string;
+  updatedAt: string;
+  lastRun: LastRun | null;
+  /** The run in progress; null unless `status` is `running`. */
+  currentRunId: string | null;
+  /** The last stream version applied. */
+  version: number;
+  /** The last global position applied. */
+  position: number;
+};
+
+export const INTERRUPTED_MESSAGE = "The run did not finish: it was found unfinished when the log was opened.";
+
+export const initContext = (id: string): ContextView => ({
+  id,
+  name: "",
+  label: "",
+  profile: "",
+  project: null,
+  modelOverride: null,
+  agentNumber: 0,
+  depth: 0,
+  kind: "root",
+  parentContextId: null,
+  parentAgentNumber: null,
+  rootContextId: id,
+  slot: null,
+  status: "idle",
+  paused: false,
+  failure: null,
+  createdAt: "",
+  updatedAt: "",
+  lastRun: null,
+  currentRunId: null,
+  version: 0,
+  position: 0,
+});
+
+const endRun = (
+  s: ContextView,
+  runId: string,
+  status: Exclude<RunStatus, "running">,
+  at: string,
+  response: string | null,
+): LastRun =>
+  s.lastRun !== null && s.lastRun.runId === runId
+    ? { ...s.lastRun, status, endedAt: at, response }
+    : { runId, status, startedAt: null, endedAt: at, response, superior: null };
+
+const apply = (state: ContextView, event: RecordedEvent): ContextView => {
+  const s: ContextView = {
+    ...state,
+    version: event.streamVersion,
+    updatedAt: event.recordedAt,
+    createdAt: state.createdAt === "" ? event.recordedAt : state.createdAt,
+  };
+  const at = event.recordedAt;
+  switch (event.type) {
+    case "ContextCreated": {
+      const d = event.data;
+      return {
+        ...s,
+        name: d.name,
+        label: d.label,
+        profile: d.profile,
+        project: d.project,
+        modelOverride: d.modelOverride,
+        agentNumber: d.agentNumber,
+        depth: d.depth,
+        kind: d.kind,
+        parentContextId: d.parentContextId,
+        parentAgentNumber: d.parentAgentNumber,
+        rootContextId: d.rootContextId,
+        slot: d.slot,
+        createdAt: at,
+      };
+    }
+    case "ContextRenamed":
+      return { ...s, name: event.data.name, label: event.data.label };
+    case "ModelOverrideSet":
+      return { ...s, modelOverride: event.data.modelOverride };
+    case "MessageReceived":
+    case "InterventionReceived":
+    case "ContextResumed":
+      return { ...s, paused: false };
+    case "ContextPaused":
+      return { ...s, paused: true };
+    case "RunStarted":
+      return {
+        ...s,
+        status: "running",
+        failure: null,
+        currentRunId: event.data.runId,
+        lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
+      };
+    case "RunCompleted":
+      return {
+        ...s,
+        status: "idle",
+        failure: null,
+        currentRunId: null,
+        lastRun: endRun(s, event.data.runId, "completed", at, event.data.response),
+      };
+    case "RunStopped":
+      return { ...s, status: "stopped", paused: false, failure: null, currentRunId: null, lastRun: endRun(s, event.data.runId, "stopped", at, null) };
+    case "RunFailed":
+      return {
+        ...s,
+        status: "failed",
+        failure: { reason: event.data.reason, message: event.data.message },
+        currentRunId: null,
+        lastRun: endRun(s, event.data.runId, "failed", at, null),
+      };
+    case "RunInterrupted":
+      return {
+        ...s,
+        status: "failed",
+        failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE },
+        currentRunId: null,
+        lastRun: endRun(s, event.data.runId, "interrupted", at, null),
+      };
+    case "ModelCalled":
+    case "ModelReplied":
+    case "ModelCallFailed":
+    case "ModelWarned":
+    case "ToolCalled":
+    case "ToolReturned":
+    case "ToolFailed":
+    case "SubordinateCalled":
+    case "SubordinateReturned":
+    case "ParallelJobStarted":
+    case "ParallelJobFinished":
+      return s;
+    default: {
+      const _exhaustive: never = event;
+      return s;
+    }
+  }
+};
+
+/** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
+export const contextsProjection = defineProjection<ContextView>({
+  name: "contexts",
+  version: 1,
+  keysOf: (event) => [event.streamId],
+  init: initContext,
+  evolve: onceByPosition(apply),
+  // Grouped by root so `list({ rootContextId })` is an index scan; ordered by creation.
+  columns: (_key, s) => ({ group: s.rootContextId, order: s.createdAt === "" ? 0 : Date.parse(s.createdAt) }),
+});

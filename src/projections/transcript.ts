@@ -1,0 +1,141 @@
+// The `transcript` projection: a context's messages exactly as the model is sent them (chat shape, no system prompt).
+import type { RecordedEvent } from "../events/schema.ts";
+import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
+import { defineProjection, foldEvents, onceByPosition } from "./projection.ts";
+
+/**
+ * One run of one context: the cost of saving a step is bounded by the run's length, not the history's.
+ * Interventions wait in `pending` until the run's next model call (or its end) delivers them.
+ */
+export type RunTranscript = {
+  contextId: string;
+  runId: string;
+  messages: ChatMessage[];
+  pending: string[];
+  /** Position of the first event of this run: runs are concatenated in this order. */
+  firstPosition: number;
+  position: number;
+};
+
+/** The tool result given to a tool call the run never finished, so the next request is valid. */
+export const NOT_RUN_RESULT = "(not run: the run ended before this tool call finished)";
+
+/** `<contextId>/<runId>`, each part URI-encoded so no two pairs share a key. */
+export const transcriptKey = (contextId: string, runId: string): string =>
+  `${encodeURIComponent(contextId)}/${encodeURIComponent(runId)}`;
+
+export const initRunTranscript = (key: string): RunTranscript => {
+  const [c = "", r = ""] = key.split("/");
+  return { contextId: decodeURIComponent(c), runId: decodeURIComponent(r), messages: [], pending: [], firstPosition: 0, position: 0 };
+};
+
+const flush = (t: RunTranscript): RunTranscript =>
+  t.pending.length === 0
+    ? t
+    : { ...t, messages: [...t.messages, ...t.pending.map((content): ChatMessage => ({ role: "user", content }))], pending: [] };
+
+const closeDangling = (t: RunTranscript): RunTranscript => {
+  const answered = new Set(t.messages.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
+  const closing: ChatMessage[] = [];
+  for (const m of t.messages) {
+    if (m.role !== "assistant" || !m.tool_calls) continue;
+    for (const call of m.tool_calls) {
+      if (answered.has(call.id)) continue;
+      answered.add(call.id);
+      closing.push({ role: "tool", tool_call_id: call.id, content: NOT_RUN_RESULT });
+    }
+  }
+  return closing.length === 0 ? t : { ...t, messages: [...t.messages, ...closing] };
+};
+
+const add = (t: RunTranscript, m: ChatMessage): RunTranscript => ({ ...t, messages: [...t.messages, m] });
+
+const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
+  const t = state.firstPosition === 0 ? { ...state, firstPosition: event.globalPosition } : state;
+  switch (event.type) {
+    case "MessageReceived":
+      return add(t, { role: "user", content: event.data.text });
+    case "InterventionReceived":
+      return { ...t, pending: [...t.pending, event.data.text] };
+    case "ModelCalled":
+      return flush(t);
+    case "ModelWarned":
+      return add(t, { role: "user", content: event.data.text });
+    case "ModelReplied": {
+      const { text, toolCalls } = event.data;
+      if (text === null && toolCalls.length === 0) return t;
+      const calls: ChatToolCall[] = toolCalls.map((c) => ({
+        id: c.id,
+        type: "function",
+        function: { name: c.name, arguments: argumentsAsString(c.arguments) },
+      }));
+      return add(t, calls.length === 0 ? { role: "assistant", content: text } : { role: "assistant", content: text, tool_calls: calls });
+    }
+    case "ToolReturned":
+      return add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result });
+    case "ToolFailed":
+      return add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error });
+    case "RunCompleted":
+      return flush(t);
+    // Tool results must directly follow their assistant message, so close the calls before the interventions.
+    case "RunStopped":
+    case "RunFailed":
+    case "RunInterrupted":
+      return flush(closeDangling(t));
+    case "ContextCreated":
+    case "ContextRenamed":
+    case "ModelOverrideSet":
+    case "RunStarted":
+    case "ModelCallFailed":
+    case "ToolCalled":
+    case "SubordinateCalled":
+    case "SubordinateReturned":
+    case "ContextPaused":
+    case "ContextResumed":
+    case "ParallelJobStarted":
+    case "ParallelJobFinished":
+      return state;
+    default: {
+      const _exhaustive: never = event;
+      return state;
+    }
+  }
+};
+
+const TRANSCRIPT_TYPES: ReadonlySet<string> = new Set([
+  "MessageReceived",
+  "InterventionReceived",
+  "ModelCalled",
+  "ModelWarned",
+  "ModelReplied",
+  "ToolReturned",
+  "ToolFailed",
+  "RunCompleted",
+  "RunStopped",
+  "RunFailed",
+  "RunInterrupted",
+]);
+
+/** Key: `<contextId>/<runId>` (see `transcriptKey`); grouped by context, ordered by the run's first position. */
+export const transcriptProjection = defineProjection<RunTranscript>({
+  name: "transcript",
+  version: 1,
+  keysOf: (event) =>
+    TRANSCRIPT_TYPES.has(event.type) && "runId" in event.data && event.data.runId !== null
+      ? [transcriptKey(event.streamId, event.data.runId)]
+      : [],
+  init: initRunTranscript,
+  evolve: onceByPosition(apply),
+  columns: (_key, t) => ({ group: t.contextId, order: t.firstPosition }),
+});
+
+/** The runs of one context concatenated in order: the history the next model call starts from. */
+export const historyOf = (runs: Iterable<RunTranscript>): ChatMessage[] =>
+  [...runs].sort((a, b) => a.firstPosition - b.firstPosition).flatMap((r) => r.messages);
+
+/**
+ * The transcript of one context's events, in memory, with the same evolve the engine persists.
+ * @example transcriptOf(await store.readStream(contextId))
+ */
+export const transcriptOf = (events: Iterable<RecordedEvent>): ChatMessage[] =>
+  historyOf(foldEvents(transcriptProjection, events).values());
