@@ -1,0 +1,313 @@
+// The message loop (monologue) of one run, as an Effect program: model call, tool calls, checkpoints, until a final answer.
+//
+// Requirements:
+// - Every step is recorded before its effect is visible: ModelCalled before the call, ModelReplied or
+//   ModelCallFailed after it, ToolCalled before a tool runs and ToolReturned / ToolFailed after.
+// - Interventions are delivered at every checkpoint: before each model call (they enter the transcript
+//   with ModelCalled) and between tool calls (the remaining calls are skipped so the model sees them now).
+// - Bad arguments, unknown tools and thrown tool errors reach the model as the tool's result.
+// - A repeated identical reply, or an unusable (empty) reply, gets one warning; the next one fails the run.
+// - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
+// - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
+//   completes while an intervention is undelivered.
+import { Effect, Result } from "effect";
+import type { z } from "zod";
+import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
+import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
+import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
+import { asOutcome, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import type { StreamWriter } from "../runtime/streamWriter.ts";
+import type { RunHandle } from "./runHandle.ts";
+import { expandReferences } from "../tools/references.ts";
+
+export type LoopLimits = {
+  /** Retries after a retryable model error (so attempts = retries + 1). */
+  modelRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+};
+
+export type LoopEnv = {
+  handle: RunHandle;
+  writer: StreamWriter;
+  agentNumber: number;
+  profile: string;
+  model: { name: string; baseURL?: string };
+  modelPort: ModelPort;
+  systemPrompt: string;
+  /** The context's transcript now, exactly as the model will be sent it (without the system prompt). */
+  transcript: () => ChatMessage[];
+  tools: ReadonlyMap<string, Tool<unknown>>;
+  toolSpecs: ToolSpec[];
+  limits: LoopLimits;
+  /** The stored result a `§§result(<tool call id>)` reference names. */
+  resolveReference: (toolCallId: string) => string | undefined;
+  /** Extra fields tools of this runtime get (delegation uses them). */
+  toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
+};
+
+export const WARN_REPEATED =
+  "You sent the same reply as before. Do something different: use another tool, change the arguments, or give your final answer with `response`.";
+export const WARN_UNUSABLE =
+  "Your reply had neither text nor tool calls. Call a tool, or give your final answer with the `response` tool.";
+const SKIPPED_FOR_MESSAGE = "Not run: a new message arrived before this tool call; read it and decide again.";
+const SKIPPED_AFTER_RESPONSE = "Not run: the `response` tool ended the turn before this tool call.";
+const SKIPPED_REPEATED = "Not run: this reply repeats the previous one.";
+
+type Terminal = { terminal: RecordedEvent[] };
+
+const append = (env: LoopEnv, events: DomainEvent[]) =>
+  Effect.promise(() => env.writer.append(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
+
+/** Appends the run's end unless it already ended (a stop won the race). */
+const endWith = (env: LoopEnv, event: DomainEvent) =>
+  Effect.promise(() =>
+    env.writer.exclusive(async (appendNow) => {
+      if (env.handle.terminal) return env.handle.terminal;
+      const facts = await appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId });
+      env.handle.terminal = facts;
+      return facts;
+    }),
+  );
+
+const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
+  endWith(env, { type: "RunFailed", data: { runId: env.handle.runId, reason, message } });
+
+/** Completes the run with `response`, unless an intervention is waiting: then the loop goes on. */
+const tryComplete = (env: LoopEnv, response: string) =>
+  Effect.promise(() =>
+    env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
+      if (env.handle.terminal) return env.handle.terminal;
+      if (env.handle.hasUndeliveredInterventions) return null;
+      const facts = await appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
+        correlationId: env.handle.correlationId,
+        causationId: env.handle.runId,
+      });
+      env.handle.terminal = facts;
+      return facts;
+    }),
+  );
+
+const waitWhilePaused = (env: LoopEnv) =>
+  Effect.tryPromise({ try: (signal) => env.handle.waitWhilePaused(signal), catch: (e) => e }).pipe(Effect.orDie);
+
+const toModelError = (e: unknown): ModelError =>
+  e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
+
+const backoffMs = (limits: LoopLimits, attempt: number, err: ModelError): number =>
+  Math.min(limits.retryMaxMs, Math.max(err.retryAfterMs ?? 0, limits.retryBaseMs * 2 ** (attempt - 1)));
+
+/** One model call with retries; the turn, or the run's end when it failed for good. */
+const callModel = (env: LoopEnv, step: number) =>
+  Effect.gen(function* () {
+    const { runId } = env.handle;
+    for (let attempt = 1; ; attempt++) {
+      yield* Effect.promise(() =>
+        env.writer.exclusive(async (appendNow) => {
+          await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
+            correlationId: env.handle.correlationId,
+            causationId: runId,
+          });
+          // The transcript now holds every intervention recorded so far.
+          env.handle.interventionsFlushed();
+        }),
+      );
+      env.handle.inFlight = { kind: "model", step, attempt };
+      const messages: ChatMessage[] = [{ role: "system", content: env.systemPrompt }, ...env.transcript()];
+      const result = yield* Effect.result(
+        Effect.tryPromise({
+          try: (signal) =>
+            env.modelPort.call({
+              contextId: env.handle.contextId,
+              agentNumber: env.agentNumber,
+              profile: env.profile,
+              model: env.model.name,
+              ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
+              messages,
+              tools: env.toolSpecs,
+              signal,
+            }),
+          catch: toModelError,
+        }),
+      );
+      env.handle.inFlight = null;
+      if (Result.isSuccess(result)) return { turn: result.success };
+      const err = result.failure;
+      const willRetry = err.retryable && attempt <= env.limits.modelRetries;
+      const retryInMs = willRetry ? backoffMs(env.limits, attempt, err) : null;
+      yield* append(env, [
+        {
+          type: "ModelCallFailed",
+          data: { runId, step, attempt, reason: err.reason, message: err.message, retryable: err.retryable, retryInMs },
+        },
+      ]);
+      if (retryInMs === null) {
+        const why = err.retryable ? `gave up after ${attempt} attempts` : "not retryable";
+        return { terminal: yield* fail(env, "model_error", `Model call failed (${err.reason}, ${why}): ${err.message}`) };
+      }
+      yield* Effect.sleep(retryInMs);
+    }
+  });
+
+type NormalizedCall = { id: string; name: string; arguments: unknown };
+
+const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
+  (turn.toolCalls ?? []).map((c, i) => ({
+    id: c.id && c.id.length > 0 ? c.id : `call_${step}_${i + 1}`,
+    name: typeof c.name === "string" ? c.name : String(c.name),
+    arguments: c.arguments ?? {},
+  }));
+
+const describeIssues = (issues: readonly z.core.$ZodIssue[]): string =>
+  issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
+
+/** Parses and validates a tool call's arguments; a string is the model's JSON. */
+const parseArguments = (
+  tool: Tool<unknown>,
+  raw: unknown,
+  resolve: (toolCallId: string) => string | undefined,
+): { ok: true; value: unknown } | { ok: false; error: string } => {
+  let value = raw;
+  if (typeof raw === "string") {
+    try {
+      value = raw.trim() === "" ? {} : JSON.parse(raw);
+    } catch (e) {
+      return { ok: false, error: `Invalid arguments for '${tool.name}': not valid JSON (${(e as Error).message}).` };
+    }
+  }
+  try {
+    value = expandReferences(value, resolve);
+  } catch (e) {
+    return { ok: false, error: `Invalid arguments for '${tool.name}': ${(e as Error).message}` };
+  }
+  const parsed = tool.input.safeParse(value);
+  if (!parsed.success) return { ok: false, error: `Invalid arguments for '${tool.name}': ${describeIssues(parsed.error.issues)}.` };
+  return { ok: true, value: parsed.data };
+};
+
+type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | Terminal;
+
+const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
+  Effect.gen(function* () {
+    const { runId } = env.handle;
+    const toolFailed = (error: string, repairable = true) =>
+      append(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
+    yield* append(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
+    const tool = env.tools.get(call.name);
+    if (!tool) {
+      const error = `Tool '${call.name}' not found. Available tools: ${[...env.tools.keys()].sort().join(", ")}.`;
+      yield* toolFailed(error);
+      return { failed: error } as ToolStepResult;
+    }
+    const args = parseArguments(tool, call.arguments, env.resolveReference);
+    if (!args.ok) {
+      yield* toolFailed(args.error);
+      return { failed: args.error } as ToolStepResult;
+    }
+    env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
+    const result = yield* Effect.result(
+      Effect.tryPromise({
+        try: async (signal) => asOutcome(await tool.run(args.value, env.toolContext(call.id, signal))),
+        catch: (e) => e,
+      }),
+    );
+    env.handle.inFlight = null;
+    if (Result.isSuccess(result)) {
+      yield* append(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.success.text } }]);
+      return { outcome: result.success } as ToolStepResult;
+    }
+    const err = result.failure;
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof FatalToolError) {
+      yield* toolFailed(message, false);
+      return { terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${message}`) } as ToolStepResult;
+    }
+    const error = `Tool '${call.name}' failed: ${message}`;
+    yield* toolFailed(error);
+    return { failed: error } as ToolStepResult;
+  });
+
+const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) =>
+  calls.length === 0
+    ? Effect.void
+    : append(
+        env,
+        calls.map((c) => ({
+          type: "ToolFailed" as const,
+          data: { runId: env.handle.runId, toolCallId: c.id, name: c.name, error: why, repairable: true },
+        })),
+      ).pipe(Effect.asVoid);
+
+/** The whole run. Resolves with the facts that ended it. */
+export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
+  // The loop only leaves through a `return`; the cast tells the compiler the endless `for` cannot fall through.
+  Effect.gen(function* () {
+    const { runId } = env.handle;
+    let previousReply: string | null = null;
+    let warnedRepeat = false;
+    let warnedUnusable = false;
+    for (let step = 1; ; step++) {
+      yield* waitWhilePaused(env);
+      const called = yield* callModel(env, step);
+      if ("terminal" in called) return called.terminal;
+      const { turn } = called;
+      const calls = normalizeCalls(turn, step);
+      const text = typeof turn.text === "string" && turn.text.trim() !== "" ? turn.text : null;
+      yield* append(env, [
+        {
+          type: "ModelReplied",
+          data: {
+            runId,
+            step,
+            text,
+            toolCalls: calls,
+            usage: turn.usage ? { inputTokens: turn.usage.inputTokens, outputTokens: turn.usage.outputTokens } : null,
+          },
+        },
+      ]);
+
+      if (text === null && calls.length === 0) {
+        if (warnedUnusable) return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");
+        warnedUnusable = true;
+        yield* append(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_UNUSABLE } }]);
+        continue;
+      }
+      warnedUnusable = false;
+
+      const replyKey = JSON.stringify({ text, calls: calls.map((c) => [c.name, argumentsAsString(c.arguments)]) });
+      if (replyKey === previousReply) {
+        if (warnedRepeat) return yield* fail(env, "repeated_reply", "The model repeated the same reply after a warning.");
+        warnedRepeat = true;
+        yield* skipCalls(env, calls, SKIPPED_REPEATED);
+        yield* append(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_REPEATED } }]);
+        continue;
+      }
+      previousReply = replyKey;
+      warnedRepeat = false;
+
+      if (calls.length === 0) {
+        const done = yield* tryComplete(env, text!);
+        if (done) return done;
+        continue;
+      }
+
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!;
+        if (i > 0) {
+          yield* waitWhilePaused(env);
+          if (env.handle.hasUndeliveredInterventions) {
+            yield* skipCalls(env, calls.slice(i), SKIPPED_FOR_MESSAGE);
+            break;
+          }
+        }
+        const r = yield* runTool(env, step, call);
+        if ("terminal" in r) return r.terminal;
+        if ("outcome" in r && r.outcome.kind === "response") {
+          yield* skipCalls(env, calls.slice(i + 1), SKIPPED_AFTER_RESPONSE);
+          const done = yield* tryComplete(env, r.outcome.text);
+          if (done) return done;
+          break;
+        }
+      }
+    }
+  }) as Effect.Effect<RecordedEvent[]>;

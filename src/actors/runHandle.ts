@@ -1,0 +1,73 @@
+// What the runtime, the loop and the stop share about one run in flight: pause, interventions, the call in flight, the end.
+import type { RecordedEvent } from "../events/schema.ts";
+import type { ContextId, RunId } from "../events/ids.ts";
+
+export type InFlight =
+  | { kind: "model"; step: number; attempt: number }
+  | { kind: "tool"; toolCallId: string; name: string };
+
+export class RunHandle {
+  /** The call the run is waiting on, so a stop can record what it aborted. */
+  inFlight: InFlight | null = null;
+  /** The facts that ended the run, once appended: a run ends exactly once. */
+  terminal: RecordedEvent[] | null = null;
+  /** Children this run is waiting on, stopped first when this run is stopped. */
+  readonly runningChildren = new Set<ContextId>();
+  /** Who asked for the stop, recorded in RunStopped. */
+  stopRequestedBy: "user" | "superior" | null = null;
+  /** Resolves when the loop's program has finished (after a stop, once it has unwound). */
+  readonly settled: Promise<void>;
+  settle!: () => void;
+  private interventionsReceived = 0;
+  private interventionsDelivered = 0;
+  private paused = false;
+  private wakeups: (() => void)[] = [];
+
+  constructor(
+    readonly contextId: ContextId,
+    readonly runId: RunId,
+    readonly correlationId: string,
+  ) {
+    this.settled = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  interventionReceived(): void {
+    this.interventionsReceived += 1;
+    this.setPaused(false);
+  }
+
+  /** Called as the model call that carries every intervention so far is recorded. */
+  interventionsFlushed(): void {
+    this.interventionsDelivered = this.interventionsReceived;
+  }
+
+  get hasUndeliveredInterventions(): boolean {
+    return this.interventionsReceived > this.interventionsDelivered;
+  }
+
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (!paused) {
+      const w = this.wakeups;
+      this.wakeups = [];
+      for (const wake of w) wake();
+    }
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Resolves at once when not paused, else when resumed; rejects when the signal aborts. */
+  waitWhilePaused(signal: AbortSignal): Promise<void> {
+    if (!this.paused) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onAbort = () => reject(signal.reason ?? new Error("aborted"));
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.wakeups.push(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      });
+    });
+  }
+}

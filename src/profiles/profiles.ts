@@ -1,0 +1,113 @@
+// Agent profiles: `prompts/profiles/<key>/profile.json` plus prompt files that override the base ones file by file (DESIGN §7).
+import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+export const PROFILE_DEFAULT = "default";
+
+export const ProfileFile = z.object({
+  title: z.string().min(1),
+  description: z.string().default(""),
+  context: z.string().default(""),
+  enabled: z.boolean().default(true),
+  modelPreset: z.string().optional(),
+});
+
+export type Profile = z.infer<typeof ProfileFile> & {
+  key: string;
+  /** Prompt files of this profile that replace base files of the same name. */
+  prompts: Record<string, string>;
+};
+
+/** The bundled `prompts/` folder of this package. */
+export const BUNDLED_PROMPTS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "prompts");
+
+export class ConfigError extends Error {
+  readonly _tag = "ConfigError" as const;
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const readPromptFiles = (dir: string): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const f of readdirSync(dir).sort()) {
+    if (f.endsWith(".md")) out[f] = readFileSync(join(dir, f), "utf8");
+  }
+  return out;
+};
+
+/** Loads every profile under each `profiles` directory; a later directory's profile replaces an earlier one of the same key. */
+export const loadProfiles = (dirs: readonly string[]): Map<string, Profile> => {
+  const profiles = new Map<string, Profile>();
+  for (const dir of dirs) {
+    if (!existsSync(dir)) throw new ConfigError(`Profile directory '${dir}' does not exist.`);
+    for (const key of readdirSync(dir).sort()) {
+      const pdir = join(dir, key);
+      if (!statSync(pdir).isDirectory()) continue;
+      const file = join(pdir, "profile.json");
+      if (!existsSync(file)) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(readFileSync(file, "utf8"));
+      } catch (e) {
+        throw new ConfigError(`${file}: not valid JSON (${(e as Error).message}).`);
+      }
+      const parsed = ProfileFile.safeParse(json);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new ConfigError(`${file}: field '${issue.path.join(".") || "(root)"}': ${issue.message}.`);
+      }
+      profiles.set(key, { ...parsed.data, key, prompts: readPromptFiles(pdir) });
+    }
+  }
+  if (!profiles.has(PROFILE_DEFAULT)) {
+    profiles.set(PROFILE_DEFAULT, { key: PROFILE_DEFAULT, title: "Default", description: "", context: "", enabled: true, prompts: {} });
+  }
+  return profiles;
+};
+
+/** Base prompt files and tool descriptions, read once. */
+export type PromptLibrary = { system: Record<string, string>; tools: Record<string, string> };
+
+export const loadPromptLibrary = (promptsDir: string = BUNDLED_PROMPTS_DIR): PromptLibrary => ({
+  system: readPromptFiles(join(promptsDir, "system")),
+  tools: readPromptFiles(join(promptsDir, "tools")),
+});
+
+const fill = (template: string, vars: Record<string, string>): string =>
+  template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => vars[k] ?? m);
+
+/** The system prompt of a context: base files, each replaced by the profile's file of the same name. */
+export const systemPrompt = (
+  library: PromptLibrary,
+  profile: Profile | undefined,
+  vars: { agentNumber: number; superior: string },
+): string => {
+  const files = { ...library.system };
+  for (const [name, text] of Object.entries(profile?.prompts ?? {})) files[name] = text;
+  const values = { agent_number: String(vars.agentNumber), superior: vars.superior };
+  return Object.keys(files)
+    .sort()
+    .map((f) => fill(files[f]!, values).trim())
+    .join("\n\n");
+};
+
+/** "key (Title)" when the title differs from the key, sorted; "none" when empty. */
+export const describeProfileKeys = (keys: readonly string[], profiles: ReadonlyMap<string, Profile>): string => {
+  const sorted = [...keys].sort();
+  if (sorted.length === 0) return "none";
+  return sorted
+    .map((k) => {
+      const title = profiles.get(k)?.title;
+      return title && title !== k ? `${k} (${title})` : k;
+    })
+    .join(", ");
+};
+
+export const toolDescription = (library: PromptLibrary, name: string, vars: Record<string, string> = {}): string | undefined => {
+  const text = library.tools[`${name}.md`];
+  return text === undefined ? undefined : fill(text, vars).trim();
+};

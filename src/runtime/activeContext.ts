@@ -1,0 +1,88 @@
+// An activated context: its actor, its writer, and the in-memory folds of its stream (view and transcript).
+import type { AnyActorRef } from "xstate";
+import type { RecordedEvent } from "../events/schema.ts";
+import type { ContextId } from "../events/ids.ts";
+import { contextsProjection, type ContextView } from "../projections/contexts.ts";
+import { foldEvents } from "../projections/projection.ts";
+import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
+import type { ChatMessage } from "../models/messages.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
+import type { StreamWriter } from "./streamWriter.ts";
+
+export type RunOutcome = {
+  runId: string;
+  status: "completed" | "stopped" | "failed";
+  response: string | null;
+  failure: { reason: string; message: string } | null;
+};
+
+export class ActiveContext {
+  view: ContextView;
+  private readonly runs = new Map<string, RunTranscript>();
+  /** Answers of subordinates by the tool call that asked, for `§§result(...)` references. */
+  readonly storedResults = new Map<string, string>();
+  actor!: AnyActorRef;
+  writer!: StreamWriter;
+  run: RunHandle | null = null;
+  /** Resolves each waiter of a run when its terminal fact is appended. */
+  readonly outcomes = new Map<string, { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void }>();
+  /** Serializes commands (send, stop, pause, resume) to this context. */
+  commands: Promise<unknown> = Promise.resolve();
+  passivateTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly id: ContextId,
+    events: readonly RecordedEvent[],
+  ) {
+    this.view = contextsProjection.init(id);
+    this.apply(events);
+  }
+
+  apply(facts: readonly RecordedEvent[]): void {
+    for (const f of facts) this.view = contextsProjection.evolve(this.view, f);
+    foldEvents(transcriptProjection, facts, this.runs);
+    for (const f of facts) {
+      if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
+      const outcome = outcomeOf(f);
+      if (outcome) this.outcomes.get(outcome.runId)?.resolve(outcome);
+    }
+  }
+
+  /** The messages the next model call starts from (without the system prompt). */
+  transcript(): ChatMessage[] {
+    return historyOf(this.runs.values());
+  }
+
+  outcome(runId: string): Promise<RunOutcome> {
+    let entry = this.outcomes.get(runId);
+    if (!entry) {
+      let resolve!: (o: RunOutcome) => void;
+      const promise = new Promise<RunOutcome>((r) => (resolve = r));
+      entry = { promise, resolve };
+      this.outcomes.set(runId, entry);
+    }
+    return entry.promise;
+  }
+
+  /** Runs `fn` after every earlier command to this context has finished. */
+  serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.commands.then(fn);
+    this.commands = result.catch(() => undefined);
+    return result;
+  }
+}
+
+const outcomeOf = (f: RecordedEvent): RunOutcome | null => {
+  switch (f.type) {
+    case "RunCompleted":
+      return { runId: f.data.runId, status: "completed", response: f.data.response, failure: null };
+    case "RunStopped":
+      return { runId: f.data.runId, status: "stopped", response: null, failure: null };
+    case "RunFailed":
+      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: f.data.reason, message: f.data.message } };
+    case "RunInterrupted":
+      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: "interrupted", message: "The run was interrupted." } };
+    default:
+      return null;
+  }
+};

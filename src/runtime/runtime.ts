@@ -1,0 +1,645 @@
+// The runtime: contexts as actors activated on demand from the log, runs driven by the message loop, all facts on the log.
+import { createActor, fromPromise, waitFor, type AnyActorRef } from "xstate";
+import { Effect } from "effect";
+import type { EventStore, Unsubscribe } from "../events/store.ts";
+import type { DomainEvent, ModelOverride, RecordedEvent, Superior } from "../events/schema.ts";
+import { asContextId, asRunId, type ContextId, type RunId } from "../events/ids.ts";
+import { contextMachine, type ContextMachineInput, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
+import { messageLoop } from "../actors/messageLoop.ts";
+import { RunHandle } from "../actors/runHandle.ts";
+import type { ModelPort } from "../models/port.ts";
+import { configuredPreset, effectiveModel, type Presets, type Projects } from "../models/presets.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import { loadProfiles, loadPromptLibrary, PROFILE_DEFAULT, systemPrompt, BUNDLED_PROMPTS_DIR, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
+import { join } from "node:path";
+import type { Tool, ToolContext } from "../tools/defineTool.ts";
+import { ActiveContext, type RunOutcome } from "./activeContext.ts";
+import { StreamWriter } from "./streamWriter.ts";
+import { systemClock, type Clock } from "./clock.ts";
+import { openProjections, type Projections } from "../projections/engine.ts";
+import { buildTools, type RuntimeTools } from "./runTools.ts";
+
+export type Limits = {
+  /** Deepest agent number a subordinate may have (A0 is depth 0). */
+  maxDepth: number;
+  /** Most subordinates one run may have running at once. */
+  maxLiveChildrenPerRun: number;
+  modelRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long an idle context keeps its actor before it is passivated. */
+  passivateAfterMs: number;
+};
+
+export const DEFAULT_LIMITS: Limits = {
+  maxDepth: 5,
+  maxLiveChildrenPerRun: 8,
+  modelRetries: 3,
+  retryBaseMs: 500,
+  retryMaxMs: 30_000,
+  passivateAfterMs: 30_000,
+};
+
+export type RuntimeOptions = {
+  store: EventStore;
+  model: ModelPort;
+  /** Extra profile directories (each holds `<key>/profile.json`), after the bundled ones. */
+  profiles?: string[];
+  presets?: Presets;
+  projects?: Projects;
+  limits?: Partial<Limits>;
+  /** Tools of your own, offered to every agent beside the built-in ones. */
+  tools?: Tool<any>[];
+  clock?: Clock;
+  /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
+  promptsDir?: string;
+};
+
+export type CreateContextOptions = {
+  name?: string;
+  profile?: string;
+  project?: string;
+  modelOverride?: ModelOverride;
+};
+
+export type SendResult = RunOutcome & { contextId: string };
+
+/** Why a command was refused: bad input from the caller, never a crash. */
+export class RuntimeError extends Error {
+  readonly _tag = "RuntimeError" as const;
+  constructor(
+    readonly reason: "not_found" | "invalid" | "closed",
+    message: string,
+  ) {
+    super(message);
+    this.name = "RuntimeError";
+  }
+}
+
+/** Everything the built-in tools need from the runtime (delegation creates, runs and stops contexts). */
+export type RuntimeInternals = {
+  readonly store: EventStore;
+  readonly clock: Clock;
+  readonly limits: Limits;
+  readonly profiles: ReadonlyMap<string, Profile>;
+  readonly projects: Projects;
+  readonly presets: Presets;
+  activate(id: string): Promise<ActiveContext>;
+  isActive(id: string): boolean;
+  startRun(ac: ActiveContext, text: string, superior: Superior | null): Promise<Promise<RunOutcome>>;
+  stopContext(id: string, by: "user" | "superior"): Promise<RunOutcome | null>;
+  appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]>;
+  enabledProfiles(project: string | null): string[];
+  configuredPresetOf(profile: string, project: string | null): string;
+  catchUp(): Promise<void>;
+  projections: Projections;
+};
+
+export class Runtime {
+  private readonly active = new Map<string, ActiveContext>();
+  private readonly activating = new Map<string, Promise<ActiveContext>>();
+  private readonly machine;
+  private closed = false;
+  readonly limits: Limits;
+  readonly clock: Clock;
+  readonly profiles: Map<string, Profile>;
+  private readonly library: PromptLibrary;
+  private readonly tools: RuntimeTools;
+
+  private constructor(
+    private readonly options: RuntimeOptions,
+    readonly projections: Projections,
+  ) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.clock = options.clock ?? systemClock;
+    const promptsDir = options.promptsDir ?? BUNDLED_PROMPTS_DIR;
+    this.library = loadPromptLibrary(promptsDir);
+    this.profiles = loadProfiles([join(promptsDir, "profiles"), ...(options.profiles ?? [])]);
+    this.tools = buildTools(this.internals, this.library, options.tools ?? []);
+    this.machine = contextMachine.provide({
+      actors: {
+        run: fromPromise<RunOutput, RunActorInput>(({ input, signal }) => this.runActor(input, signal)),
+        stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => this.stopActor(input)),
+      },
+    });
+  }
+
+  /** Opens the runtime on a store: catches the projections up and marks runs a crash left unfinished as interrupted. */
+  static async create(options: RuntimeOptions): Promise<Runtime> {
+    const projections = await openProjections(options.store);
+    const rt = new Runtime(options, projections);
+    await rt.recoverInterruptedRuns();
+    return rt;
+  }
+
+  get store(): EventStore {
+    return this.options.store;
+  }
+
+  // ---------------------------------------------------------------- public API
+
+  /** Creates a root context (A0). */
+  async createContext(opts: CreateContextOptions = {}): Promise<ContextView> {
+    this.assertOpen();
+    const profile = opts.profile && opts.profile.trim() !== "" ? opts.profile.trim() : PROFILE_DEFAULT;
+    if (!this.profiles.has(profile)) {
+      throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${[...this.profiles.keys()].sort().join(", ")}.`);
+    }
+    const id = asContextId(this.clock.uuid());
+    const name = opts.name?.trim() || "A0";
+    await this.appendNew(id, [
+      {
+        type: "ContextCreated",
+        data: {
+          contextId: id,
+          name,
+          label: name,
+          profile,
+          project: opts.project ?? null,
+          agentNumber: 0,
+          depth: 0,
+          kind: "root",
+          parentContextId: null,
+          parentAgentNumber: null,
+          rootContextId: id,
+          slot: null,
+          modelOverride: opts.modelOverride ?? null,
+        },
+      },
+    ]);
+    return (await this.context(id))!;
+  }
+
+  /**
+   * Sends a message. An idle, stopped or failed context starts a run; a running one takes it as an
+   * intervention. Resolves when the run that handles the message ends.
+   */
+  async send(id: string, text: string): Promise<SendResult> {
+    this.assertOpen();
+    if (typeof text !== "string" || text.trim() === "") throw new RuntimeError("invalid", "A message must be a non-empty string.");
+    const ac = await this.activate(id);
+    const outcome = await ac.serialize(() => this.deliver(ac, text));
+    return { ...(await outcome), contextId: id };
+  }
+
+  /** Stops the context's run (and its running subordinates, down the tree). Resolves once it is recorded. */
+  async stop(id: string): Promise<RunOutcome | null> {
+    this.assertOpen();
+    return this.stopContext(id, "user");
+  }
+
+  /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */
+  async pause(id: string): Promise<void> {
+    this.assertOpen();
+    const ac = await this.activate(id);
+    await ac.serialize(async () => {
+      await this.settle(ac);
+      if (ac.view.paused) return;
+      const runId = ac.actor.getSnapshot().matches("running") ? (ac.run?.runId ?? null) : null;
+      await ac.writer.append([{ type: "ContextPaused", data: { runId } }]);
+      if (runId) ac.run?.setPaused(true);
+    });
+  }
+
+  async resume(id: string): Promise<void> {
+    this.assertOpen();
+    const ac = await this.activate(id);
+    await ac.serialize(async () => {
+      if (!ac.view.paused) return;
+      const runId = ac.run && !ac.run.terminal ? ac.run.runId : null;
+      await ac.writer.append([{ type: "ContextResumed", data: { runId } }]);
+      ac.run?.setPaused(false);
+    });
+  }
+
+  async context(id: string): Promise<ContextView | null> {
+    await this.catchUp();
+    return this.projections.contexts.get(id);
+  }
+
+  async contexts(filter?: { rootContextId?: string; status?: ContextView["status"] }): Promise<ContextView[]> {
+    await this.catchUp();
+    return this.projections.contexts.list(filter);
+  }
+
+  async children(id: string): Promise<ContextView[]> {
+    await this.catchUp();
+    const kids = await this.projections.tree.children(id);
+    const views = await Promise.all(kids.map((k) => this.projections.contexts.get(k.contextId)));
+    return views.filter((v): v is ContextView => v !== null);
+  }
+
+  async history(id: string) {
+    await this.catchUp();
+    return this.projections.transcript.history(id);
+  }
+
+  async usage(id: string) {
+    await this.catchUp();
+    const own = await this.projections.usage.of(id);
+    const view = await this.projections.contexts.get(id);
+    const rollup = view && view.rootContextId === id ? await this.projections.usage.rollup(id) : null;
+    return { own, rollup };
+  }
+
+  /** The log itself, one page: every event after `after`, or one context's stream. */
+  async events(opts: { after?: number; contextId?: string; limit?: number } = {}): Promise<RecordedEvent[]> {
+    if (opts.contextId) {
+      const all = await this.store.readStream(opts.contextId);
+      return all.filter((e) => e.globalPosition > (opts.after ?? 0)).slice(0, opts.limit ?? Infinity);
+    }
+    return this.store.readAll(opts.after ?? 0, opts.limit ?? 1000);
+  }
+
+  /** Every event appended from now on (or after `after`), in log order. */
+  async subscribe(listener: (e: RecordedEvent) => void, opts: { after?: number } = {}): Promise<Unsubscribe> {
+    const after = opts.after ?? (await this.store.headPosition());
+    return this.store.subscribe(after, listener);
+  }
+
+  /** The context's actor while it is active (for inspection), else undefined. */
+  actor(id: string): AnyActorRef | undefined {
+    return this.active.get(id)?.actor;
+  }
+
+  /** Passivates every actor; runs still in flight are recorded as interrupted. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const running = [...this.active.values()].filter((ac) => ac.run && !ac.run.terminal);
+    // Leaves first, so no actor outlives its parent.
+    for (const ac of running.sort((a, b) => b.view.depth - a.view.depth)) {
+      const handle = ac.run!;
+      ac.actor.stop();
+      await ac.writer.exclusive(async (append) => {
+        if (handle.terminal) return;
+        handle.terminal = await append([{ type: "RunInterrupted", data: { runId: handle.runId } }]);
+      });
+    }
+    for (const ac of this.active.values()) {
+      if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
+      if (ac.view.depth === 0) ac.actor.stop();
+    }
+    this.active.clear();
+    this.closed = true;
+    await this.projections.catchUp();
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  get internals(): RuntimeInternals {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const rt = this;
+    return {
+      get store() {
+        return rt.store;
+      },
+      get clock() {
+        return rt.clock;
+      },
+      get limits() {
+        return rt.limits;
+      },
+      get profiles() {
+        return rt.profiles;
+      },
+      get projects() {
+        return rt.options.projects ?? {};
+      },
+      get presets() {
+        return rt.options.presets ?? {};
+      },
+      get projections() {
+        return rt.projections;
+      },
+      activate: (id) => rt.activate(id),
+      isActive: (id) => rt.active.has(id),
+      startRun: (ac, text, superior) => ac.serialize(() => rt.start(ac, text, superior)),
+      stopContext: (id, by) => rt.stopContext(id, by),
+      appendNew: (id, events) => rt.appendNew(id, events),
+      enabledProfiles: (project) => rt.enabledProfiles(project),
+      configuredPresetOf: (profile, project) => rt.configuredPresetOf(profile, project),
+      catchUp: () => rt.catchUp(),
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new RuntimeError("closed", "The runtime is closed.");
+  }
+
+  private async catchUp(): Promise<void> {
+    await this.projections.catchUp();
+  }
+
+  enabledProfiles(project: string | null): string[] {
+    const disabled = new Set(project ? (this.options.projects?.[project]?.disabledProfiles ?? []) : []);
+    return [...this.profiles.values()].filter((p) => p.enabled && !disabled.has(p.key)).map((p) => p.key);
+  }
+
+  configuredPresetOf(profile: string, project: string | null): string {
+    return configuredPreset({
+      presets: this.options.presets ?? {},
+      projects: this.options.projects ?? {},
+      profileModelPreset: this.profiles.get(profile)?.modelPreset,
+      project,
+      profile,
+    });
+  }
+
+  /** Appends the first events of a new stream. */
+  async appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]> {
+    const ids = events.map(() => this.clock.uuid());
+    const result = await this.store.append(
+      id,
+      events.map((e, i) => ({ ...e, eventId: ids[i] as never })),
+      { expectedVersion: "no_stream" },
+    );
+    return result.positions.map(
+      (p, i) =>
+        ({
+          ...events[i]!,
+          globalPosition: p,
+          streamId: id,
+          streamVersion: i + 1,
+          eventId: ids[i],
+          schemaVersion: 1,
+          metadata: { correlationId: null, causationId: null, actor: null },
+          recordedAt: this.clock.now().toISOString(),
+        }) as RecordedEvent,
+    );
+  }
+
+  /** Makes a context's actor live, activating its ancestors first (the actor tree mirrors the delegation tree). */
+  async activate(id: string): Promise<ActiveContext> {
+    this.assertOpen();
+    const existing = this.active.get(id);
+    if (existing) return this.touch(existing);
+    const pending = this.activating.get(id);
+    if (pending) return pending;
+    const p = this.load(id).finally(() => this.activating.delete(id));
+    this.activating.set(id, p);
+    return p;
+  }
+
+  private async load(id: string): Promise<ActiveContext> {
+    const events = await this.store.readStream(id);
+    if (events.length === 0) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
+    const ac = new ActiveContext(asContextId(id), events);
+    ac.writer = new StreamWriter(this.store, ac.id, ac.view.version, this.clock, (facts) => this.onAppended(ac, facts));
+    const input: ContextMachineInput = {
+      contextId: ac.id,
+      version: ac.view.version,
+      status: ac.view.status === "running" ? "failed" : ac.view.status,
+      paused: ac.view.paused,
+      failure: ac.view.failure,
+    };
+    if (ac.view.parentContextId) {
+      const parent = await this.activate(ac.view.parentContextId);
+      parent.actor.send({ type: "child.activate", contextId: ac.id, logic: this.machine, input });
+      const ref = parent.actor.getSnapshot().children[ac.id] as AnyActorRef | undefined;
+      if (!ref) throw new Error(`actor for context ${id} was not spawned`);
+      ac.actor = ref;
+    } else {
+      ac.actor = createActor(this.machine, { input, id: ac.id, systemId: ac.id });
+      ac.actor.start();
+    }
+    this.active.set(id, ac);
+    return this.touch(ac);
+  }
+
+  private touch(ac: ActiveContext): ActiveContext {
+    if (ac.passivateTimer) {
+      clearTimeout(ac.passivateTimer);
+      ac.passivateTimer = null;
+    }
+    return ac;
+  }
+
+  private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
+    ac.apply(facts);
+    if (ac.run && facts.some((f) => f.type === "InterventionReceived")) ac.run.interventionReceived();
+    if (ac.actor) ac.actor.send({ type: "facts.apply", facts });
+    if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
+      this.schedulePassivation(ac);
+    }
+    void this.projections.catchUp().catch(() => undefined);
+  }
+
+  private schedulePassivation(ac: ActiveContext): void {
+    if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
+    ac.passivateTimer = setTimeout(() => this.passivate(ac), this.limits.passivateAfterMs);
+    ac.passivateTimer.unref();
+  }
+
+  /** Stops an idle context's actor (not its run: it has none) once none of its children is active. */
+  private passivate(ac: ActiveContext): void {
+    ac.passivateTimer = null;
+    if (this.active.get(ac.id) !== ac) return;
+    if (ac.actor.getSnapshot().matches("running")) return;
+    const hasActiveChild = Object.keys(ac.actor.getSnapshot().children).some((k) => this.active.has(k));
+    if (hasActiveChild) {
+      this.schedulePassivation(ac);
+      return;
+    }
+    this.active.delete(ac.id);
+    if (ac.view.parentContextId) {
+      const parent = this.active.get(ac.view.parentContextId);
+      parent?.actor.send({ type: "child.passivate", contextId: ac.id });
+    } else {
+      ac.actor.stop();
+    }
+  }
+
+  /** Waits until the actor agrees with the log: not stopping, and not still `running` for a run that has ended. */
+  private async settle(ac: ActiveContext): Promise<void> {
+    await waitFor(ac.actor, (s) => !s.matches({ running: "stopping" }) && !(s.matches("running") && (ac.run?.terminal ?? true)), {
+      timeout: Infinity,
+    });
+  }
+
+  /** A message: an intervention for a running context, else a new run. */
+  private async deliver(ac: ActiveContext, text: string): Promise<Promise<RunOutcome>> {
+    await this.settle(ac);
+    if (ac.actor.getSnapshot().matches("running") && ac.run && !ac.run.terminal) {
+      const handle = ac.run;
+      const delivered = await ac.writer.exclusive(async (append) => {
+        if (handle.terminal) return false;
+        await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], {
+          correlationId: handle.correlationId,
+        });
+        return true;
+      });
+      if (delivered) return ac.outcome(handle.runId);
+      await this.settle(ac);
+    }
+    return this.start(ac, text, null);
+  }
+
+  /** Records the message and the run's start, then starts the actor's run. */
+  private async start(ac: ActiveContext, text: string, superior: Superior | null): Promise<Promise<RunOutcome>> {
+    await this.settle(ac);
+    if (ac.actor.getSnapshot().matches("running")) {
+      throw new RuntimeError("invalid", `Context '${ac.id}' is still running.`);
+    }
+    const runId = asRunId(this.clock.uuid());
+    const model = this.modelFor(ac.view);
+    const correlationId = superior ? (this.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
+    const facts = await ac.writer.append(
+      [
+        { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user" } },
+        { type: "RunStarted", data: { runId, model: model.model, superior } },
+      ],
+      { correlationId, causationId: superior?.toolCallId ?? null },
+    );
+    ac.run = new RunHandle(ac.id, runId, correlationId);
+    const outcome = ac.outcome(runId);
+    ac.actor.send({ type: "run.start", facts, runId });
+    return outcome;
+  }
+
+  private modelFor(view: ContextView) {
+    return effectiveModel(view.modelOverride, this.configuredPresetOf(view.profile, view.project), this.options.presets ?? {});
+  }
+
+  async stopContext(id: string, by: "user" | "superior"): Promise<RunOutcome | null> {
+    const ac = await this.activate(id);
+    return ac.serialize(async () => {
+      const snapshot = ac.actor.getSnapshot();
+      if (!snapshot.matches("running") || !ac.run) return null;
+      const handle = ac.run;
+      if (!handle.terminal) {
+        handle.stopRequestedBy ??= by;
+        ac.actor.send({ type: "run.stop" });
+      }
+      const outcome = await ac.outcome(handle.runId);
+      await this.settle(ac);
+      return outcome;
+    });
+  }
+
+  /** The invoked `run` actor: the message loop of the context's current run. */
+  private async runActor(input: RunActorInput, signal: AbortSignal): Promise<RunOutput> {
+    const ac = this.active.get(input.contextId);
+    const handle = ac?.run;
+    if (!ac || !handle || handle.runId !== input.runId) throw new Error(`run ${input.runId} has no handle`);
+    const view = ac.view;
+    const model = this.modelFor(view);
+    const profile = this.profiles.get(view.profile);
+    const tools = this.tools.forContext(view);
+    try {
+      const facts = await Effect.runPromise(
+        messageLoop({
+          handle,
+          writer: ac.writer,
+          agentNumber: view.agentNumber,
+          profile: view.profile,
+          model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
+          modelPort: this.options.model,
+          systemPrompt: systemPrompt(this.library, profile, {
+            agentNumber: view.agentNumber,
+            superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
+          }),
+          transcript: () => ac.transcript(),
+          resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
+          tools: tools.byName,
+          toolSpecs: tools.specs,
+          limits: this.limits,
+          toolContext: (toolCallId, sig): ToolContext => ({
+            contextId: ac.id,
+            runId: handle.runId,
+            agentNumber: view.agentNumber,
+            profile: view.profile,
+            toolCallId,
+            signal: sig,
+          }),
+        }),
+        { signal },
+      );
+      return { facts };
+    } catch (e) {
+      if (signal.aborted) throw e;
+      // A bug or a broken store: record it so the run still ends exactly once.
+      const message = e instanceof Error ? e.message : String(e);
+      const facts = await ac.writer.exclusive(async (append) => {
+        if (handle.terminal) return handle.terminal;
+        handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
+        return handle.terminal;
+      });
+      return { facts };
+    } finally {
+      handle.settle();
+    }
+  }
+
+  /** The invoked `stopRun` actor: stops running subordinates, then records what was aborted and the stop. */
+  private async stopActor(input: RunActorInput): Promise<RunOutput> {
+    const ac = this.active.get(input.contextId)!;
+    const handle = ac.run!;
+    await Promise.all([...handle.runningChildren].map((child) => this.stopContext(child, "superior").catch(() => null)));
+    await handle.settled;
+    const facts = await ac.writer.exclusive(async (append) => {
+      if (handle.terminal) return handle.terminal;
+      const events: DomainEvent[] = [];
+      const inFlight = handle.inFlight;
+      if (inFlight?.kind === "model") {
+        events.push({
+          type: "ModelCallFailed",
+          data: {
+            runId: handle.runId,
+            step: inFlight.step,
+            attempt: inFlight.attempt,
+            reason: "aborted",
+            message: "The run was stopped during this model call.",
+            retryable: false,
+            retryInMs: null,
+          },
+        });
+      } else if (inFlight?.kind === "tool") {
+        events.push({
+          type: "ToolFailed",
+          data: { runId: handle.runId, toolCallId: inFlight.toolCallId, name: inFlight.name, error: "Stopped while running.", repairable: false },
+        });
+      }
+      events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });
+      handle.terminal = await append(events, { correlationId: handle.correlationId, causationId: handle.runId });
+      return handle.terminal;
+    });
+    return { facts };
+  }
+
+  /** On open: a run with no terminal event was cut short by a crash; record that it was interrupted. */
+  private async recoverInterruptedRuns(): Promise<void> {
+    await this.projections.catchUp();
+    const running = await this.projections.contexts.list({ status: "running" });
+    for (const view of running) {
+      const runId = view.currentRunId;
+      if (!runId) continue;
+      const events: DomainEvent[] = [];
+      for (const job of await this.projections.jobs.ofContext(view.id)) {
+        if (job.status === "running" || job.status === "pending") {
+          events.push({
+            type: "ParallelJobFinished",
+            data: {
+              runId: asRunId(job.runId ?? runId),
+              jobId: job.jobId as never,
+              status: "interrupted",
+              result: null,
+              error: "The runtime stopped while this job ran.",
+              contextId: job.childContextId as ContextId | null,
+            },
+          });
+        }
+      }
+      events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId } });
+      const withIds = events.map((e) => ({ ...e, eventId: this.clock.uuid() as never }));
+      await this.store.append(view.id, withIds, { expectedVersion: view.version });
+    }
+    await this.projections.catchUp();
+  }
+}
+
+/**
+ * Opens a runtime on a store.
+ * @example
+ * const rt = await createRuntime({ store: await openPgliteStore(), model: scriptedModel(() => ({ text: "hi" })) });
+ */
+export const createRuntime = (options: RuntimeOptions): Promise<Runtime> => Runtime.create(options);

@@ -1,0 +1,229 @@
+// `call_subordinate`: delegate to a child context one level down, fresh or continued (DESIGN §5, rules in order).
+//
+// Requirements:
+// - An empty `message` is refused before anything else, and nothing is created.
+// - Rule 1: an unknown (or disabled) profile is refused, naming the available ones.
+// - Rule 2: `context_id` with reset=true is refused.
+// - Rule 3: `context_id` must name a child of the caller (parent id, parent number, number + 1); without it
+//   the newest child in the caller's slot is continued, or a fresh one created when there is none.
+// - Rule 4: continuing with another non-empty profile is refused. Rule 5: so is continuing a running child.
+// - Rule 6: a fresh child is A<n+1>, named from `name`, the message's first 80 characters or `A<n+1>`,
+//   inherits the project, and copies the caller's model override only when its configured preset is Default.
+// - Rule 7: a non-empty `name` renames the child; it never renames the caller.
+// - The child runs in its own actor and stream; its answer returns with its `context_id`, and an answer of
+//   LEN_MIN characters or more gets a hint that it can be referenced instead of rewritten.
+// - A stopped child gives the caller a repairable "was stopped" error; a failed one names the reason;
+//   when the caller itself is stopped it gets no result.
+// - Guards: maximum depth and maximum live children per run, each a repairable error.
+import { z } from "zod";
+import type { ContextView } from "../projections/contexts.ts";
+import type { RuntimeInternals } from "../runtime/runtime.ts";
+import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
+import { DEFAULT_PRESET } from "../models/presets.ts";
+import { asContextId, type ContextId } from "../events/ids.ts";
+import { defineTool, RepairableToolError, type ToolContext } from "./defineTool.ts";
+import { resultReference } from "./references.ts";
+
+/** Results this long or longer are stored and referenced with a hint. */
+export const LEN_MIN = 500;
+export const DEFAULT_SLOT = "default";
+
+export const CallSubordinateInput = z.object({
+  message: z.unknown().optional(),
+  reset: z.unknown().optional(),
+  context_id: z.string().optional(),
+  agent_id: z.string().optional(),
+  profile: z.string().optional(),
+  agent_profile: z.string().optional(),
+  name: z.string().optional(),
+});
+export type CallSubordinateInput = z.infer<typeof CallSubordinateInput>;
+
+/** `true`, or the string "true" in any case with any surrounding space; anything else continues. */
+export const isReset = (reset: unknown): boolean =>
+  reset === true || (typeof reset === "string" && reset.trim().toLowerCase() === "true");
+
+const collapse = (s: string) => s.replace(/\s+/g, " ").trim();
+
+export const MSG = {
+  emptyMessage: "call_subordinate requires a non-empty `message`.",
+  unknownProfile: (p: string, available: string) => `Agent profile '${p}' not found. Use one of the available profiles: ${available}.`,
+  contextIdWithReset:
+    "`context_id` continues an existing subordinate and requires reset=false. Omit `context_id` to create a fresh subordinate.",
+  notFound: (id: string, n: number) => `Subordinate context '${id}' was not found under A${n}.`,
+  profileChange: (current: string, requested: string) =>
+    `Subordinate already uses profile '${current}'. Set reset=true and omit \`context_id\` to switch to '${requested}'.`,
+  running: (id: string) => `Subordinate context '${id}' is still running. Wait for it to finish or stop it before continuing it.`,
+  stopped: (id: string) => `Subordinate context '${id}' was stopped.`,
+  failed: (id: string, reason: string, message: string) => `Subordinate context '${id}' failed (${reason}): ${message}`,
+  depth: (n: number, max: number) =>
+    `Cannot create A${n}: the maximum delegation depth is ${max}. Do this part yourself or give it back to your superior.`,
+  liveChildren: (max: number) =>
+    `Cannot start another subordinate: this run already has ${max} running, the maximum. Wait for one to finish.`,
+} as const;
+
+/** What a delegation resolves to before it is rendered for the model. */
+export type Delegation = { child: ContextView; fresh: boolean };
+
+export const callSubordinateTool = (rt: RuntimeInternals) =>
+  defineTool({
+    name: "call_subordinate",
+    description: "Delegate a task to a subordinate agent one level below you.",
+    input: CallSubordinateInput,
+    run: (input, ctx) => delegate(rt, input, ctx),
+  });
+
+/** Runs one delegation end to end and returns the text for the caller's model. */
+export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
+  const message = typeof input.message === "string" ? input.message.trim() : "";
+  if (message === "") throw new RepairableToolError(MSG.emptyMessage);
+  const caller = await rt.activate(ctx.contextId);
+  const handle = caller.run;
+  if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
+  if (handle.runningChildren.size >= rt.limits.maxLiveChildrenPerRun) throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
+  const { child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx);
+
+  const childId = asContextId(child.id);
+  await caller.writer.append(
+    [{ type: "SubordinateCalled", data: { runId: ctx.runId, toolCallId: ctx.toolCallId, childContextId: childId, fresh, jobId: ctx.jobId ?? null } }],
+    { correlationId: handle.correlationId, causationId: ctx.toolCallId },
+  );
+  const childAc = await rt.activate(childId);
+  handle.runningChildren.add(childId);
+  let outcome;
+  try {
+    const done = await rt.startRun(childAc, message, {
+      contextId: caller.id,
+      runId: ctx.runId,
+      toolCallId: ctx.toolCallId,
+      jobId: ctx.jobId ?? null,
+    });
+    outcome = await done;
+  } finally {
+    handle.runningChildren.delete(childId);
+  }
+  // The caller was stopped meanwhile: it gets no result, and its stream is closed for this run.
+  if (ctx.signal.aborted) throw new Error("stopped");
+
+  const outcomeKind = outcome.status === "completed" ? "completed" : outcome.status;
+  await caller.writer.append(
+    [
+      {
+        type: "SubordinateReturned",
+        data: {
+          runId: ctx.runId,
+          toolCallId: ctx.toolCallId,
+          childContextId: childId,
+          outcome: outcomeKind,
+          result: outcome.response,
+          reason: outcome.failure ? `${outcome.failure.reason}: ${outcome.failure.message}` : null,
+        },
+      },
+    ],
+    { correlationId: handle.correlationId, causationId: ctx.toolCallId },
+  );
+  if (outcome.status === "stopped") throw new RepairableToolError(MSG.stopped(childId));
+  if (outcome.status === "failed") throw new RepairableToolError(MSG.failed(childId, outcome.failure!.reason, outcome.failure!.message));
+  return renderResult(childId, child.agentNumber, outcome.response ?? "", ctx.toolCallId);
+};
+
+/** The child's answer for the caller's model, with its context id, and the reference hint when long. */
+export const renderResult = (childId: string, agentNumber: number, response: string, toolCallId: string): string => {
+  const footer = `\n\n(from A${agentNumber}, context_id: ${childId}; continue it with call_subordinate {"context_id": "${childId}", "reset": false})`;
+  if (response.length < LEN_MIN) return response + footer;
+  return (
+    response +
+    footer +
+    `\nThis result is stored: to pass it on, write ${resultReference(toolCallId)} in a later tool argument instead of rewriting it.`
+  );
+};
+
+const findOrCreate = async (
+  rt: RuntimeInternals,
+  caller: ContextView,
+  input: CallSubordinateInput,
+  message: string,
+  ctx: ToolContext,
+): Promise<Delegation> => {
+  const requestedProfile = (input.profile ?? input.agent_profile ?? "").trim();
+  const contextId = (input.context_id ?? input.agent_id ?? "").trim();
+  const reset = isReset(input.reset);
+  const name = input.name?.trim() ?? "";
+
+  // Rule 1: the profile must exist and be enabled in the caller's project (the child inherits it).
+  const enabled = rt.enabledProfiles(caller.project);
+  if (requestedProfile !== "" && !enabled.includes(requestedProfile)) {
+    throw new RepairableToolError(MSG.unknownProfile(requestedProfile, describeProfileKeys(enabled, rt.profiles)));
+  }
+  // Rule 2.
+  if (contextId !== "" && reset) throw new RepairableToolError(MSG.contextIdWithReset);
+
+  await rt.catchUp();
+  let existing: ContextView | undefined;
+  if (!reset) {
+    if (contextId !== "") {
+      // Rule 3, by id: only the caller's own children, by recorded parent, parent number and number.
+      const view = await rt.projections.contexts.get(contextId);
+      const isChild =
+        view !== null &&
+        view.parentContextId === caller.id &&
+        view.parentAgentNumber === caller.agentNumber &&
+        view.agentNumber === caller.agentNumber + 1;
+      if (!isChild) throw new RepairableToolError(MSG.notFound(contextId, caller.agentNumber));
+      existing = view;
+    } else {
+      // Rule 3, by slot: the newest child in the caller's slot.
+      const slot = ctx.jobId ?? DEFAULT_SLOT;
+      const children = await rt.projections.tree.children(caller.id);
+      const newest = [...children].reverse().find((c) => c.slot === slot);
+      existing = newest ? ((await rt.projections.contexts.get(newest.contextId)) ?? undefined) : undefined;
+    }
+  }
+
+  if (existing) {
+    const live = rt.isActive(existing.id) ? (await rt.activate(existing.id)).view : existing;
+    // Rule 4.
+    const current = live.profile || PROFILE_DEFAULT;
+    if (requestedProfile !== "" && requestedProfile !== current) throw new RepairableToolError(MSG.profileChange(current, requestedProfile));
+    // Rule 5.
+    if (live.status === "running") throw new RepairableToolError(MSG.running(live.id));
+    // Rule 7.
+    if (name !== "" && name !== live.name) {
+      const childAc = await rt.activate(live.id);
+      await childAc.writer.append([{ type: "ContextRenamed", data: { name, label: name } }]);
+      return { child: childAc.view, fresh: false };
+    }
+    return { child: live, fresh: false };
+  }
+
+  // Rule 6: a fresh child.
+  const number = caller.agentNumber + 1;
+  if (caller.depth + 1 > rt.limits.maxDepth) throw new RepairableToolError(MSG.depth(number, rt.limits.maxDepth));
+  const profile = requestedProfile || PROFILE_DEFAULT;
+  const childName = name || collapse(message).slice(0, 80) || `A${number}`;
+  const project = caller.project;
+  const inheritsOverride = rt.configuredPresetOf(profile, project) === DEFAULT_PRESET;
+  const id: ContextId = asContextId(rt.clock.uuid());
+  await rt.appendNew(id, [
+    {
+      type: "ContextCreated",
+      data: {
+        contextId: id,
+        name: childName,
+        label: childName,
+        profile,
+        project,
+        agentNumber: number,
+        depth: caller.depth + 1,
+        kind: "subordinate",
+        parentContextId: asContextId(caller.id),
+        parentAgentNumber: caller.agentNumber,
+        rootContextId: asContextId(caller.rootContextId),
+        slot: ctx.jobId ?? DEFAULT_SLOT,
+        modelOverride: inheritsOverride ? caller.modelOverride : null,
+      },
+    },
+  ]);
+  const childAc = await rt.activate(id);
+  return { child: childAc.view, fresh: true };
+};
