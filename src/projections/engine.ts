@@ -1,0 +1,493 @@
+// Persists the projections in the log's own database, checkpointed by global position, one transaction per page.
+import type { RecordedEvent } from "../events/schema.ts";
+import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
+import type { ChatMessage } from "../models/messages.ts";
+import type { ContextStatus, ContextView } from "./contexts.ts";
+import { ALL_PROJECTIONS } from "./all.ts";
+import type { JobView } from "./jobs.ts";
+import { foldEvents, type Projection, type ProjectionColumns } from "./projection.ts";
+import { ROOT_GROUP, type TreeChild, type TreeNode } from "./tree.ts";
+import type { UsageRollup, UsageView } from "./usage.ts";
+
+export type ProjectionsOptions = {
+  /** Prefix of the two tables (`<prefix>projection_state`, `<prefix>projection_checkpoints`); `""` by default. */
+  prefix?: string;
+  /** Events read and applied per transaction. */
+  pageSize?: number;
+  /** Catch up once while opening (from the checkpoints, never from zero unless a version changed). Default true. */
+  catchUp?: boolean;
+};
+
+/** One stored row of a projection. */
+export type SnapshotRow = { key: string; group: string | null; order: number; position: number; state: unknown };
+/** Every projection's rows, each list ordered by key (code-unit order), for comparing two builds. */
+export type ProjectionsSnapshot = Record<string, SnapshotRow[]>;
+
+export type Checkpoint = { name: string; version: number; position: number };
+
+export type VerifyResult = {
+  ok: boolean;
+  /** The position both builds reached. */
+  position: number;
+  mismatches: { projection: string; key: string; stored: SnapshotRow | null; rebuilt: SnapshotRow | null }[];
+};
+
+export interface Projections {
+  /** Applies the log after each checkpoint; concurrent calls are serialised and coalesced. Resolves to the position reached. */
+  catchUp(): Promise<number>;
+  /** Forgets every state and checkpoint, then replays the log from zero. */
+  rebuild(): Promise<number>;
+  checkpoints(): Promise<Checkpoint[]>;
+  /** Catches up after every event committed from now on (through `store.subscribe`). */
+  follow(onError?: (error: unknown) => void): Unsubscribe;
+
+  contexts: {
+    get(id: string): Promise<ContextView | null>;
+    /** In creation order. */
+    list(filter?: { rootContextId?: string; status?: ContextStatus }): Promise<ContextView[]>;
+  };
+  tree: {
+    /** The children of a context, in creation order. */
+    children(id: string): Promise<TreeChild[]>;
+    /** Root context ids, in creation order. */
+    roots(): Promise<string[]>;
+  };
+  transcript: {
+    /** The context's messages as the model is sent them: its runs concatenated in order. */
+    history(id: string): Promise<ChatMessage[]>;
+  };
+  usage: {
+    of(id: string): Promise<UsageView | null>;
+    /** Sums over every context of the root's tree, each context once. */
+    rollup(rootContextId: string): Promise<UsageRollup>;
+  };
+  jobs: {
+    get(jobId: string): Promise<JobView | null>;
+    /** The jobs started by a context, in order. */
+    ofContext(contextId: string): Promise<JobView[]>;
+  };
+
+  snapshot(): Promise<ProjectionsSnapshot>;
+  /**
+   * Rebuilds every projection from zero into scratch tables named with `prefix` and returns their
+   * snapshot; the stored tables are untouched. The scratch tables are dropped unless `keep`.
+   */
+  rebuildInto(prefix: string, options?: { keep?: boolean; until?: number }): Promise<ProjectionsSnapshot>;
+  /** Catches up, rebuilds from zero into scratch tables up to the same position, and compares. */
+  verify(): Promise<VerifyResult>;
+  /** Drops this engine's tables (for scratch builds and tests). */
+  drop(): Promise<void>;
+}
+
+const DEFAULT_PAGE = 1000;
+/** States kept between pages of one catch-up; beyond this the cache is dropped and states are loaded again. */
+const CACHE_LIMIT = 50_000;
+
+/**
+ * Opens the projections over `store`, creating their tables in the same database. A projection whose
+ * stored version differs from its code's is rebuilt from zero; the others continue from their checkpoint.
+ *
+ * @example
+ * const projections = await openProjections(store);
+ * await projections.catchUp();
+ * const view = await projections.contexts.get(contextId);
+ */
+export const openProjections = async (
+  store: EventStore,
+  projections: readonly Projection<any>[] = ALL_PROJECTIONS,
+  options: ProjectionsOptions = {},
+): Promise<Projections> => {
+  const prefix = options.prefix ?? "";
+  if (!/^[a-z_][a-z0-9_]*$|^$/.test(prefix)) throw new Error(`projection table prefix '${prefix}' must be lower-case letters, digits and _`);
+  const names = new Set<string>();
+  for (const p of projections) {
+    if (names.has(p.name)) throw new Error(`two projections are named '${p.name}'`);
+    names.add(p.name);
+  }
+  const engine = new ProjectionEngine(store, projections, prefix, options.pageSize ?? DEFAULT_PAGE);
+  await engine.open();
+  if (options.catchUp !== false) await engine.catchUp();
+  return engine;
+};
+
+/** The rows `projections` would hold after `events`, folded in memory: what a correct engine's snapshot equals. */
+export const foldSnapshot = (events: readonly RecordedEvent[], projections: readonly Projection<any>[] = ALL_PROJECTIONS): ProjectionsSnapshot => {
+  const out: ProjectionsSnapshot = {};
+  for (const p of projections) {
+    const rows = [...foldEvents(p, events).entries()].map(([key, state]) => toRow(p, key, state));
+    out[p.name] = sortRows(rows.map((r) => ({ ...r, state: JSON.parse(JSON.stringify(r.state)) })));
+  }
+  return out;
+};
+
+const columnsOf = (p: Projection<any>, key: string, state: unknown): ProjectionColumns =>
+  p.columns ? p.columns(key, state) : { group: null, order: 0 };
+
+const toRow = (p: Projection<any>, key: string, state: { position?: number }): SnapshotRow => {
+  const c = columnsOf(p, key, state);
+  return { key, group: c.group, order: c.order, position: state.position ?? 0, state };
+};
+
+const sortRows = (rows: SnapshotRow[]) => rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+type Live = {
+  projection: Projection<any>;
+  /** The last position applied, as this engine knows it. */
+  position: number;
+  /** States written during the current catch-up, so the next page need not load them again. */
+  cache: Map<string, unknown>;
+  /** True while every stored state of this projection is in `cache` (a rebuild from zero): nothing to load. */
+  complete: boolean;
+};
+
+class ProjectionEngine implements Projections {
+  readonly #state: string;
+  readonly #checkpoints: string;
+  readonly #live: Live[];
+  #running: Promise<number> | null = null;
+  #queued: Promise<number> | null = null;
+
+  constructor(
+    readonly store: EventStore,
+    readonly projections: readonly Projection<any>[],
+    readonly prefix: string,
+    readonly pageSize: number,
+  ) {
+    this.#state = `${prefix}projection_state`;
+    this.#checkpoints = `${prefix}projection_checkpoints`;
+    this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), complete: false }));
+  }
+
+  get #sql(): SqlExecutor {
+    return this.store.sql;
+  }
+
+  async open(): Promise<void> {
+    await this.#sql.exec(`
+      CREATE TABLE IF NOT EXISTS ${this.#state} (
+        projection TEXT   NOT NULL,
+        key        TEXT   NOT NULL,
+        grp        TEXT,
+        ord        BIGINT NOT NULL DEFAULT 0,
+        position   BIGINT NOT NULL,
+        state      JSONB  NOT NULL,
+        PRIMARY KEY (projection, key)
+      );
+      CREATE INDEX IF NOT EXISTS ${this.#state}_grp ON ${this.#state} (projection, grp, ord);
+      CREATE TABLE IF NOT EXISTS ${this.#checkpoints} (
+        name     TEXT    PRIMARY KEY,
+        version  INTEGER NOT NULL,
+        position BIGINT  NOT NULL
+      );
+    `);
+    const stored = new Map((await this.checkpoints()).map((c) => [c.name, c]));
+    const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
+    if (stale.length > 0) await this.#reset(stale);
+    for (const l of this.#live) if (!stale.includes(l)) l.position = stored.get(l.projection.name)!.position;
+  }
+
+  async checkpoints(): Promise<Checkpoint[]> {
+    const { rows } = await this.#sql.query<{ name: string; version: number; position: string | number }>(
+      `SELECT name, version, position FROM ${this.#checkpoints} ORDER BY name`,
+    );
+    return rows.map((r) => ({ name: r.name, version: Number(r.version), position: Number(r.position) }));
+  }
+
+  /** Empties the states of `live` and sets their checkpoints to zero at the code's version. */
+  async #reset(live: Live[]): Promise<void> {
+    const names = JSON.stringify(live.map((l) => l.projection.name));
+    const rows = JSON.stringify(live.map((l) => ({ n: l.projection.name, v: l.projection.version })));
+    await this.#sql.transaction(async (tx) => {
+      await tx.query(`DELETE FROM ${this.#state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
+      await tx.query(
+        `INSERT INTO ${this.#checkpoints} (name, version, position)
+         SELECT n, v, 0 FROM jsonb_to_recordset($1::jsonb) AS x(n text, v integer)
+         ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, position = 0`,
+        [rows],
+      );
+    });
+    for (const l of live) {
+      l.position = 0;
+      l.cache = new Map();
+      l.complete = true;
+    }
+  }
+
+  catchUp(): Promise<number> {
+    return this.#serial(() => this.#advance(Number.POSITIVE_INFINITY));
+  }
+
+  rebuild(): Promise<number> {
+    return this.#exclusive(async () => {
+      await this.#reset(this.#live);
+      return this.#advance(Number.POSITIVE_INFINITY);
+    });
+  }
+
+  async #rebuildUntil(until: number): Promise<number> {
+    return this.#exclusive(async () => {
+      await this.#reset(this.#live);
+      return this.#advance(until);
+    });
+  }
+
+  /** A catch-up asked for while one runs is done once after it, for every caller who asked meanwhile. */
+  #serial(run: () => Promise<number>): Promise<number> {
+    if (this.#queued) return this.#queued;
+    if (!this.#running) return this.#exclusive(run);
+    const queued = this.#running.catch(() => 0).then(() => {
+      if (this.#queued === queued) this.#queued = null;
+      return this.#exclusive(run);
+    });
+    this.#queued = queued;
+    return queued;
+  }
+
+  /** Runs `work` after whatever runs now, never two at once. */
+  #exclusive(work: () => Promise<number>): Promise<number> {
+    const previous = this.#running ?? Promise.resolve(0);
+    const next: Promise<number> = previous.catch(() => 0).then(work);
+    this.#running = next;
+    const clear = () => {
+      if (this.#running === next) this.#running = null;
+    };
+    next.then(clear, clear);
+    return next;
+  }
+
+  async #advance(until: number): Promise<number> {
+    let after = Math.min(...this.#live.map((l) => l.position));
+    try {
+      for (;;) {
+        if (after >= until) break;
+        const limit = Number.isFinite(until) ? Math.min(this.pageSize, until - after) : this.pageSize;
+        const page = (await this.store.readAll(after, limit)).filter((e) => e.globalPosition <= until);
+        if (page.length === 0) break;
+        await this.#applyPage(page);
+        after = page[page.length - 1]!.globalPosition;
+      }
+    } finally {
+      // The cache only spans one catch-up: another process may write the same rows between calls.
+      for (const l of this.#live) {
+        l.cache = new Map();
+        l.complete = false;
+      }
+    }
+    return Math.max(after, Math.min(...this.#live.map((l) => l.position)));
+  }
+
+  async #applyPage(page: RecordedEvent[]): Promise<void> {
+    const last = page[page.length - 1]!.globalPosition;
+    await this.#sql.transaction(async (tx) => {
+      // Lock the checkpoints: a second process applying the same page waits, then finds it applied.
+      const names = JSON.stringify(this.#live.map((l) => l.projection.name));
+      const { rows } = await tx.query<{ name: string; position: string | number }>(
+        `SELECT name, position FROM ${this.#checkpoints} WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb)) FOR UPDATE`,
+        [names],
+      );
+      const stored = new Map(rows.map((r) => [r.name, Number(r.position)]));
+      const work: { live: Live; events: RecordedEvent[]; keys: Set<string> }[] = [];
+      for (const l of this.#live) {
+        const at = stored.get(l.projection.name) ?? 0;
+        if (at !== l.position) {
+          l.position = at;
+          l.cache = new Map();
+          l.complete = false;
+        }
+        if (at >= last) continue;
+        const events = page.filter((e) => e.globalPosition > at);
+        const keys = new Set<string>();
+        for (const e of events) for (const k of l.projection.keysOf(e)) keys.add(k);
+        work.push({ live: l, events, keys });
+      }
+      if (work.length === 0) return;
+
+      const toLoad = work.flatMap(({ live, keys }) =>
+        live.complete ? [] : [...keys].filter((k) => !live.cache.has(k)).map((k) => ({ n: live.projection.name, k })),
+      );
+      const loaded = new Map<string, Map<string, unknown>>();
+      if (toLoad.length > 0) {
+        const { rows: found } = await tx.query<{ projection: string; key: string; state: unknown }>(
+          `SELECT s.projection, s.key, s.state FROM ${this.#state} s
+           JOIN jsonb_to_recordset($1::jsonb) AS x(n text, k text) ON s.projection = x.n AND s.key = x.k`,
+          [JSON.stringify(toLoad)],
+        );
+        for (const r of found) {
+          let m = loaded.get(r.projection);
+          if (!m) loaded.set(r.projection, (m = new Map()));
+          m.set(r.key, r.state);
+        }
+      }
+
+      const upserts: { n: string; k: string; g: string | null; o: number; p: number; s: unknown }[] = [];
+      for (const { live, events, keys } of work) {
+        const p = live.projection;
+        const states = new Map<string, unknown>();
+        const fromDb = loaded.get(p.name);
+        for (const k of keys) {
+          const s = live.cache.has(k) ? live.cache.get(k) : fromDb?.has(k) ? fromDb.get(k) : p.init(k);
+          states.set(k, s);
+        }
+        foldEvents(p, events, states);
+        for (const [k, s] of states) {
+          const c = columnsOf(p, k, s);
+          upserts.push({ n: p.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? last, s });
+          live.cache.set(k, s);
+        }
+        if (live.cache.size > CACHE_LIMIT) {
+          live.cache = new Map();
+          live.complete = false;
+        }
+      }
+      if (upserts.length > 0) {
+        await tx.query(
+          `INSERT INTO ${this.#state} (projection, key, grp, ord, position, state)
+           SELECT n, k, g, o, p, s FROM jsonb_to_recordset($1::jsonb) AS x(n text, k text, g text, o bigint, p bigint, s jsonb)
+           ON CONFLICT (projection, key) DO UPDATE
+             SET grp = EXCLUDED.grp, ord = EXCLUDED.ord, position = EXCLUDED.position, state = EXCLUDED.state`,
+          [JSON.stringify(upserts)],
+        );
+      }
+      await tx.query(`UPDATE ${this.#checkpoints} SET position = $1 WHERE name IN (SELECT jsonb_array_elements_text($2::jsonb))`, [
+        last,
+        JSON.stringify(work.map((w) => w.live.projection.name)),
+      ]);
+    });
+    for (const l of this.#live) if (l.position < last) l.position = last;
+  }
+
+  follow(onError: (error: unknown) => void = (e) => console.error("actorzero: projections failed to catch up:", e)): Unsubscribe {
+    const after = Math.min(...this.#live.map((l) => l.position));
+    return this.store.subscribe(after, () => {
+      this.catchUp().catch(onError);
+    });
+  }
+
+  // ---- queries ---------------------------------------------------------------------------------
+
+  async #one<S>(projection: string, key: string): Promise<S | null> {
+    const { rows } = await this.#sql.query<{ state: S }>(`SELECT state FROM ${this.#state} WHERE projection = $1 AND key = $2`, [projection, key]);
+    return rows[0]?.state ?? null;
+  }
+
+  async #group<S>(projection: string, group: string, extra = "", params: unknown[] = []): Promise<S[]> {
+    const { rows } = await this.#sql.query<{ state: S }>(
+      `SELECT state FROM ${this.#state} WHERE projection = $1 AND grp = $2 ${extra} ORDER BY ord, key`,
+      [projection, group, ...params],
+    );
+    return rows.map((r) => r.state);
+  }
+
+  contexts = {
+    get: (id: string) => this.#one<ContextView>("contexts", id),
+    list: async (filter: { rootContextId?: string; status?: ContextStatus } = {}): Promise<ContextView[]> => {
+      const where = ["projection = 'contexts'"];
+      const params: unknown[] = [];
+      if (filter.rootContextId !== undefined) where.push(`grp = $${params.push(filter.rootContextId)}`);
+      if (filter.status !== undefined) where.push(`state->>'status' = $${params.push(filter.status)}`);
+      const { rows } = await this.#sql.query<{ state: ContextView }>(
+        `SELECT state FROM ${this.#state} WHERE ${where.join(" AND ")} ORDER BY ord, key`,
+        params,
+      );
+      return rows.map((r) => r.state);
+    },
+  };
+
+  tree = {
+    children: async (id: string): Promise<TreeChild[]> => (await this.#one<TreeNode>("tree", id))?.children ?? [],
+    roots: async (): Promise<string[]> => {
+      const { rows } = await this.#sql.query<{ key: string }>(
+        `SELECT key FROM ${this.#state} WHERE projection = 'tree' AND grp = $1 ORDER BY ord, key`,
+        [ROOT_GROUP],
+      );
+      return rows.map((r) => r.key);
+    },
+  };
+
+  transcript = {
+    history: async (id: string): Promise<ChatMessage[]> => {
+      const { rows } = await this.#sql.query<{ messages: ChatMessage[] }>(
+        `SELECT state->'messages' AS messages FROM ${this.#state} WHERE projection = 'transcript' AND grp = $1 ORDER BY ord, key`,
+        [id],
+      );
+      return rows.flatMap((r) => r.messages);
+    },
+  };
+
+  usage = {
+    of: (id: string) => this.#one<UsageView>("usage", id),
+    rollup: async (rootContextId: string): Promise<UsageRollup> => {
+      const { rows } = await this.#sql.query<{ i: unknown; o: unknown; m: unknown; c: unknown }>(
+        `SELECT coalesce(sum((state->>'inputTokens')::bigint), 0)::float8 AS i,
+                coalesce(sum((state->>'outputTokens')::bigint), 0)::float8 AS o,
+                coalesce(sum((state->>'modelCalls')::bigint), 0)::float8 AS m,
+                count(*)::float8 AS c
+         FROM ${this.#state} WHERE projection = 'usage' AND grp = $1`,
+        [rootContextId],
+      );
+      const r = rows[0];
+      return { rootContextId, inputTokens: Number(r?.i ?? 0), outputTokens: Number(r?.o ?? 0), modelCalls: Number(r?.m ?? 0), contexts: Number(r?.c ?? 0) };
+    },
+  };
+
+  jobs = {
+    get: (jobId: string) => this.#one<JobView>("jobs", jobId),
+    ofContext: (contextId: string) => this.#group<JobView>("jobs", contextId),
+  };
+
+  async snapshot(): Promise<ProjectionsSnapshot> {
+    const out: ProjectionsSnapshot = Object.fromEntries(this.projections.map((p) => [p.name, [] as SnapshotRow[]]));
+    const { rows } = await this.#sql.query<{ projection: string; key: string; grp: string | null; ord: unknown; position: unknown; state: unknown }>(
+      `SELECT projection, key, grp, ord::float8 AS ord, position::float8 AS position, state FROM ${this.#state}`,
+    );
+    for (const r of rows) {
+      (out[r.projection] ??= []).push({ key: r.key, group: r.grp, order: Number(r.ord), position: Number(r.position), state: r.state });
+    }
+    for (const name of Object.keys(out)) sortRows(out[name]!);
+    return out;
+  }
+
+  async rebuildInto(prefix: string, options: { keep?: boolean; until?: number } = {}): Promise<ProjectionsSnapshot> {
+    if (prefix === this.prefix) throw new Error("rebuildInto needs a prefix other than the stored tables'");
+    const scratch = new ProjectionEngine(this.store, this.projections, prefix, this.pageSize);
+    await scratch.open();
+    try {
+      await scratch.#rebuildUntil(options.until ?? Number.POSITIVE_INFINITY);
+      return await scratch.snapshot();
+    } finally {
+      if (!options.keep) await scratch.drop();
+    }
+  }
+
+  async verify(): Promise<VerifyResult> {
+    const position = await this.catchUp();
+    const stored = await this.snapshot();
+    const rebuilt = await this.rebuildInto(`${this.prefix}verify_`, { until: position });
+    const mismatches: VerifyResult["mismatches"] = [];
+    for (const p of this.projections) {
+      const a = new Map((stored[p.name] ?? []).map((r) => [r.key, r]));
+      const b = new Map((rebuilt[p.name] ?? []).map((r) => [r.key, r]));
+      for (const key of new Set([...a.keys(), ...b.keys()])) {
+        const s = a.get(key) ?? null;
+        const r = b.get(key) ?? null;
+        if (!sameJson(s, r)) mismatches.push({ projection: p.name, key, stored: s, rebuilt: r });
+      }
+    }
+    return { ok: mismatches.length === 0, position, mismatches };
+  }
+
+  async drop(): Promise<void> {
+    await this.#sql.exec(`DROP TABLE IF EXISTS ${this.#state}; DROP TABLE IF EXISTS ${this.#checkpoints};`);
+  }
+}
+
+/** Deep equality of JSON values, regardless of object key order (JSONB reorders keys). */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+};
