@@ -1,0 +1,137 @@
+// Event store figures: append rate beside raw INSERTs of the same rows, and opening a 1M-event store.
+import { randomUUID } from "node:crypto";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import type { EventStore } from "../src/events/store.ts";
+import type { NewEvent } from "../src/events/schema.ts";
+import { asRunId } from "../src/events/ids.ts";
+import type { Row } from "./main.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const APPEND_ROWS = quick ? 2_000 : 10_000; // events per measured block
+const ROUNDS = 3; // raw and append blocks alternate, so drift hits both
+const BIG_LOG = quick ? 100_000 : 1_000_000;
+const OPENS = 3;
+
+const data = { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" as const };
+const metadata = { correlationId: "run-1", causationId: null, actor: "bench" };
+const event = (): NewEvent => ({ type: "MessageReceived", data, metadata });
+
+const INSERT_COLUMNS = "(event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)";
+
+/** The same rows the store writes, as plain parameterised INSERTs with the versions computed here. */
+const rawInsert = async (store: EventStore, streamId: string, fromVersion: number, count: number) => {
+  const params: unknown[] = [];
+  const tuples: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const p = params.length;
+    tuples.push(`($${p + 1}, $${p + 2}, $${p + 3}, 'MessageReceived', 1, $${p + 4}, $${p + 5}, $${p + 6})`);
+    params.push(randomUUID(), streamId, fromVersion + i + 1, JSON.stringify(data), JSON.stringify(metadata), new Date().toISOString());
+  }
+  await store.sql.query(`INSERT INTO events ${INSERT_COLUMNS} VALUES ${tuples.join(", ")}`, params);
+};
+
+/** Events per second for `rows` events written `batch` at a time, across 50 streams that grow. */
+const measure = async (write: (streamId: string, version: number, batch: number) => Promise<void>, prefix: string, rows: number, batch: number) => {
+  const versions = new Map<string, number>();
+  const started = performance.now();
+  for (let i = 0; i < rows / batch; i++) {
+    const streamId = `${prefix}-${i % 50}`;
+    const version = versions.get(streamId) ?? 0;
+    await write(streamId, version, batch);
+    versions.set(streamId, version + batch);
+  }
+  return performance.now() - started;
+};
+
+const appendRates = async (store: EventStore, batch: number): Promise<Row[]> => {
+  const append = async (streamId: string, version: number, n: number) => {
+    await store.append(streamId, Array.from({ length: n }, event), { expectedVersion: version === 0 ? "no_stream" : version });
+  };
+  const raw = (streamId: string, version: number, n: number) => rawInsert(store, streamId, version, n);
+  // Warm both paths (plan caches, JIT) before timing.
+  await measure(append, `warm-a${batch}`, 500, batch);
+  await measure(raw, `warm-r${batch}`, 500, batch);
+  let appendMs = 0;
+  let rawMs = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    rawMs += await measure(raw, `raw${batch}-${round}`, APPEND_ROWS, batch);
+    appendMs += await measure(append, `app${batch}-${round}`, APPEND_ROWS, batch);
+  }
+  const rawRate = (ROUNDS * APPEND_ROWS) / (rawMs / 1000);
+  const appendRate = (ROUNDS * APPEND_ROWS) / (appendMs / 1000);
+  const rawName = `raw INSERT, ${batch} row${batch > 1 ? "s" : ""}/statement`;
+  return [
+    { name: rawName, value: rawRate, unit: "events/s" },
+    { name: `append, ${batch} event${batch > 1 ? "s" : ""}/append`, value: appendRate, unit: "events/s", compareTo: rawName, ratio: appendRate / rawRate, target: "ratio ≥ 0.7" },
+  ];
+};
+
+/** Fills a log with `count` valid events straight in SQL: many streams of 100 events. */
+const fillLog = async (store: EventStore, count: number) => {
+  const chunk = 100_000;
+  for (let from = 0; from < count; from += chunk) {
+    await store.sql.query(
+      `INSERT INTO events ${INSERT_COLUMNS}
+       SELECT gen_random_uuid(), 'ctx-' || (g / 100), g % 100 + 1, 'MessageReceived', 1, $1::jsonb, $2::jsonb, now()
+       FROM generate_series($3::int, $4::int) AS g`,
+      [JSON.stringify(data), JSON.stringify(metadata), from, Math.min(from + chunk, count) - 1],
+    );
+  }
+};
+
+const timeOpen = async (dataDir: string) => {
+  const times: number[] = [];
+  for (let i = 0; i < OPENS; i++) {
+    const started = performance.now();
+    const store = await openPgliteStore({ dataDir });
+    await store.headPosition();
+    times.push(performance.now() - started);
+    await store.close();
+  }
+  return times.sort((a, b) => a - b)[Math.floor(OPENS / 2)]!;
+};
+
+export async function run(): Promise<Row[]> {
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), "actorzero-bench-store-"));
+  try {
+    const rows: Row[] = [];
+    const store = await openPgliteStore({ dataDir: path.join(root, "append") });
+    try {
+      rows.push(...(await appendRates(store, 1)));
+      rows.push(...(await appendRates(store, 10)));
+    } finally {
+      await store.close();
+    }
+
+    const emptyDir = path.join(root, "empty");
+    await (await openPgliteStore({ dataDir: emptyDir })).close();
+    const bigDir = path.join(root, "big");
+    const big = await openPgliteStore({ dataDir: bigDir });
+    const fillStarted = performance.now();
+    await fillLog(big, BIG_LOG);
+    const fillMs = performance.now() - fillStarted;
+    await big.close();
+
+    const emptyMs = await timeOpen(emptyDir);
+    const bigMs = await timeOpen(bigDir);
+    const emptyName = "open an empty store (median of 3)";
+    rows.push(
+      { name: `fill ${BIG_LOG.toLocaleString("en")} events by INSERT … SELECT`, value: fillMs / 1000, unit: "s" },
+      { name: emptyName, value: emptyMs / 1000, unit: "s" },
+      {
+        name: `open a store of ${BIG_LOG.toLocaleString("en")} events (median of 3)`,
+        value: bigMs / 1000,
+        unit: "s",
+        compareTo: emptyName,
+        ratio: bigMs / emptyMs,
+        target: `≤ 1 s slower (is ${((bigMs - emptyMs) / 1000).toFixed(2)} s)`,
+      },
+    );
+    return rows;
+  } finally {
+    await fs.rm(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,263 @@
+// The event store on PGlite (embedded PostgreSQL in WASM): the only file that imports @electric-sql/pglite.
+import { randomUUID } from "node:crypto";
+import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { decodeRow, encodeEvent, type EventRow } from "./codec.ts";
+import { acquireDataDirLock, type DataDirLock } from "./dataDirLock.ts";
+import { ConcurrencyError, EventValidationError, StoreError } from "./errors.ts";
+import { EventId } from "./ids.ts";
+import type { NewEvent, RecordedEvent } from "./schema.ts";
+import {
+  type AppendOutcome,
+  type AppendRow,
+  HEAD_POSITION_SQL,
+  READ_ALL_SQL,
+  READ_STREAM_SQL,
+  SCHEMA_EXISTS_QUERY,
+  SCHEMA_SQL,
+  SCHEMA_VERSION,
+  SCHEMA_VERSION_QUERY,
+  SQLSTATE_EVENT_ID_REUSED,
+  runAppend,
+  STREAM_VERSION_SQL,
+} from "./sql.ts";
+import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
+
+export type PgliteStoreOptions = {
+  /** A directory holding the database (created when missing); in memory when absent. */
+  dataDir?: string;
+  /** A data dir tarball (from PGlite's `dumpDataDir`) to start from instead of an empty database. */
+  loadDataDir?: Blob;
+  /** The clock that stamps `recorded_at`; real time by default. */
+  now?: () => Date;
+  /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
+  onSubscriberError?: (error: unknown) => void;
+};
+
+const DEFAULT_PAGE = 1000;
+
+/**
+ * Opens the event log in PGlite. One process at a time may open a data dir: another one gets
+ * StoreError `locked` naming the holder; the lock of a process that died is taken over.
+ *
+ * @example
+ * const store = await openPgliteStore({ dataDir: "./.actorzero" });
+ * await store.append(contextId, [event], { expectedVersion: "no_stream" });
+ */
+export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise<EventStore> => {
+  const lock = options.dataDir === undefined ? undefined : acquireDataDirLock(options.dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create({
+      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
+    });
+    await ensureSchema(db);
+  } catch (e) {
+    lock?.release();
+    if (e instanceof StoreError) throw e;
+    throw new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e });
+  }
+  return new PgliteStore(db, lock, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+};
+
+const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
+
+const ensureSchema = async (db: PGlite) => {
+  const exists = (await db.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
+  const version = exists ? ((await db.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
+  if (version !== null && version > SCHEMA_VERSION) {
+    await db.close();
+    throw new StoreError("refused", `the event log schema is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}).`);
+  }
+  if (version !== SCHEMA_VERSION) await db.exec(SCHEMA_SQL);
+};
+
+type Subscription = {
+  cursor: number;
+  listener: (event: RecordedEvent) => void | Promise<void>;
+  active: boolean;
+  running: boolean;
+  pending: boolean;
+};
+
+class PgliteStore implements EventStore {
+  readonly kind = "pglite" as const;
+  readonly sql: SqlExecutor;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  readonly #subscriptions = new Set<Subscription>();
+
+  constructor(
+    private readonly db: PGlite,
+    private readonly lock: DataDirLock | undefined,
+    private readonly now: () => Date,
+    private readonly onSubscriberError: (error: unknown) => void,
+  ) {
+    this.sql = this.#executor(db);
+  }
+
+  async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+    this.#guard();
+    const expected = options.expectedVersion;
+    if (typeof expected === "number" && !(Number.isInteger(expected) && expected >= 0)) {
+      throw new RangeError(`expectedVersion must be an integer ≥ 0, "no_stream" or "any"; got ${expected}`);
+    }
+    if (streamId.length === 0) throw new RangeError("streamId must not be empty");
+    // Everything is validated before anything is sent, so an invalid event writes nothing.
+    const rows = events.map((event): AppendRow => {
+      const encoded = encodeEvent(event);
+      const eventId = event.eventId ?? randomUUID();
+      if (!EventId.safeParse(eventId).success) {
+        throw new EventValidationError(encoded.type, [{ path: ["eventId"], message: `not a UUID: '${String(eventId)}'` }]);
+      }
+      return { event_id: eventId, type: encoded.type, schema_version: encoded.schemaVersion, data: encoded.data, metadata: encoded.metadata };
+    });
+    let outcome: AppendOutcome;
+    try {
+      outcome = await runAppend(this.#query, streamId, expected, rows, this.now());
+    } catch (e) {
+      throw this.#mapError(e);
+    }
+    if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    this.#wakeSubscribers();
+    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number) };
+  }
+
+  readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
+
+  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
+    return (await this.#rows(READ_STREAM_SQL, [streamId, fromVersion])).map((r) => decodeRow(r));
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    const rows = await this.#rows<{ version: number }>(STREAM_VERSION_SQL, [streamId]);
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  async readAll(after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> {
+    return (await this.#rows(READ_ALL_SQL, [after, limit])).map((r) => decodeRow(r));
+  }
+
+  async *iterateAll(after = 0, pageSize = DEFAULT_PAGE): AsyncIterable<RecordedEvent> {
+    let cursor = after;
+    for (;;) {
+      const page = await this.readAll(cursor, pageSize);
+      for (const event of page) yield event;
+      if (page.length < pageSize) return;
+      cursor = page[page.length - 1]!.globalPosition;
+    }
+  }
+
+  async headPosition(): Promise<number> {
+    const rows = await this.#rows<{ position: string | number }>(HEAD_POSITION_SQL, []);
+    return Number(rows[0]?.position ?? 0);
+  }
+
+  /**
+   * Replays the stored events after `after`, then delivers each new one. PGlite runs one statement
+   * at a time in this process, so every append has committed (or failed) before the next read:
+   * reading on from the last delivered position after each of our appends never skips an event.
+   * Events written through `sql` directly are delivered on the next append.
+   */
+  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe {
+    this.#guard();
+    const sub: Subscription = { cursor: after, listener, active: true, running: false, pending: false };
+    this.#subscriptions.add(sub);
+    this.#wake(sub);
+    return () => {
+      sub.active = false;
+      this.#subscriptions.delete(sub);
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      for (const sub of this.#subscriptions) sub.active = false;
+      this.#subscriptions.clear();
+      try {
+        await this.db.close();
+      } finally {
+        this.lock?.release();
+      }
+    })();
+    return this.#closing;
+  }
+
+  #wakeSubscribers() {
+    for (const sub of this.#subscriptions) this.#wake(sub);
+  }
+
+  #wake(sub: Subscription) {
+    sub.pending = true;
+    if (!sub.running) void this.#pump(sub);
+  }
+
+  /** Delivers one subscription's backlog, one listener call at a time, until nothing is pending. */
+  async #pump(sub: Subscription) {
+    sub.running = true;
+    try {
+      while (sub.pending && sub.active && !this.#closed) {
+        sub.pending = false;
+        for (;;) {
+          const page = await this.readAll(sub.cursor, DEFAULT_PAGE);
+          for (const event of page) {
+            if (!sub.active || this.#closed) return;
+            await sub.listener(event);
+            sub.cursor = event.globalPosition;
+          }
+          if (page.length < DEFAULT_PAGE) break;
+        }
+      }
+    } catch (e) {
+      if (sub.active && !this.#closed) {
+        sub.active = false;
+        this.#subscriptions.delete(sub);
+        this.onSubscriberError(e);
+      }
+    } finally {
+      sub.running = false;
+    }
+  }
+
+  async #rows<R = EventRow>(sql: string, params: unknown[]): Promise<R[]> {
+    this.#guard();
+    try {
+      return (await this.db.query<R>(sql, params)).rows;
+    } catch (e) {
+      throw this.#mapError(e);
+    }
+  }
+
+  #guard() {
+    if (this.#closed) throw new StoreError("closed", "the event store is closed");
+  }
+
+  #mapError(e: unknown): unknown {
+    if (this.#closed) return new StoreError("closed", "the event store was closed during the call", { cause: e });
+    const code = (e as { code?: string }).code;
+    if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
+    return e;
+  }
+
+  /** The SQL door; a transaction inside a transaction runs in the outer one. */
+  #executor(q: PGlite | Transaction): SqlExecutor {
+    const inTransaction = !(q instanceof PGlite);
+    return {
+      query: async <R = Record<string, unknown>>(sql: string, params?: unknown[]) => {
+        this.#guard();
+        const { rows } = await q.query<R>(sql, params);
+        return { rows };
+      },
+      exec: async (sql: string) => {
+        this.#guard();
+        await q.exec(sql);
+      },
+      transaction: async <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
+        this.#guard();
+        if (inTransaction) return fn(this.#executor(q));
+        return (q as PGlite).transaction((tx) => fn(this.#executor(tx)));
+      },
+    };
+  }
+}

@@ -1,0 +1,259 @@
+// The event log's schema and its one-round-trip append, as plain SQL shared by every Postgres adapter (DESIGN §3).
+//
+// Written for PostgreSQL 15 and later (PGlite is PostgreSQL 18): nothing here may use a newer feature.
+
+/** The schema version this code writes and expects; a database at a higher version is refused. */
+export const SCHEMA_VERSION = 1;
+
+/** `expectedVersion` as the append function takes it: -1 = `no_stream`, -2 = `any`, n ≥ 0 = that version. */
+export const EXPECT_NO_STREAM = -1;
+export const EXPECT_ANY = -2;
+
+/** The channel the insert trigger notifies on commit. */
+export const NOTIFY_CHANNEL = "actorzero_events";
+
+/** SQLSTATE raised when an append re-uses event ids that are stored differently (another stream, or only some of them). */
+export const SQLSTATE_EVENT_ID_REUSED = "AZ001";
+/** SQLSTATE raised when the database holds a newer schema than this code knows. */
+export const SQLSTATE_SCHEMA_TOO_NEW = "AZ002";
+/** SQLSTATE raised by the append-only trigger. */
+export const SQLSTATE_APPEND_ONLY = "AZ003";
+
+/** Whether the schema was ever created (a table that does not exist cannot be named in one query with it). */
+export const SCHEMA_EXISTS_QUERY = `SELECT to_regclass('actorzero_schema_migrations') IS NOT NULL AS exists`;
+/** The stored schema version; ask only when SCHEMA_EXISTS_QUERY says yes. */
+export const SCHEMA_VERSION_QUERY = `SELECT max(version) AS version FROM actorzero_schema_migrations`;
+
+/**
+ * Creates or completes the schema; idempotent. Send it as ONE simple-protocol message (PGlite's
+ * `exec`, pg's `query` without params): PostgreSQL then runs it as one implicit transaction, and the
+ * advisory lock serialises processes that create the schema at the same moment.
+ */
+export const SCHEMA_SQL = `
+SELECT pg_advisory_xact_lock(hashtext('actorzero_schema'));
+
+CREATE TABLE IF NOT EXISTS actorzero_schema_migrations (
+  version    INTEGER     PRIMARY KEY,
+  applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+
+DO $check$
+BEGIN
+  IF (SELECT max(version) FROM actorzero_schema_migrations) > ${SCHEMA_VERSION} THEN
+    RAISE EXCEPTION 'the event log schema is at version %, newer than this runtime knows (${SCHEMA_VERSION})',
+      (SELECT max(version) FROM actorzero_schema_migrations)
+      USING ERRCODE = '${SQLSTATE_SCHEMA_TOO_NEW}';
+  END IF;
+END
+$check$;
+
+CREATE TABLE IF NOT EXISTS events (
+  global_position BIGSERIAL PRIMARY KEY,
+  event_id        UUID        NOT NULL UNIQUE,
+  stream_id       TEXT        NOT NULL,
+  stream_version  INTEGER     NOT NULL,
+  type            TEXT        NOT NULL,
+  schema_version  SMALLINT    NOT NULL,
+  data            JSONB       NOT NULL,
+  metadata        JSONB       NOT NULL,
+  recorded_at     TIMESTAMPTZ NOT NULL,
+  UNIQUE (stream_id, stream_version)
+);
+
+-- The log is append-only for every client, not just ours. A statement trigger also fires when no
+-- row matches, so "DELETE FROM events" on an empty log is refused too.
+CREATE OR REPLACE FUNCTION actorzero_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  RAISE EXCEPTION 'events is append-only: % is refused', TG_OP USING ERRCODE = '${SQLSTATE_APPEND_ONLY}';
+END
+$fn$;
+
+DROP TRIGGER IF EXISTS actorzero_events_append_only ON events;
+CREATE TRIGGER actorzero_events_append_only
+  BEFORE UPDATE OR DELETE OR TRUNCATE ON events
+  FOR EACH STATEMENT EXECUTE FUNCTION actorzero_refuse_change();
+
+-- Every INSERT into events, before it takes its first position: (1) gives its transaction an id, so
+-- a transaction's xid is always older than its positions (what actorzero_log_horizon relies on),
+-- and (2) queues a notification that live readers of other processes get when it commits.
+CREATE OR REPLACE FUNCTION actorzero_before_insert() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_current_xact_id();
+  PERFORM pg_notify('${NOTIFY_CHANNEL}', '');
+  RETURN NULL;
+END
+$fn$;
+
+DROP TRIGGER IF EXISTS actorzero_events_before_insert ON events;
+CREATE TRIGGER actorzero_events_before_insert
+  BEFORE INSERT ON events
+  FOR EACH STATEMENT EXECUTE FUNCTION actorzero_before_insert();
+
+-- How far a live reader may read without skipping an event that commits out of order. BIGSERIAL
+-- positions are taken at insert, but transactions commit in any order: position 12 may be visible
+-- while 11 is not yet. Reads the highest position handed out so far, THEN takes a transaction id as
+-- a fence: every transaction holding a position up to "handed" got its xid before (trigger above),
+-- so it is older than the fence. "settled" says whether every transaction older than the fence has
+-- ended by now (committed or rolled back), i.e. every position up to "handed" is final;
+-- "candidate_settled" says the same for the fence p_candidate_xid of an earlier call. Each statement
+-- of this (volatile) function reads a fresh snapshot, which the order of the steps depends on.
+CREATE OR REPLACE FUNCTION actorzero_log_horizon(p_candidate_xid xid8) RETURNS JSONB
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_handed BIGINT;
+  v_fence xid8;
+  v_snapshot pg_snapshot;
+BEGIN
+  v_handed := coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'global_position')::regclass), 0);
+  v_fence := pg_current_xact_id();
+  v_snapshot := pg_current_snapshot();
+  RETURN jsonb_build_object(
+    'handed', v_handed,
+    'fence', v_fence::text,
+    'settled', pg_snapshot_xmax(v_snapshot) >= v_fence
+      AND NOT EXISTS (SELECT 1 FROM pg_snapshot_xip(v_snapshot) AS x WHERE x < v_fence),
+    'candidate_settled', p_candidate_xid IS NOT NULL AND pg_snapshot_xmax(v_snapshot) >= p_candidate_xid
+      AND NOT EXISTS (SELECT 1 FROM pg_snapshot_xip(v_snapshot) AS x WHERE x < p_candidate_xid));
+END
+$fn$;
+
+-- The positions and stream version of events already stored under these ids, in the given order;
+-- NULL when none is stored; raises when only some are, or when they belong to another stream.
+CREATE OR REPLACE FUNCTION actorzero_find_appended(p_stream_id TEXT, p_ids UUID[]) RETURNS JSONB
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_found INTEGER;
+  v_other INTEGER;
+  v_positions BIGINT[];
+  v_version INTEGER;
+BEGIN
+  SELECT count(*), count(*) FILTER (WHERE e.stream_id <> p_stream_id),
+         array_agg(e.global_position ORDER BY i.ord), max(e.stream_version)
+    INTO v_found, v_other, v_positions, v_version
+    FROM unnest(p_ids) WITH ORDINALITY AS i(id, ord)
+    JOIN events e ON e.event_id = i.id;
+  IF v_found = 0 THEN
+    RETURN NULL;
+  END IF;
+  IF v_found <> cardinality(p_ids) OR v_other > 0 THEN
+    RAISE EXCEPTION 'append to stream ''%'' re-uses event ids that are stored % (% of its % events)', p_stream_id,
+      CASE WHEN v_other > 0 THEN 'in another stream' ELSE 'for only some' END, v_found, cardinality(p_ids)
+      USING ERRCODE = '${SQLSTATE_EVENT_ID_REUSED}';
+  END IF;
+  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_version);
+END
+$fn$;
+
+-- Appends p_events (a JSON array of {event_id, type, schema_version, data, metadata}) to a stream in
+-- one statement. Returns {"positions": [...], "version": n} on success or for an idempotent
+-- re-append (the original positions), and {"conflict": true, "version": actual} when the stream is
+-- not at p_expected_version. A unique violation (a concurrent append took the version, or "any"
+-- re-appends stored ids) is raised as is: the caller resolves it with actorzero_find_appended and
+-- calls again (see runAppend), which keeps the common path free of a subtransaction.
+CREATE OR REPLACE FUNCTION actorzero_append(
+  p_stream_id TEXT, p_expected_version INTEGER, p_events JSONB, p_recorded_at TIMESTAMPTZ
+) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_current INTEGER;
+  v_event JSONB;
+  v_position BIGINT;
+  v_positions BIGINT[];
+BEGIN
+  -- A backward scan of the (stream_id, stream_version) index: the cost does not grow with the stream.
+  SELECT stream_version INTO v_current FROM events
+    WHERE stream_id = p_stream_id ORDER BY stream_version DESC LIMIT 1;
+  v_current := coalesce(v_current, 0);
+  IF p_expected_version <> ${EXPECT_ANY} AND v_current <> greatest(p_expected_version, 0) THEN
+    -- Not at the expected version: a retried append whose events are stored, or a real conflict.
+    RETURN coalesce(
+      actorzero_find_appended(p_stream_id, ARRAY(SELECT (e->>'event_id')::uuid FROM jsonb_array_elements(p_events) AS x(e))),
+      jsonb_build_object('conflict', true, 'version', v_current));
+  END IF;
+  IF jsonb_array_length(p_events) = 1 THEN
+    -- The common case, a third cheaper than the set-returning path below (measured on PGlite).
+    v_event := p_events->0;
+    INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+      VALUES ((v_event->>'event_id')::uuid, p_stream_id, v_current + 1, v_event->>'type',
+              (v_event->>'schema_version')::smallint, v_event->'data', v_event->'metadata', p_recorded_at)
+      RETURNING global_position INTO v_position;
+    RETURN jsonb_build_object('positions', jsonb_build_array(v_position), 'version', v_current + 1);
+  END IF;
+  WITH inserted AS (
+    INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+    SELECT x.event_id, p_stream_id, v_current + x.ord::int, x.type, x.schema_version, x.data, x.metadata, p_recorded_at
+      FROM ROWS FROM (jsonb_to_recordset(p_events)
+             AS (event_id UUID, type TEXT, schema_version SMALLINT, data JSONB, metadata JSONB))
+           WITH ORDINALITY AS x(event_id, type, schema_version, data, metadata, ord)
+      ORDER BY x.ord
+    RETURNING global_position, stream_version
+  )
+  SELECT array_agg(global_position ORDER BY stream_version) INTO v_positions FROM inserted;
+  RETURN jsonb_build_object('positions', to_jsonb(coalesce(v_positions, '{}')),
+                            'version', v_current + jsonb_array_length(p_events));
+END
+$fn$;
+
+INSERT INTO actorzero_schema_migrations (version) VALUES (${SCHEMA_VERSION}) ON CONFLICT DO NOTHING;
+`;
+
+/** `$1`: the fence of an earlier call still waiting to settle, or null. See actorzero_log_horizon. */
+export const LOG_HORIZON_SQL = `SELECT actorzero_log_horizon($1::xid8) AS horizon`;
+/** What actorzero_log_horizon returns. */
+export type LogHorizon = { handed: number | string; fence: string; settled: boolean; candidate_settled: boolean };
+
+/** One append, one round trip: `$1` stream id, `$2` expected version (see EXPECT_*), `$3` events JSON, `$4` recorded_at. */
+export const APPEND_SQL = `SELECT actorzero_append($1, $2, $3::jsonb, $4::timestamptz) AS result`;
+/** `$1` stream id, `$2` event ids (uuid[]): the original outcome of an append of these ids, or null. */
+export const FIND_APPENDED_SQL = `SELECT actorzero_find_appended($1, $2::uuid[]) AS result`;
+
+/** The columns every reader selects, in the shape `decodeRow` takes. */
+export const EVENT_COLUMNS =
+  "global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at";
+
+export const READ_STREAM_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version`;
+export const READ_ALL_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
+/** Events after `$1` up to and including position `$2`, at most `$3`. */
+export const READ_RANGE_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`;
+export const STREAM_VERSION_SQL = `SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE stream_id = $1`;
+export const HEAD_POSITION_SQL = `SELECT coalesce(max(global_position), 0) AS position FROM events`;
+
+/** What `actorzero_append` returns. */
+export type AppendOutcome = { positions: number[]; version: number; conflict?: undefined } | { conflict: true; version: number };
+
+/** An event as `actorzero_append` takes it, in the JSON array of `$3`. */
+export type AppendRow = { event_id: string; type: string; schema_version: number; data: unknown; metadata: unknown };
+
+/** Runs one parameterised statement and returns its rows; each adapter supplies its driver's. */
+export type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
+
+const UNIQUE_VIOLATION = "23505";
+const MAX_ATTEMPTS = 20;
+
+/**
+ * The append protocol, the same for every adapter: one round trip in the common case. When the
+ * insert hits a unique violation (only when another writer raced us, or "any" re-appends stored
+ * ids), the stored ids answer with their original positions, or the append is sent again — with a
+ * fixed expected version the second call reports the conflict; with "any" it goes on top.
+ */
+export const runAppend = async (
+  query: Query,
+  streamId: string,
+  expectedVersion: number | "no_stream" | "any",
+  rows: readonly AppendRow[],
+  recordedAt: Date,
+): Promise<AppendOutcome> => {
+  const params = [streamId, encodeExpectedVersion(expectedVersion), JSON.stringify(rows), recordedAt.toISOString()];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await query<{ result: AppendOutcome }>(APPEND_SQL, params))[0]!.result;
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw e;
+    }
+    const found = await query<{ result: AppendOutcome | null }>(FIND_APPENDED_SQL, [streamId, rows.map((r) => r.event_id)]);
+    if (found[0]?.result) return found[0].result;
+  }
+};
+
+/** The DB encoding of an expected version. */
+export const encodeExpectedVersion = (expected: number | "no_stream" | "any"): number =>
+  expected === "any" ? EXPECT_ANY : expected === "no_stream" ? EXPECT_NO_STREAM : expected;
