@@ -11,14 +11,13 @@
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
 //   completes while an intervention is undelivered.
 import { Effect, Result } from "effect";
-import type { z } from "zod";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
 import { asOutcome, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "../runtime/streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
-import { expandReferences } from "../tools/references.ts";
+import { parseToolArguments } from "../tools/arguments.ts";
 
 export type LoopLimits = {
   /** Retries after a retryable model error (so attempts = retries + 1). */
@@ -42,6 +41,8 @@ export type LoopEnv = {
   limits: LoopLimits;
   /** The stored result a `§§result(<tool call id>)` reference names. */
   resolveReference: (toolCallId: string) => string | undefined;
+  /** Cancels the run's jobs still running, before the run ends. */
+  cancelOpenJobs: () => Promise<void>;
   /** Extra fields tools of this runtime get (delegation uses them). */
   toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
 };
@@ -71,12 +72,14 @@ const endWith = (env: LoopEnv, event: DomainEvent) =>
   );
 
 const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
-  endWith(env, { type: "RunFailed", data: { runId: env.handle.runId, reason, message } });
+  Effect.promise(() => env.cancelOpenJobs()).pipe(
+    Effect.andThen(endWith(env, { type: "RunFailed", data: { runId: env.handle.runId, reason, message } })),
+  );
 
 /** Completes the run with `response`, unless an intervention is waiting: then the loop goes on. */
 const tryComplete = (env: LoopEnv, response: string) =>
   Effect.promise(() =>
-    env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
+    env.cancelOpenJobs().then(() => env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
       if (env.handle.terminal) return env.handle.terminal;
       if (env.handle.hasUndeliveredInterventions) return null;
       const facts = await appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
@@ -85,7 +88,7 @@ const tryComplete = (env: LoopEnv, response: string) =>
       });
       env.handle.terminal = facts;
       return facts;
-    }),
+    })),
   );
 
 const waitWhilePaused = (env: LoopEnv) =>
@@ -158,33 +161,6 @@ const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
     arguments: c.arguments ?? {},
   }));
 
-const describeIssues = (issues: readonly z.core.$ZodIssue[]): string =>
-  issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
-
-/** Parses and validates a tool call's arguments; a string is the model's JSON. */
-const parseArguments = (
-  tool: Tool<unknown>,
-  raw: unknown,
-  resolve: (toolCallId: string) => string | undefined,
-): { ok: true; value: unknown } | { ok: false; error: string } => {
-  let value = raw;
-  if (typeof raw === "string") {
-    try {
-      value = raw.trim() === "" ? {} : JSON.parse(raw);
-    } catch (e) {
-      return { ok: false, error: `Invalid arguments for '${tool.name}': not valid JSON (${(e as Error).message}).` };
-    }
-  }
-  try {
-    value = expandReferences(value, resolve);
-  } catch (e) {
-    return { ok: false, error: `Invalid arguments for '${tool.name}': ${(e as Error).message}` };
-  }
-  const parsed = tool.input.safeParse(value);
-  if (!parsed.success) return { ok: false, error: `Invalid arguments for '${tool.name}': ${describeIssues(parsed.error.issues)}.` };
-  return { ok: true, value: parsed.data };
-};
-
 type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | Terminal;
 
 const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
@@ -199,7 +175,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
       yield* toolFailed(error);
       return { failed: error } as ToolStepResult;
     }
-    const args = parseArguments(tool, call.arguments, env.resolveReference);
+    const args = parseToolArguments(tool, call.arguments, env.resolveReference);
     if (!args.ok) {
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;

@@ -1,6 +1,7 @@
 // What the runtime, the loop and the stop share about one run in flight: pause, interventions, the call in flight, the end.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
+import type { Job } from "../tools/parallel.ts";
 
 export type InFlight =
   | { kind: "model"; step: number; attempt: number }
@@ -13,6 +14,8 @@ export class RunHandle {
   terminal: RecordedEvent[] | null = null;
   /** Children this run is waiting on, stopped first when this run is stopped. */
   readonly runningChildren = new Set<ContextId>();
+  /** The `parallel` jobs this run started, by job id. */
+  readonly jobs = new Map<string, Job>();
   /** Who asked for the stop, recorded in RunStopped. */
   stopRequestedBy: "user" | "superior" | null = null;
   /** Resolves when the loop's program has finished (after a stop, once it has unwound). */

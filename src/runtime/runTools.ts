@@ -6,6 +6,7 @@ import { describeProfileKeys, toolDescription, type PromptLibrary } from "../pro
 import type { Tool } from "../tools/defineTool.ts";
 import { responseTool } from "../tools/response.ts";
 import { callSubordinateTool } from "../tools/callSubordinate.ts";
+import { parallelTool } from "../tools/parallel.ts";
 import type { RuntimeInternals } from "./runtime.ts";
 
 export type RunToolSet = { byName: ReadonlyMap<string, Tool<unknown>>; specs: ToolSpec[] };
@@ -13,7 +14,7 @@ export type RuntimeTools = { forContext(view: ContextView): RunToolSet };
 
 export const buildTools = (rt: RuntimeInternals, library: PromptLibrary, userTools: readonly Tool<any>[]): RuntimeTools => {
   const builtIn: Tool<any>[] = [responseTool, callSubordinateTool(rt)];
-  const names = new Set(builtIn.map((t) => t.name));
+  const names = new Set([...builtIn.map((t) => t.name), "parallel"]);
   for (const t of userTools) {
     if (names.has(t.name)) throw new Error(`Tool '${t.name}' is defined twice.`);
     names.add(t.name);
@@ -28,8 +29,8 @@ export const buildTools = (rt: RuntimeInternals, library: PromptLibrary, userToo
           return `  - ${describeProfileKeys([k], rt.profiles)}: ${p.context || p.description}`;
         })
         .join("\n");
-      const tools = [...builtIn, ...userTools];
       const byName = new Map<string, Tool<unknown>>();
+      const tools = [...builtIn, parallelTool(rt, () => byName), ...userTools];
       const specs: ToolSpec[] = [];
       for (const t of tools) {
         const description = toolDescription(library, t.name, { profiles }) ?? t.description;

@@ -18,6 +18,7 @@ import { StreamWriter } from "./streamWriter.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import { openProjections, type Projections } from "../projections/engine.ts";
 import { buildTools, type RuntimeTools } from "./runTools.ts";
+import { cancelOpenJobs } from "../tools/parallel.ts";
 
 export type Limits = {
   /** Deepest agent number a subordinate may have (A0 is depth 0). */
@@ -86,7 +87,8 @@ export type RuntimeInternals = {
   readonly presets: Presets;
   activate(id: string): Promise<ActiveContext>;
   isActive(id: string): boolean;
-  startRun(ac: ActiveContext, text: string, superior: Superior | null): Promise<Promise<RunOutcome>>;
+  /** Starts a run and resolves once it has started, with a promise of its end (boxed, so awaiting the start never waits for the end). */
+  startRun(ac: ActiveContext, text: string, superior: Superior | null): Promise<{ ended: Promise<RunOutcome> }>;
   stopContext(id: string, by: "user" | "superior"): Promise<RunOutcome | null>;
   appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]>;
   enabledProfiles(project: string | null): string[];
@@ -178,8 +180,8 @@ export class Runtime {
     this.assertOpen();
     if (typeof text !== "string" || text.trim() === "") throw new RuntimeError("invalid", "A message must be a non-empty string.");
     const ac = await this.activate(id);
-    const outcome = await ac.serialize(() => this.deliver(ac, text));
-    return { ...(await outcome), contextId: id };
+    const { ended } = await ac.serialize(() => this.deliver(ac, text));
+    return { ...(await ended), contextId: id };
   }
 
   /** Stops the context's run (and its running subordinates, down the tree). Resolves once it is recorded. */
@@ -451,13 +453,12 @@ export class Runtime {
 
   /** Waits until the actor agrees with the log: not stopping, and not still `running` for a run that has ended. */
   private async settle(ac: ActiveContext): Promise<void> {
-    await waitFor(ac.actor, (s) => !s.matches({ running: "stopping" }) && !(s.matches("running") && (ac.run?.terminal ?? true)), {
-      timeout: Infinity,
-    });
+    const runEnded = () => !ac.run || ac.run.terminal !== null;
+    await waitFor(ac.actor, (s) => !s.matches({ running: "stopping" }) && !(s.matches("running") && runEnded()), { timeout: Infinity });
   }
 
   /** A message: an intervention for a running context, else a new run. */
-  private async deliver(ac: ActiveContext, text: string): Promise<Promise<RunOutcome>> {
+  private async deliver(ac: ActiveContext, text: string): Promise<{ ended: Promise<RunOutcome> }> {
     await this.settle(ac);
     if (ac.actor.getSnapshot().matches("running") && ac.run && !ac.run.terminal) {
       const handle = ac.run;
@@ -468,14 +469,14 @@ export class Runtime {
         });
         return true;
       });
-      if (delivered) return ac.outcome(handle.runId);
+      if (delivered) return { ended: ac.outcome(handle.runId) };
       await this.settle(ac);
     }
     return this.start(ac, text, null);
   }
 
   /** Records the message and the run's start, then starts the actor's run. */
-  private async start(ac: ActiveContext, text: string, superior: Superior | null): Promise<Promise<RunOutcome>> {
+  private async start(ac: ActiveContext, text: string, superior: Superior | null): Promise<{ ended: Promise<RunOutcome> }> {
     await this.settle(ac);
     if (ac.actor.getSnapshot().matches("running")) {
       throw new RuntimeError("invalid", `Context '${ac.id}' is still running.`);
@@ -493,7 +494,7 @@ export class Runtime {
     ac.run = new RunHandle(ac.id, runId, correlationId);
     const outcome = ac.outcome(runId);
     ac.actor.send({ type: "run.start", facts, runId });
-    return outcome;
+    return { ended: outcome };
   }
 
   private modelFor(view: ContextView) {
@@ -540,6 +541,7 @@ export class Runtime {
           }),
           transcript: () => ac.transcript(),
           resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
+          cancelOpenJobs: () => cancelOpenJobs(this.internals, handle),
           tools: tools.byName,
           toolSpecs: tools.specs,
           limits: this.limits,
@@ -574,6 +576,12 @@ export class Runtime {
   private async stopActor(input: RunActorInput): Promise<RunOutput> {
     const ac = this.active.get(input.contextId)!;
     const handle = ac.run!;
+    // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
+    for (const job of handle.jobs.values()) {
+      if (job.status !== "running") continue;
+      job.cancelled = true;
+      job.abort.abort(new Error("stopped"));
+    }
     await Promise.all([...handle.runningChildren].map((child) => this.stopContext(child, "superior").catch(() => null)));
     await handle.settled;
     const facts = await ac.writer.exclusive(async (append) => {
@@ -597,6 +605,14 @@ export class Runtime {
         events.push({
           type: "ToolFailed",
           data: { runId: handle.runId, toolCallId: inFlight.toolCallId, name: inFlight.name, error: "Stopped while running.", repairable: false },
+        });
+      }
+      for (const job of handle.jobs.values()) {
+        if (job.status !== "running") continue;
+        job.status = "cancelled";
+        events.push({
+          type: "ParallelJobFinished",
+          data: { runId: handle.runId, jobId: job.jobId, status: "cancelled", result: null, error: "The run was stopped.", contextId: (job.contextId as ContextId | null) ?? null },
         });
       }
       events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });

@@ -82,6 +82,7 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
   if (handle.runningChildren.size >= rt.limits.maxLiveChildrenPerRun) throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
   const { child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx);
+  ctx.reportSubordinate?.(child.id);
 
   const childId = asContextId(child.id);
   await caller.writer.append(
@@ -92,13 +93,13 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   handle.runningChildren.add(childId);
   let outcome;
   try {
-    const done = await rt.startRun(childAc, message, {
+    const { ended } = await rt.startRun(childAc, message, {
       contextId: caller.id,
       runId: ctx.runId,
       toolCallId: ctx.toolCallId,
       jobId: ctx.jobId ?? null,
     });
-    outcome = await done;
+    outcome = await ended;
   } finally {
     handle.runningChildren.delete(childId);
   }

@@ -13,6 +13,8 @@ export type ToolContext = {
   jobId?: JobId;
   /** Aborted when the run is stopped: pass it to anything slow. */
   signal: AbortSignal;
+  /** Delegation tells its caller which subordinate it runs (a `parallel` job shows it as `context_id`). */
+  reportSubordinate?: (contextId: string) => void;
 };
 
 /** `text` goes back to the model; `response` ends the run with that final answer. */

@@ -1,0 +1,24 @@
+// actorzero's public API: explicit named exports only.
+export { createRuntime, Runtime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
+export type { RuntimeOptions, CreateContextOptions, SendResult, Limits } from "./runtime/runtime.ts";
+export type { RunOutcome } from "./runtime/activeContext.ts";
+export { systemClock, type Clock } from "./runtime/clock.ts";
+
+export { openPgliteStore, type PgliteStoreOptions } from "./events/pgliteStore.ts";
+export type { EventStore, ExpectedVersion, AppendResult, Unsubscribe } from "./events/store.ts";
+export { ConcurrencyError, EventDecodeError, EventValidationError, StoreError } from "./events/errors.ts";
+export { DomainEvent, EVENT_TYPES, ModelOverride } from "./events/schema.ts";
+export type { RecordedEvent, NewEvent, EventType, EventOf } from "./events/schema.ts";
+export { ContextId, RunId, JobId, EventId } from "./events/ids.ts";
+
+export { openProjections, type Projections } from "./projections/engine.ts";
+export type { ContextView, ContextStatus, LastRun, UsageView, UsageRollup, JobView, TreeChild } from "./projections/index.ts";
+
+export { openAIModel, type OpenAIModelOptions } from "./models/openai.ts";
+export { scriptedModel, scriptedTurns, type ScriptedModel, type ScriptedQueue, type ScriptedTurn } from "./models/scripted.ts";
+export { ModelError, type ModelPort, type ModelRequest, type ModelTurn, type ToolSpec } from "./models/port.ts";
+export type { ChatMessage } from "./models/messages.ts";
+export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./models/presets.ts";
+
+export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "./tools/defineTool.ts";
+export { LEN_MIN } from "./tools/callSubordinate.ts";
