@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { openPgliteStore } from "../../src/events/pgliteStore.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { scriptedModel, type ScriptedHandler } from "../../src/models/scripted.ts";
@@ -11,7 +11,7 @@ import { eventually, gate } from "../support/async.ts";
 
 let store: EventStore;
 beforeAll(async () => {
-  store = await openPgliteStore();
+  store = await freshPgliteStore();
 });
 afterAll(async () => {
   await store.close();
