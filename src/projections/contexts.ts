@@ -34,6 +34,8 @@ export type ContextView = {
   /** Why the last run failed; null unless `status` is `failed`. */
   failure: { reason: RunFailureReason; message: string } | null;
   createdAt: string;
+  /** Position of the ContextCreated event (0 until seen): contexts are listed in this order. */
+  createdPosition: number;
   updatedAt: string;
   lastRun: LastRun | null;
   /** The run in progress; null unless `status` is `running`. */
@@ -64,6 +66,7 @@ export const initContext = (id: string): ContextView => ({
   paused: false,
   failure: null,
   createdAt: "",
+  createdPosition: 0,
   updatedAt: "",
   lastRun: null,
   currentRunId: null,
@@ -108,6 +111,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         rootContextId: d.rootContextId,
         slot: d.slot,
         createdAt: at,
+        createdPosition: event.globalPosition,
       };
     }
     case "ContextRenamed":
@@ -181,5 +185,5 @@ export const contextsProjection = defineProjection<ContextView>({
   init: initContext,
   evolve: onceByPosition(apply),
   // Grouped by root so `list({ rootContextId })` is an index scan; ordered by creation.
-  columns: (_key, s) => ({ group: s.rootContextId, order: s.createdAt === "" ? 0 : Date.parse(s.createdAt) }),
+  columns: (_key, s) => ({ group: s.rootContextId, order: s.createdPosition }),
 });

@@ -198,7 +198,13 @@ class ProjectionEngine implements Projections {
     const names = JSON.stringify(live.map((l) => l.projection.name));
     const rows = JSON.stringify(live.map((l) => ({ n: l.projection.name, v: l.projection.version })));
     await this.#sql.transaction(async (tx) => {
-      await tx.query(`DELETE FROM ${this.#state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
+      // When no other projection shares the table, TRUNCATE: a rebuild then leaves no dead rows behind.
+      const { rows: others } = await tx.query(
+        `SELECT 1 FROM ${this.#state} WHERE projection NOT IN (SELECT jsonb_array_elements_text($1::jsonb)) LIMIT 1`,
+        [names],
+      );
+      if (others.length === 0) await tx.exec(`TRUNCATE ${this.#state}`);
+      else await tx.query(`DELETE FROM ${this.#state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
       await tx.query(
         `INSERT INTO ${this.#checkpoints} (name, version, position)
          SELECT n, v, 0 FROM jsonb_to_recordset($1::jsonb) AS x(n text, v integer)
