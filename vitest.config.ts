@@ -8,5 +8,7 @@ export default defineConfig({
     // Each PGlite instance holds ~770 MB; two workers fit the 2-core machine.
     maxWorkers: 2,
     reporters: ["default"],
+    // Builds the PGlite template that test/support/pglite.ts copies (one initdb per run).
+    globalSetup: ["test/support/globalSetup.ts"],
   },
 });
