@@ -1,0 +1,132 @@
+// The context machine through pure transitions: every legal and illegal transition of DESIGN §4.
+import { describe, expect, it } from "vitest";
+import { initialTransition, transition } from "xstate";
+import { contextMachine, type ContextMachineInput, type LifecycleStatus } from "../../src/actors/contextMachine.ts";
+import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
+import { asContextId, asRunId, type EventId } from "../../src/events/ids.ts";
+
+const contextId = asContextId("ctx-1");
+const runId = asRunId("run-1");
+let version = 1;
+const fact = (e: DomainEvent): RecordedEvent =>
+  ({
+    ...e,
+    globalPosition: ++version,
+    streamId: contextId,
+    streamVersion: version,
+    eventId: `00000000-0000-4000-8000-${String(version).padStart(12, "0")}` as EventId,
+    schemaVersion: 1,
+    metadata: { correlationId: null, causationId: null, actor: null },
+    recordedAt: new Date(0).toISOString(),
+  }) as RecordedEvent;
+
+const start = () => ({
+  type: "run.start" as const,
+  runId,
+  facts: [fact({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }), fact({ type: "RunStarted", data: { runId, model: "m", superior: null } })],
+});
+
+const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({ contextId, version, status, paused, failure: null });
+const at = (status: LifecycleStatus) => initialTransition(contextMachine, input(status))[0];
+const running = () => transition(contextMachine, at("idle"), start())[0];
+
+describe("when a context is activated", () => {
+  it.each(["idle", "stopped", "failed"] as const)("restores the %s state the log shows", (status) => {
+    expect(at(status).value).toBe(status);
+  });
+
+  it("keeps the paused flag from the log", () => {
+    expect(initialTransition(contextMachine, input("idle", true))[0].context.paused).toBe(true);
+  });
+});
+
+describe("when a run starts", () => {
+  it.each(["idle", "stopped", "failed"] as const)("goes from %s to running, with the run id from the appended facts", (status) => {
+    const [next] = transition(contextMachine, at(status), start());
+    expect(next.value).toEqual({ running: "active" });
+    expect(next.context.runId).toBe(runId);
+  });
+
+  it("refuses a second run while running: a context never runs twice at once", () => {
+    const r = running();
+    const [next] = transition(contextMachine, r, { ...start(), runId: asRunId("run-2") });
+    expect(next.value).toEqual({ running: "active" });
+    expect(next.context.runId).toBe(runId);
+  });
+});
+
+describe("when a run is stopped", () => {
+  it("moves to stopping (leaving the invoked run, which aborts it) and not yet to stopped", () => {
+    const [next] = transition(contextMachine, running(), { type: "run.stop" });
+    expect(next.value).toEqual({ running: "stopping" });
+  });
+
+  it("reaches stopped only once RunStopped is appended", () => {
+    const [stopping] = transition(contextMachine, running(), { type: "run.stop" });
+    const [next] = transition(contextMachine, stopping, { type: "facts.apply", facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })] });
+    expect(next.value).toBe("stopped");
+    expect(next.context.runId).toBeNull();
+  });
+
+  it.each(["idle", "stopped", "failed"] as const)("ignores a stop in %s", (status) => {
+    expect(transition(contextMachine, at(status), { type: "run.stop" })[0].value).toBe(status);
+  });
+
+  it("refuses a new run while stopping", () => {
+    const [stopping] = transition(contextMachine, running(), { type: "run.stop" });
+    expect(transition(contextMachine, stopping, start())[0].value).toEqual({ running: "stopping" });
+  });
+});
+
+describe("when the run's end is appended", () => {
+  it.each([
+    [{ type: "RunCompleted", data: { runId, response: "ok" } }, "idle"],
+    [{ type: "RunStopped", data: { runId, by: "superior" } }, "stopped"],
+    [{ type: "RunFailed", data: { runId, reason: "model_error", message: "boom" } }, "failed"],
+    [{ type: "RunInterrupted", data: { runId } }, "failed"],
+  ] as [DomainEvent, LifecycleStatus][])("%s leads to %s", (event, status) => {
+    const [next] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact(event)] });
+    expect(next.value).toBe(status);
+  });
+
+  it("records why it failed, reason interrupted for RunInterrupted", () => {
+    const [next] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact({ type: "RunInterrupted", data: { runId } })] });
+    expect(next.context.failure?.reason).toBe("interrupted");
+  });
+
+  it("stays running on facts that are not an end", () => {
+    const [next] = transition(contextMachine, running(), {
+      type: "facts.apply",
+      facts: [fact({ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: "m" } })],
+    });
+    expect(next.value).toEqual({ running: "active" });
+  });
+});
+
+describe("when pause facts are applied", () => {
+  it("sets paused on ContextPaused and clears it on a message, ContextResumed or a stop", () => {
+    let s = running();
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
+    expect(s.context.paused).toBe(true);
+    expect(s.value).toEqual({ running: "active" });
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
+    expect(s.context.paused).toBe(false);
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextResumed", data: { runId } })] })[0];
+    expect(s.context.paused).toBe(false);
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })] })[0];
+    expect(s.context.paused).toBe(false);
+  });
+});
+
+describe("when facts are applied twice", () => {
+  it("changes nothing the second time (facts at or below the known version are skipped)", () => {
+    const paused = fact({ type: "ContextPaused", data: { runId: null } });
+    const resumed = fact({ type: "ContextResumed", data: { runId: null } });
+    let s = at("idle");
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [paused, resumed] })[0];
+    const again = transition(contextMachine, s, { type: "facts.apply", facts: [paused] })[0];
+    expect(again.context).toEqual(s.context);
+  });
+});
