@@ -139,6 +139,21 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       });
     });
 
+    it("follows the log: events committed after follow() reach the projections without a catchUp call", async () => {
+      const engine = await openProjections(store, ALL_PROJECTIONS, { prefix: prefix() });
+      const stop = engine.follow();
+      try {
+        const id = `follow-${tables}`;
+        await store.append(id, [created(id)], { expectedVersion: "no_stream" });
+        const deadline = Date.now() + 10_000;
+        while ((await engine.contexts.get(id)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(await engine.contexts.get(id)).toMatchObject({ id, status: "idle" });
+      } finally {
+        stop();
+        await engine.drop();
+      }
+    });
+
     it("verify() finds a stored row that differs from a rebuild, and passes otherwise", async () => {
       const p = prefix();
       const engine = await openProjections(store, ALL_PROJECTIONS, { prefix: p });
