@@ -1,0 +1,448 @@
+// The event store on a PostgreSQL server, shared by many runtime processes: the only file that imports `pg`.
+import { createHash, randomUUID } from "node:crypto";
+import pg from "pg";
+import { decodeRow, encodeEvent, type EventRow } from "./codec.ts";
+import { ConcurrencyError, EventValidationError, StoreError } from "./errors.ts";
+import { EventId } from "./ids.ts";
+import type { NewEvent, RecordedEvent } from "./schema.ts";
+import {
+  type AppendOutcome,
+  type AppendRow,
+  HEAD_POSITION_SQL,
+  LOG_HORIZON_SQL,
+  type LogHorizon,
+  NOTIFY_CHANNEL,
+  READ_ALL_SQL,
+  READ_RANGE_SQL,
+  READ_STREAM_SQL,
+  runAppend,
+  SCHEMA_EXISTS_QUERY,
+  SCHEMA_SQL,
+  SCHEMA_VERSION,
+  SCHEMA_VERSION_QUERY,
+  SQLSTATE_EVENT_ID_REUSED,
+  STREAM_VERSION_SQL,
+} from "./sql.ts";
+import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
+
+export type PostgresStoreOptions = {
+  /** A libpq connection URL, e.g. `postgres://user:pass@host:5432/db`. */
+  url: string;
+  /** The clock that stamps `recorded_at`; real time by default. */
+  now?: () => Date;
+  /** Connections in the pool (default 10); live subscriptions use one more. */
+  poolSize?: number;
+  /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
+  onSubscriberError?: (error: unknown) => void;
+};
+
+const DEFAULT_PAGE = 1000;
+const UNIQUE_VIOLATION = "23505";
+/** While some transaction holds back the horizon, look again after this long, doubling up to the max. */
+const RETRY_MIN_MS = 10;
+const RETRY_MAX_MS = 500;
+const RECONNECT_MAX_MS = 5_000;
+/** How the connection that LISTENs shows in pg_stat_activity. */
+export const LISTENER_APPLICATION_NAME = "actorzero-listen";
+
+/**
+ * Opens the event log on a PostgreSQL server (15 or later), creating the schema when missing. Any
+ * number of processes may open the same database: appends are guarded by the expected version,
+ * and live subscribers are woken by LISTEN/NOTIFY.
+ *
+ * @example
+ * const store = await openPostgresStore({ url: process.env.DATABASE_URL! });
+ * store.subscribe(0, (event) => console.log(event.globalPosition, event.type));
+ */
+export const openPostgresStore = async (options: PostgresStoreOptions): Promise<EventStore> => {
+  const config = { connectionString: options.url, max: options.poolSize ?? 10 };
+  const pool = new pg.Pool(config);
+  // An idle client whose connection drops emits here; the next query gets a fresh one.
+  pool.on("error", () => {});
+  try {
+    await ensureSchema(pool);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    if (e instanceof StoreError) throw e;
+    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redact(options.url)}: ${(e as Error).message}`, { cause: e });
+  }
+  return new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+};
+
+const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
+
+/** The URL without its password, for messages. */
+const redact = (url: string) => {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparseable URL)";
+  }
+};
+
+const ensureSchema = async (pool: pg.Pool) => {
+  const exists = (await pool.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
+  const version = exists ? ((await pool.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
+  if (version !== null && version > SCHEMA_VERSION) {
+    throw new StoreError("refused", `the event log schema is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}).`);
+  }
+  // Without parameters pg sends the simple protocol: the whole script runs as one implicit transaction.
+  if (version !== SCHEMA_VERSION) await pool.query(SCHEMA_SQL);
+};
+
+/** Our own hot statements are prepared once per connection, under a name derived from their text. */
+const statementName = (sql: string) => `az_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`;
+const PREPARED = new Map<string, string>();
+const prepared = (sql: string, values: unknown[]): pg.QueryConfig => {
+  let name = PREPARED.get(sql);
+  if (name === undefined) PREPARED.set(sql, (name = statementName(sql)));
+  return { name, text: sql, values };
+};
+
+type Subscription = {
+  cursor: number;
+  listener: (event: RecordedEvent) => void | Promise<void>;
+  active: boolean;
+  running: boolean;
+  pending: boolean;
+};
+
+class PostgresStore implements EventStore {
+  readonly kind = "postgres" as const;
+  readonly sql: SqlExecutor;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  readonly #subscriptions = new Set<Subscription>();
+  readonly #tail: LogTail;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    clientConfig: pg.ClientConfig,
+    private readonly now: () => Date,
+    private readonly onSubscriberError: (error: unknown) => void,
+  ) {
+    this.sql = this.#executor(pool, false);
+    this.#tail = new LogTail(
+      clientConfig,
+      (values) => this.#query<{ horizon: LogHorizon }>(LOG_HORIZON_SQL, values),
+      () => this.#subscriptions.size > 0,
+      () => this.#wakeSubscribers(),
+    );
+  }
+
+  async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+    this.#guard();
+    const expected = options.expectedVersion;
+    if (typeof expected === "number" && !(Number.isInteger(expected) && expected >= 0)) {
+      throw new RangeError(`expectedVersion must be an integer ≥ 0, "no_stream" or "any"; got ${expected}`);
+    }
+    if (streamId.length === 0) throw new RangeError("streamId must not be empty");
+    // Everything is validated before anything is sent, so an invalid event writes nothing.
+    const rows = events.map((event): AppendRow => {
+      const encoded = encodeEvent(event);
+      const eventId = event.eventId ?? randomUUID();
+      if (!EventId.safeParse(eventId).success) {
+        throw new EventValidationError(encoded.type, [{ path: ["eventId"], message: `not a UUID: '${String(eventId)}'` }]);
+      }
+      return { event_id: eventId, type: encoded.type, schema_version: encoded.schemaVersion, data: encoded.data, metadata: encoded.metadata };
+    });
+    let outcome: AppendOutcome;
+    try {
+      outcome = await runAppend(this.#query, streamId, expected, rows, this.now());
+    } catch (e) {
+      if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {
+        // Lost the race for the same version every time: report it as the conflict it is.
+        throw new ConcurrencyError(streamId, expected, await this.streamVersion(streamId));
+      }
+      throw this.#mapError(e);
+    }
+    if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number) };
+  }
+
+  readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
+    (await this.pool.query<R & pg.QueryResultRow>(prepared(sql, params))).rows;
+
+  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
+    return (await this.#rows(READ_STREAM_SQL, [streamId, fromVersion])).map((r) => decodeRow(r));
+  }
+
+  async streamVersion(streamId: string): Promise<number> {
+    const rows = await this.#rows<{ version: number }>(STREAM_VERSION_SQL, [streamId]);
+    return Number(rows[0]?.version ?? 0);
+  }
+
+  async readAll(after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> {
+    return (await this.#rows(READ_ALL_SQL, [after, limit])).map((r) => decodeRow(r));
+  }
+
+  async *iterateAll(after = 0, pageSize = DEFAULT_PAGE): AsyncIterable<RecordedEvent> {
+    let cursor = after;
+    for (;;) {
+      const page = await this.readAll(cursor, pageSize);
+      for (const event of page) yield event;
+      if (page.length < pageSize) return;
+      cursor = page[page.length - 1]!.globalPosition;
+    }
+  }
+
+  async headPosition(): Promise<number> {
+    const rows = await this.#rows<{ position: string | number }>(HEAD_POSITION_SQL, []);
+    return Number(rows[0]?.position ?? 0);
+  }
+
+  /**
+   * Replays the stored events after `after`, then delivers each new one, whichever process appended
+   * it. Reads only up to the log's settled horizon (see actorzero_log_horizon in sql.ts): a position
+   * is delivered once every transaction that could still commit an event below it has ended, so an
+   * event that commits out of order is delivered late, in its place, never skipped.
+   */
+  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe {
+    this.#guard();
+    const sub: Subscription = { cursor: after, listener, active: true, running: false, pending: false };
+    this.#subscriptions.add(sub);
+    this.#tail.start();
+    this.#tail.refresh();
+    this.#wake(sub);
+    return () => {
+      sub.active = false;
+      this.#subscriptions.delete(sub);
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      for (const sub of this.#subscriptions) sub.active = false;
+      this.#subscriptions.clear();
+      await this.#tail.stop();
+      await this.pool.end();
+    })();
+    return this.#closing;
+  }
+
+  #wakeSubscribers() {
+    for (const sub of this.#subscriptions) this.#wake(sub);
+  }
+
+  #wake(sub: Subscription) {
+    sub.pending = true;
+    if (!sub.running) void this.#pump(sub);
+  }
+
+  /** Delivers one subscription's backlog up to the settled horizon, one listener call at a time. */
+  async #pump(sub: Subscription) {
+    sub.running = true;
+    try {
+      while (sub.pending && sub.active && !this.#closed) {
+        sub.pending = false;
+        for (;;) {
+          const horizon = this.#tail.settled;
+          if (horizon <= sub.cursor) break;
+          const rows = await this.#rows(READ_RANGE_SQL, [sub.cursor, horizon, DEFAULT_PAGE]);
+          for (const row of rows) {
+            if (!sub.active || this.#closed) return;
+            const event = decodeRow(row);
+            await sub.listener(event);
+            sub.cursor = event.globalPosition;
+          }
+          // Positions up to the horizon are final: the gaps below it (rolled back appends) stay gaps.
+          if (rows.length < DEFAULT_PAGE) sub.cursor = Math.max(sub.cursor, horizon);
+        }
+      }
+    } catch (e) {
+      if (sub.active && !this.#closed) {
+        sub.active = false;
+        this.#subscriptions.delete(sub);
+        this.onSubscriberError(e);
+      }
+    } finally {
+      sub.running = false;
+    }
+  }
+
+  async #rows<R = EventRow>(sql: string, params: unknown[]): Promise<R[]> {
+    this.#guard();
+    try {
+      return await this.#query<R>(sql, params);
+    } catch (e) {
+      throw this.#mapError(e);
+    }
+  }
+
+  #guard() {
+    if (this.#closed) throw new StoreError("closed", "the event store is closed");
+  }
+
+  #mapError(e: unknown): unknown {
+    if (this.#closed) return new StoreError("closed", "the event store was closed during the call", { cause: e });
+    const code = (e as { code?: unknown }).code;
+    if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
+    if (isConnectionError(code)) return new StoreError("unavailable", `the PostgreSQL server is unavailable: ${(e as Error).message}`, { cause: e });
+    return e;
+  }
+
+  /** The SQL door; a transaction inside a transaction runs in the outer one. */
+  #executor(q: pg.Pool | pg.PoolClient, inTransaction: boolean): SqlExecutor {
+    return {
+      query: async <R = Record<string, unknown>>(sql: string, params?: unknown[]) => {
+        this.#guard();
+        const { rows } = await q.query<R & pg.QueryResultRow>(sql, params);
+        return { rows: rows as R[] };
+      },
+      exec: async (sql: string) => {
+        this.#guard();
+        await q.query(sql);
+      },
+      transaction: async <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
+        this.#guard();
+        if (inTransaction) return fn(this.#executor(q, true));
+        const client = await this.pool.connect();
+        let broken: Error | undefined;
+        try {
+          await client.query("BEGIN");
+          const result = await fn(this.#executor(client, true));
+          await client.query("COMMIT");
+          return result;
+        } catch (e) {
+          await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
+          throw e;
+        } finally {
+          client.release(broken);
+        }
+      },
+    };
+  }
+}
+
+/** Class 08 (connection exception), 57P (operator intervention), or a socket error. */
+const isConnectionError = (code: unknown) =>
+  typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"].includes(code));
+
+/**
+ * The settled horizon of the log, shared by all subscriptions of one store: the highest position
+ * below which no transaction is still in flight. A dedicated connection LISTENs; each notification
+ * (or a timer, while an unsettled fence waits) asks actorzero_log_horizon again.
+ */
+class LogTail {
+  /** Every position up to here is final: committed events are visible, the rest never will be. */
+  settled = 0;
+  #candidate: { handed: number; fence: string } | undefined;
+  #client: pg.Client | undefined;
+  #started = false;
+  #stopped = false;
+  #polling = false;
+  #again = false;
+  #retryMs = RETRY_MIN_MS;
+  #timer: NodeJS.Timeout | undefined;
+  #reconnectMs = 100;
+
+  constructor(
+    private readonly clientConfig: pg.ClientConfig,
+    private readonly horizon: (values: unknown[]) => Promise<{ horizon: LogHorizon }[]>,
+    /** Whether anyone reads: without subscribers, notifications are ignored. */
+    private readonly wanted: () => boolean,
+    private readonly onAdvance: () => void,
+  ) {}
+
+  start() {
+    if (this.#started) return;
+    this.#started = true;
+    void this.#listen();
+  }
+
+  /** Asks for the horizon again (coalesced: at most one query in flight, one more queued). */
+  refresh() {
+    if (this.#stopped || !this.wanted()) return;
+    if (this.#polling) {
+      this.#again = true;
+      return;
+    }
+    void this.#poll();
+  }
+
+  async stop() {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  /** LISTEN first, then read the horizon: a commit between the two is then never missed. */
+  async #listen() {
+    while (!this.#stopped) {
+      const client = new pg.Client({ ...this.clientConfig, application_name: LISTENER_APPLICATION_NAME });
+      const lost = new Promise<void>((resolve) => {
+        client.on("error", () => resolve());
+        client.on("end", () => resolve());
+      });
+      try {
+        await client.connect();
+        client.on("notification", () => this.refresh());
+        await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+        if (this.#stopped) {
+          await client.end().catch(() => {});
+          return;
+        }
+        this.#client = client;
+        this.#reconnectMs = 100;
+        this.refresh();
+        await lost;
+      } catch {
+        await client.end().catch(() => {});
+      }
+      if (this.#stopped) return;
+      // The connection is gone: notifications may be lost meanwhile, so look again once back.
+      this.#client = undefined;
+      await new Promise((r) => setTimeout(r, this.#reconnectMs));
+      this.#reconnectMs = Math.min(this.#reconnectMs * 2, RECONNECT_MAX_MS);
+    }
+  }
+
+  async #poll() {
+    this.#polling = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    let failed = false;
+    try {
+      do {
+        this.#again = false;
+        const before = this.settled;
+        const candidate = this.#candidate;
+        const h = (await this.horizon([candidate?.fence ?? null]))[0]!.horizon;
+        const handed = Number(h.handed);
+        if (candidate && h.candidate_settled) {
+          this.settled = Math.max(this.settled, candidate.handed);
+          this.#candidate = undefined;
+        }
+        if (h.settled) {
+          this.settled = Math.max(this.settled, handed);
+          this.#candidate = undefined;
+        } else if (this.#candidate === undefined && handed > this.settled) {
+          // Keep the oldest waiting fence until it settles: replacing it with each newer one could
+          // wait forever under a steady stream of appends.
+          this.#candidate = { handed, fence: h.fence };
+        }
+        if (this.settled > before) {
+          this.#retryMs = RETRY_MIN_MS;
+          this.onAdvance();
+        }
+      } while (this.#again && !this.#stopped);
+    } catch {
+      failed = true;
+    } finally {
+      this.#polling = false;
+    }
+    if (this.#stopped) return;
+    if (this.#candidate || failed) {
+      // An in-flight transaction that rolls back, or one that is not an append, sends no
+      // notification: look again on a timer until the fence settles.
+      this.#timer = setTimeout(() => this.refresh(), this.#retryMs);
+      this.#timer.unref();
+      this.#retryMs = Math.min(this.#retryMs * 2, failed ? RECONNECT_MAX_MS : RETRY_MAX_MS);
+    }
+  }
+}

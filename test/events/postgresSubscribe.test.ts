@@ -1,0 +1,205 @@
+// Live subscriptions on PostgreSQL across processes: woken by NOTIFY, never skipping an event that commits out of order.
+import { afterEach, describe, expect, it } from "vitest";
+import { asRunId } from "../../src/events/ids.ts";
+import { LISTENER_APPLICATION_NAME, openPostgresStore } from "../../src/events/postgresStore.ts";
+import type { NewEvent, RecordedEvent } from "../../src/events/schema.ts";
+import type { EventStore } from "../../src/events/store.ts";
+import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
+
+const message = (text: string): NewEvent => ({
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text, sender: "user" },
+  metadata: { correlationId: "run-1", causationId: null, actor: "test" },
+});
+
+/** The append function called inside a transaction of the SQL door, so the test decides when it commits. */
+const APPEND_IN_TX = `SELECT actorzero_append($1, -2, $2::jsonb, now()) AS result`;
+const row = (text: string) => JSON.stringify([{ event_id: crypto.randomUUID(), type: "MessageReceived", schema_version: 1, data: message(text).data, metadata: message(text).metadata }]);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const until = async (check: () => boolean, what: string, timeoutMs = 15_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+};
+
+/** A gate the test opens to let a held transaction commit. */
+const gate = () => {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+};
+
+const collect = (store: EventStore, after = 0) => {
+  const seen: RecordedEvent[] = [];
+  const stop = store.subscribe(after, (e) => {
+    seen.push(e);
+  });
+  return { seen, stop, positions: () => seen.map((e) => e.globalPosition) };
+};
+
+const ascendingOnce = (positions: number[]) => positions.every((p, i) => i === 0 || p > positions[i - 1]!);
+
+describeWithPostgres("a live subscription on PostgreSQL", () => {
+  const db = usePostgresDatabase();
+  const opened: EventStore[] = [];
+  const open = async (url?: string) => {
+    const store = await openPostgresStore({ url: url ?? db.url() });
+    opened.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((s) => s.close()));
+  });
+
+  it("given events appended by another process, delivers them as they commit", async () => {
+    const url = await db.fresh();
+    const writer = await open(url);
+    const reader = await open(url);
+    await writer.append("stored", [message("a"), message("b")], { expectedVersion: "no_stream" });
+    const sub = collect(reader);
+    await until(() => sub.seen.length === 2, "the stored events");
+    const { positions } = await writer.append("live", [message("c")], { expectedVersion: "no_stream" });
+    await until(() => sub.seen.length === 3, "the live event");
+    expect(sub.positions()).toEqual([1, 2, positions[0]]);
+    expect(sub.seen.map((e) => e.type === "MessageReceived" && e.data.text)).toEqual(["a", "b", "c"]);
+  });
+
+  describe("when transactions commit out of order", () => {
+    it("when a later position commits first, holds it back until the earlier one commits, then delivers both in order", async () => {
+      const url = await db.fresh();
+      const writer = await open(url);
+      const reader = await open(url);
+      const sub = collect(reader);
+      const release = gate();
+      let heldPosition = 0;
+      // Transaction 1 takes position 1 and stays open; transaction 2 takes position 2 and commits.
+      const held = writer.sql.transaction(async (tx) => {
+        const { rows } = await tx.query<{ result: { positions: number[] } }>(APPEND_IN_TX, ["held", row("first")]);
+        heldPosition = rows[0]!.result.positions[0]!;
+        await release.opened;
+      });
+      let later: Awaited<ReturnType<EventStore["append"]>>;
+      try {
+        await until(() => heldPosition > 0, "the held append");
+        later = await writer.append("later", [message("second")], { expectedVersion: "no_stream" });
+        expect(later.positions[0]).toBeGreaterThan(heldPosition);
+        expect((await writer.readAll()).map((e) => e.globalPosition)).toEqual(later.positions);
+        await sleep(300);
+        expect(sub.positions()).toEqual([]);
+      } finally {
+        release.open();
+        await held;
+      }
+      await until(() => sub.seen.length === 2, "both events");
+      expect(sub.positions()).toEqual([heldPosition, later.positions[0]]);
+    });
+
+    it("when a transaction holding a position rolls back, delivers the events after its gap", async () => {
+      const url = await db.fresh();
+      const writer = await open(url);
+      const reader = await open(url);
+      const sub = collect(reader);
+      const release = gate();
+      let taken = false;
+      const rolledBack = writer.sql
+        .transaction(async (tx) => {
+          await tx.query(APPEND_IN_TX, ["doomed", row("never")]);
+          taken = true;
+          await release.opened;
+          throw new Error("roll back");
+        })
+        .catch(() => "rolled back");
+      let after: Awaited<ReturnType<EventStore["append"]>>;
+      try {
+        await until(() => taken, "the doomed append");
+        after = await writer.append("after", [message("kept")], { expectedVersion: "no_stream" });
+        await sleep(200);
+        expect(sub.seen).toEqual([]);
+      } finally {
+        release.open();
+      }
+      expect(await rolledBack).toBe("rolled back");
+      // The rollback sends no notification: the subscriber finds the gap settled by looking again.
+      await until(() => sub.seen.length === 1, "the event after the gap");
+      expect(sub.positions()).toEqual(after.positions);
+      expect(after.positions[0]).toBe(2);
+    });
+  });
+
+  it("given many writers whose transactions commit in any order, delivers every event exactly once in position order", async () => {
+    const url = await db.fresh();
+    const writers = await Promise.all(Array.from({ length: 6 }, () => open(url)));
+    const reader = await open(url);
+    const late = await open(url);
+    const sub = collect(reader);
+    const total = { appended: 0 };
+    const work = writers.map(async (writer, w) => {
+      for (let i = 0; i < 25; i++) {
+        if (i % 5 === 2) {
+          // Take positions now, commit after a pause, while the other writers commit theirs.
+          await writer.sql.transaction(async (tx) => {
+            await tx.query(APPEND_IN_TX, [`w${w}`, row(`w${w}-${i}`)]);
+            await tx.query(`SELECT pg_sleep($1)`, [0.02 + ((w * 7 + i) % 5) * 0.03]);
+          });
+          total.appended += 1;
+        } else {
+          await writer.append(`w${w}`, [message(`w${w}-${i}a`), message(`w${w}-${i}b`)], { expectedVersion: "any" });
+          total.appended += 2;
+        }
+      }
+    });
+    // A subscriber that starts mid-way must end with the same sequence.
+    await sleep(50);
+    const sub2 = collect(late);
+    await Promise.all(work);
+    const all = (await reader.readAll(0, 10_000)).map((e) => e.globalPosition);
+    expect(all).toHaveLength(total.appended);
+    await until(() => sub.seen.length >= all.length && sub2.seen.length >= all.length, "every event");
+    await sleep(100);
+    expect(sub.positions()).toEqual(all);
+    expect(sub2.positions()).toEqual(all);
+    expect(ascendingOnce(sub.positions())).toBe(true);
+  });
+
+  it("when its notification connection is cut, reconnects and catches up on what was appended meanwhile", async () => {
+    const url = await db.fresh();
+    const writer = await open(url);
+    const reader = await open(url);
+    const sub = collect(reader);
+    await writer.append("a", [message("before")], { expectedVersion: "no_stream" });
+    await until(() => sub.seen.length === 1, "the first event");
+    const cut = async () =>
+      (
+        await writer.sql.query<{ cut: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+          [LISTENER_APPLICATION_NAME],
+        )
+      ).rows;
+    let rows = await cut();
+    for (let i = 0; i < 100 && rows.length === 0; i++) {
+      await sleep(20);
+      rows = await cut();
+    }
+    expect(rows).toEqual([{ cut: true }]);
+    await writer.append("a", [message("meanwhile")], { expectedVersion: 1 });
+    await until(() => sub.seen.length === 2, "the event appended while disconnected");
+    expect(sub.seen.map((e) => e.type === "MessageReceived" && e.data.text)).toEqual(["before", "meanwhile"]);
+  });
+
+  it("given a subscriber that stopped, calls its listener no more", async () => {
+    const url = await db.fresh();
+    const writer = await open(url);
+    const reader = await open(url);
+    const sub = collect(reader);
+    await writer.append("a", [message("one")], { expectedVersion: "no_stream" });
+    await until(() => sub.seen.length === 1, "the first event");
+    sub.stop();
+    await writer.append("a", [message("two")], { expectedVersion: 1 });
+    await sleep(200);
+    expect(sub.seen).toHaveLength(1);
+  });
+});
