@@ -60,6 +60,10 @@ type Terminal = { terminal: RecordedEvent[] };
 const append = (env: LoopEnv, events: DomainEvent[]) =>
   Effect.promise(() => env.writer.append(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
 
+/** Records an effect that is over; it reaches the log with the next append, before the next effect. */
+const stage = (env: LoopEnv, events: DomainEvent[]) =>
+  Effect.sync(() => env.writer.stage(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
+
 /** Appends the run's end unless it already ended (a stop won the race). */
 const endWith = (env: LoopEnv, event: DomainEvent) =>
   Effect.promise(() =>
@@ -167,8 +171,8 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
     const toolFailed = (error: string, repairable = true) =>
-      append(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
-    yield* append(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
+      stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
+    yield* stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
     const tool = env.tools.get(call.name);
     if (!tool) {
       const error = `Tool '${call.name}' not found. Available tools: ${[...env.tools.keys()].sort().join(", ")}.`;
@@ -180,6 +184,8 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;
     }
+    // The call is on the log before the tool can have any effect.
+    yield* append(env, []);
     env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
     const result = yield* Effect.result(
       Effect.tryPromise({
@@ -189,7 +195,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
     );
     env.handle.inFlight = null;
     if (Result.isSuccess(result)) {
-      yield* append(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.success.text } }]);
+      yield* stage(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.success.text } }]);
       return { outcome: result.success } as ToolStepResult;
     }
     const err = result.failure;
@@ -206,7 +212,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
 const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) =>
   calls.length === 0
     ? Effect.void
-    : append(
+    : stage(
         env,
         calls.map((c) => ({
           type: "ToolFailed" as const,
@@ -229,7 +235,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
       const { turn } = called;
       const calls = normalizeCalls(turn, step);
       const text = typeof turn.text === "string" && turn.text.trim() !== "" ? turn.text : null;
-      yield* append(env, [
+      yield* stage(env, [
         {
           type: "ModelReplied",
           data: {
@@ -245,7 +251,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
       if (text === null && calls.length === 0) {
         if (warnedUnusable) return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");
         warnedUnusable = true;
-        yield* append(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_UNUSABLE } }]);
+        yield* stage(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_UNUSABLE } }]);
         continue;
       }
       warnedUnusable = false;
@@ -255,7 +261,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
         if (warnedRepeat) return yield* fail(env, "repeated_reply", "The model repeated the same reply after a warning.");
         warnedRepeat = true;
         yield* skipCalls(env, calls, SKIPPED_REPEATED);
-        yield* append(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_REPEATED } }]);
+        yield* stage(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_REPEATED } }]);
         continue;
       }
       previousReply = replyKey;

@@ -422,8 +422,9 @@ export class Runtime {
     if (ac.actor) ac.actor.send({ type: "facts.apply", facts });
     if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
       this.schedulePassivation(ac);
+      // Queries catch up on their own; this keeps the projections fresh for readers of the tables.
+      void this.projections.catchUp().catch(() => undefined);
     }
-    void this.projections.catchUp().catch(() => undefined);
   }
 
   private schedulePassivation(ac: ActiveContext): void {

@@ -5,8 +5,16 @@ import type { DomainEvent, EventMetadata, RecordedEvent } from "../events/schema
 import type { ContextId, EventId } from "../events/ids.ts";
 import type { Clock } from "./clock.ts";
 
+type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined };
+
+/**
+ * Events that record an effect already over (a tool's result, the model's reply) can wait: they are
+ * `stage`d and go out with the next append, which always precedes the next effect (a model call, a
+ * tool run, the run's end). So a step costs one round trip to the database, not one per event.
+ */
 export class StreamWriter {
   private tail: Promise<unknown> = Promise.resolve();
+  private staged: Staged[] = [];
   constructor(
     private readonly store: EventStore,
     readonly streamId: ContextId,
@@ -30,10 +38,18 @@ export class StreamWriter {
     return this.exclusive((append) => append(events, metadata));
   }
 
+  /** Queues events to go out, in order, ahead of the next append of this stream. */
+  stage(events: DomainEvent[], metadata?: Partial<EventMetadata>): void {
+    for (const event of events) this.staged.push({ event, metadata });
+  }
+
   private async appendNow(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]> {
-    const withIds = events.map((e) => ({ ...e, eventId: this.clock.uuid() as EventId, metadata }));
+    const all = [...this.staged, ...events.map((event) => ({ event, metadata }))];
+    if (all.length === 0) return [];
+    const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
     const expected = this.version === 0 ? "no_stream" : this.version;
     const result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
+    this.staged = [];
     const recordedAt = this.clock.now().toISOString();
     const facts = withIds.map(
       (e, i) =>
@@ -45,7 +61,7 @@ export class StreamWriter {
           streamVersion: this.version + i + 1,
           eventId: e.eventId,
           schemaVersion: 1,
-          metadata: { correlationId: null, causationId: null, actor: null, ...metadata },
+          metadata: { correlationId: null, causationId: null, actor: null, ...e.metadata },
           recordedAt,
         }) as RecordedEvent,
     );
