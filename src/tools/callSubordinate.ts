@@ -18,6 +18,7 @@
 import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RuntimeInternals } from "../runtime/runtime.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
 import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
 import { DEFAULT_PRESET } from "../models/presets.ts";
 import { asContextId, type ContextId } from "../events/ids.ts";
@@ -62,6 +63,9 @@ export const MSG = {
     `Cannot start another subordinate: this run already has ${max} running, the maximum. Wait for one to finish.`,
 } as const;
 
+/** Per run: delegations that passed the live-children guard and have not yet put their child in `runningChildren`. */
+const starting = new WeakMap<RunHandle, number>();
+
 /** What a delegation resolves to before it is rendered for the model. */
 export type Delegation = { child: ContextView; fresh: boolean };
 
@@ -80,17 +84,27 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   const caller = await rt.activate(ctx.contextId);
   const handle = caller.run;
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
-  if (handle.runningChildren.size >= rt.limits.maxLiveChildrenPerRun) throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
-  const { child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx);
-  ctx.reportSubordinate?.(child.id);
-
-  const childId = asContextId(child.id);
-  await caller.writer.append(
-    [{ type: "SubordinateCalled", data: { runId: ctx.runId, toolCallId: ctx.toolCallId, childContextId: childId, fresh, jobId: ctx.jobId ?? null } }],
-    { correlationId: handle.correlationId, causationId: ctx.toolCallId },
-  );
-  const childAc = await rt.activate(childId);
+  // Check and reserve in one synchronous step: parallel jobs all pass here before any of their children is running.
+  const reserved = starting.get(handle) ?? 0;
+  if (handle.runningChildren.size + reserved >= rt.limits.maxLiveChildrenPerRun) throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
+  starting.set(handle, reserved + 1);
+  const release = () => starting.set(handle, starting.get(handle)! - 1);
+  let child: ContextView, fresh: boolean, childId: ContextId, childAc: Awaited<ReturnType<RuntimeInternals["activate"]>>;
+  try {
+    ({ child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx));
+    ctx.reportSubordinate?.(child.id);
+    childId = asContextId(child.id);
+    await caller.writer.append(
+      [{ type: "SubordinateCalled", data: { runId: ctx.runId, toolCallId: ctx.toolCallId, childContextId: childId, fresh, jobId: ctx.jobId ?? null } }],
+      { correlationId: handle.correlationId, causationId: ctx.toolCallId },
+    );
+    childAc = await rt.activate(childId);
+  } catch (e) {
+    release();
+    throw e;
+  }
   handle.runningChildren.add(childId);
+  release();
   let outcome;
   try {
     const { ended } = await rt.startRun(childAc, message, {
@@ -107,7 +121,8 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   if (ctx.signal.aborted) throw new Error("stopped");
 
   const outcomeKind = outcome.status === "completed" ? "completed" : outcome.status;
-  await caller.writer.append(
+  // The tool's own result follows at once; both reach the log with the caller's next append.
+  caller.writer.stage(
     [
       {
         type: "SubordinateReturned",
