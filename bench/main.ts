@@ -8,6 +8,9 @@ export type Row = { name: string; value: number; unit: string; compareTo?: strin
 const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   store: () => import("./store.bench.ts"),
   projections: () => import("./projections.bench.ts"),
+  postgres: () => import("./postgres.bench.ts"),
+  runtime: () => import("./runtime.bench.ts"),
+  delegation: () => import("./delegation.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";

@@ -1,0 +1,115 @@
+// PostgreSQL store figures: append rate beside PGlite's in the same run, and the total append rate of
+// 1, 2 and 4 writer processes sharing one log. Starts its own throwaway cluster (fsync off).
+import { spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { asRunId } from "../src/events/ids.ts";
+import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import { openPostgresStore } from "../src/events/postgresStore.ts";
+import type { NewEvent } from "../src/events/schema.ts";
+import type { EventStore } from "../src/events/store.ts";
+import type { Row } from "./main.ts";
+import { startPgCluster } from "./support/pgCluster.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const APPEND_ROWS = quick ? 1_000 : 5_000; // events per measured block
+const ROUNDS = 3; // PGlite and PostgreSQL blocks alternate, so drift hits both
+const WRITER_MS = quick ? 1_000 : 4_000;
+const WRITERS = [1, 2, 4];
+
+const event: NewEvent = {
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" },
+  metadata: { correlationId: "run-1", causationId: null, actor: "bench" },
+};
+
+/** Milliseconds to append `rows` events `batch` at a time, across 50 streams that grow. */
+const timeAppends = async (store: EventStore, prefix: string, rows: number, batch: number) => {
+  const versions = new Map<string, number>();
+  const started = performance.now();
+  for (let i = 0; i < rows / batch; i++) {
+    const streamId = `${prefix}-${i % 50}`;
+    const version = versions.get(streamId) ?? 0;
+    await store.append(streamId, Array.from({ length: batch }, () => event), { expectedVersion: version === 0 ? "no_stream" : version });
+    versions.set(streamId, version + batch);
+  }
+  return performance.now() - started;
+};
+
+const appendRates = async (postgres: EventStore, pglite: EventStore, batch: number): Promise<Row[]> => {
+  await timeAppends(postgres, `warm${batch}`, 500, batch);
+  await timeAppends(pglite, `warm${batch}`, 500, batch);
+  let pgMs = 0;
+  let liteMs = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    liteMs += await timeAppends(pglite, `b${batch}-${round}`, APPEND_ROWS, batch);
+    pgMs += await timeAppends(postgres, `b${batch}-${round}`, APPEND_ROWS, batch);
+  }
+  const unit = `${batch} event${batch > 1 ? "s" : ""}/append`;
+  const liteName = `PGlite append, ${unit}`;
+  const liteRate = (ROUNDS * APPEND_ROWS) / (liteMs / 1000);
+  const pgRate = (ROUNDS * APPEND_ROWS) / (pgMs / 1000);
+  return [
+    { name: liteName, value: liteRate, unit: "events/s" },
+    { name: `PostgreSQL append, ${unit}`, value: pgRate, unit: "events/s", compareTo: liteName, ratio: pgRate / liteRate },
+  ];
+};
+
+type Writer = { ready: Promise<void>; done: Promise<{ appended: number; durationMs: number }>; go: () => void };
+
+const startWriter = (url: string, id: number): Writer => {
+  const script = new URL("./support/pgWriter.ts", import.meta.url).pathname;
+  const child = spawn(process.execPath, ["--import", "tsx", script, url, String(WRITER_MS), String(id)], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = readline.createInterface({ input: child.stdout! });
+  let readyResolve!: () => void;
+  const ready = new Promise<void>((r) => (readyResolve = r));
+  const done = new Promise<{ appended: number; durationMs: number }>((resolve, reject) => {
+    lines.on("line", (line) => {
+      if (line === "ready") readyResolve();
+      else if (line.startsWith("{")) resolve(JSON.parse(line));
+    });
+    child.on("exit", (code) => (code === 0 ? undefined : reject(new Error(`writer ${id} exited with ${code}`))));
+    child.on("error", reject);
+  });
+  return { ready, done, go: () => child.stdin!.end("go\n") };
+};
+
+/** Total events/s of `n` processes appending single events to streams of their own for WRITER_MS. */
+const writerRate = async (url: string, n: number) => {
+  const writers = Array.from({ length: n }, (_, i) => startWriter(url, i));
+  await Promise.all(writers.map((w) => w.ready));
+  for (const w of writers) w.go();
+  const results = await Promise.all(writers.map((w) => w.done));
+  return results.reduce((sum, r) => sum + r.appended / (r.durationMs / 1000), 0);
+};
+
+export async function run(): Promise<Row[]> {
+  const cluster = await startPgCluster();
+  const root = await fs.mkdtemp(path.join(os.tmpdir(), "actorzero-bench-pg-"));
+  try {
+    const rows: Row[] = [];
+    const postgres = await openPostgresStore({ url: await cluster.createDatabase("bench") });
+    const pglite = await openPgliteStore({ dataDir: path.join(root, "pglite") });
+    try {
+      rows.push(...(await appendRates(postgres, pglite, 1)));
+      rows.push(...(await appendRates(postgres, pglite, 10)));
+    } finally {
+      await postgres.close();
+      await pglite.close();
+    }
+    const oneName = "PostgreSQL, 1 writer process";
+    let one = 0;
+    for (const n of WRITERS) {
+      const rate = await writerRate(await cluster.createDatabase("bench_writers"), n);
+      if (n === 1) one = rate;
+      const name = n === 1 ? oneName : `PostgreSQL, ${n} writer processes`;
+      rows.push({ name, value: rate, unit: "events/s", ...(n === 1 ? {} : { compareTo: oneName, ratio: rate / one }) });
+    }
+    return rows;
+  } finally {
+    await cluster.stop();
+    await fs.rm(root, { recursive: true, force: true });
+  }
+}
