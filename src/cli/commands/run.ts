@@ -1,0 +1,103 @@
+// `actorzero run "<task>"`: a new root context (A0) runs the task; its tree is shown live, then audited.
+import { z } from "zod";
+import { loadAudit } from "../auditLoad.ts";
+import { loadConfig } from "../config.ts";
+import type { Io } from "../context.ts";
+import { EXIT, usageError } from "../errors.ts";
+import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { chooseModel } from "../modelChoice.ts";
+import { describeLocation, locate, openLog } from "../openLog.ts";
+import { printRunReport, type RunJson } from "../runReport.ts";
+import { runSession, type ShowMode } from "../runSession.ts";
+import { runtimeFor } from "../runtimeFor.ts";
+import { oneLine } from "../format.ts";
+
+export const DEMO_TASK = "Plan the launch of a small open-source note-taking app";
+
+export const MODEL_OPTIONS = {
+  offline: { type: "boolean", description: "use the bundled offline demo model even when OPENAI_API_KEY is set" },
+  model: { type: "string", value: "<name>", description: "the model of the Default preset (with OPENAI_API_KEY)" },
+  "base-url": { type: "string", value: "<url>", description: "an OpenAI-compatible endpoint (with OPENAI_API_KEY)" },
+  latency: { type: "string", value: "<ms>", description: "offline demo: mean simulated latency per model call (default 200)" },
+  events: { type: "boolean", description: "print every event as it is appended, one line each (the default without a terminal)" },
+} as const;
+
+export const ModelFlagsSchema = z.object({
+  offline: z.boolean().optional(),
+  model: z.string().min(1, "--model needs a model name").optional(),
+  "base-url": z.url({ message: "--base-url needs a URL such as http://localhost:11434/v1" }).optional(),
+  latency: intFlag("--latency").optional(),
+  events: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
+  positionals: positionals("run", [{ name: "<task>", optional: true }]),
+  profile: z.string().min(1, "--profile needs a profile name").optional(),
+  name: z.string().min(1, "--name needs a name").optional(),
+});
+type Values = z.infer<typeof Values>;
+
+export const runSpec: CommandSpec<Values> = {
+  name: "run",
+  summary: "Run a task on a new root context (A0) and watch its delegation tree live.",
+  usage: ['run "<task>" [--profile <p>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
+  options: {
+    ...STORE_OPTIONS,
+    profile: { type: "string", value: "<profile>", description: "the root's profile: default, developer, researcher, or one of yours" },
+    name: { type: "string", value: "<name>", description: "the root context's name (default: A0)" },
+    ...MODEL_OPTIONS,
+    ...JSON_OPTION,
+  },
+  details: `Without OPENAI_API_KEY (or with --offline) the offline demo model runs: a deterministic script over
+the real tools. A0 calls \`parallel\` with two \`call_subordinate\` jobs (a researcher A1, which delegates a
+sub-question to its own A2, and a developer A1), then composes their answers.
+
+On a terminal the tree is redrawn in place; otherwise (or with --events) one line is printed per event.
+Ctrl-C stops the whole tree (recorded as stopped, nothing lost); a second Ctrl-C exits at once.
+--json prints one JSON object at the end: { contextId, runId, status, response, failure, audit }.
+With --events --json, every event is printed as a JSON line instead (the shape of \`events --json\`).
+
+Exit status: 0 completed, 1 failed, 130 stopped by Ctrl-C.`,
+  schema: Values as z.ZodType<Values>,
+};
+
+export const runCommand = async (v: Values, io: Io, command: string): Promise<number> => {
+  const where = locate(v, "run");
+  const config = loadConfig(io.cwd);
+  const demoTask = v.positionals["<task>"] === undefined;
+  const task = v.positionals["<task>"] ?? DEMO_TASK;
+  if (task.trim() === "") throw usageError("the task is empty: say what to do", "run");
+  const choice = chooseModel(demoTask ? { ...v, offline: true } : v, config, io.env);
+  const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
+  const store = await openLog(where, { create: true });
+  try {
+    const rt = await runtimeFor(store, config, choice);
+    try {
+      const after = await store.headPosition();
+      if (!v.json) {
+        io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
+        io.print(io.paint.dim(`log: ${describeLocation(where)}`));
+      }
+      const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}) });
+      if (!v.json) {
+        io.print(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`);
+        io.print("");
+      }
+      const { result, interrupted } = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });
+      const audit = await loadAudit(store, rt.projections, root.id);
+      if (v.json && !v.events) {
+        const out: RunJson = { contextId: root.id, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
+        io.print(JSON.stringify(out));
+      } else if (!v.json) {
+        printRunReport(io, result, audit, where, command);
+      }
+      if (result.status === "completed") return EXIT.ok;
+      return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await store.close();
+  }
+};

@@ -1,0 +1,65 @@
+// `actorzero send <id> "<message>"`: a message to a context (a new run, or an intervention if it runs), shown live.
+import { z } from "zod";
+import { loadAudit } from "../auditLoad.ts";
+import { loadConfig } from "../config.ts";
+import { resolveContext, type Io } from "../context.ts";
+import { EXIT, usageError } from "../errors.ts";
+import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { oneLine } from "../format.ts";
+import { chooseModel } from "../modelChoice.ts";
+import { describeLocation, locate, openLog } from "../openLog.ts";
+import { printRunReport, type RunJson } from "../runReport.ts";
+import { runSession, type ShowMode } from "../runSession.ts";
+import { runtimeFor } from "../runtimeFor.ts";
+import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+
+const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
+  positionals: positionals("send", [{ name: "<id>" }, { name: "<message>" }]),
+});
+type Values = z.infer<typeof Values>;
+
+export const sendSpec: CommandSpec<Values> = {
+  name: "send",
+  summary: "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
+  usage: ['send <id> "<message>" [--model <m>] [--offline] [--events] [--json]'],
+  options: { ...STORE_OPTIONS, ...MODEL_OPTIONS, ...JSON_OPTION },
+  details: "Shown like run: live on a terminal, a line per event otherwise; Ctrl-C stops the context's tree. Exit status as for run.",
+  schema: Values as z.ZodType<Values>,
+};
+
+export const sendCommand = async (v: Values, io: Io, command: string): Promise<number> => {
+  const where = locate(v, "send");
+  const message = v.positionals["<message>"]!;
+  if (message.trim() === "") throw usageError("the message is empty", "send");
+  const config = loadConfig(io.cwd);
+  const choice = chooseModel(v, config, io.env);
+  const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
+  const store = await openLog(where, { create: false });
+  try {
+    const rt = await runtimeFor(store, config, choice);
+    try {
+      const view = await resolveContext(rt.projections, v.positionals["<id>"]!, where);
+      const after = await store.headPosition();
+      if (!v.json) {
+        io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
+        io.print(io.paint.dim(`log: ${describeLocation(where)}`));
+        io.print(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`);
+        io.print("");
+      }
+      const { result, interrupted } = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
+      const audit = await loadAudit(store, rt.projections, view.id);
+      if (v.json && !v.events) {
+        const out: RunJson = { contextId: view.id, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
+        io.print(JSON.stringify(out));
+      } else if (!v.json) {
+        printRunReport(io, result, audit, where, command);
+      }
+      if (result.status === "completed") return EXIT.ok;
+      return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await store.close();
+  }
+};

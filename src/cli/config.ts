@@ -1,0 +1,57 @@
+// `actorzero.config.json` in the working directory (DESIGN §7): presets, profile directories, projects, limits.
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { Presets, Projects } from "../models/presets.ts";
+import { CliError } from "./errors.ts";
+
+export const CONFIG_FILE = "actorzero.config.json";
+
+const Limits = z
+  .object({
+    maxDepth: z.number().int().min(0),
+    maxLiveChildrenPerRun: z.number().int().min(1),
+    modelRetries: z.number().int().min(0),
+    retryBaseMs: z.number().int().min(0),
+    retryMaxMs: z.number().int().min(0),
+    passivateAfterMs: z.number().int().min(0),
+  })
+  .partial()
+  .strict();
+
+export const CliConfig = z
+  .object({
+    presets: Presets.optional(),
+    /** Profile directories, relative to the config file. */
+    profiles: z.array(z.string().min(1)).optional(),
+    projects: Projects.optional(),
+    limits: Limits.optional(),
+  })
+  .strict();
+export type CliConfig = z.infer<typeof CliConfig>;
+
+/** The config in `cwd`, or `{}` when there is none; an invalid one names the file, the field and what was expected. */
+export const loadConfig = (cwd: string = process.cwd()): CliConfig => {
+  const file = path.join(cwd, CONFIG_FILE);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new CliError(`cannot read ${CONFIG_FILE}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new CliError(`${CONFIG_FILE} is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = CliConfig.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.map(String).join(".") || "(top level)";
+    throw new CliError(`${CONFIG_FILE}: ${field}: ${issue.message}`);
+  }
+  const config = parsed.data;
+  return config.profiles ? { ...config, profiles: config.profiles.map((p) => path.resolve(cwd, p)) } : config;
+};

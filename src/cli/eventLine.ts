@@ -1,0 +1,90 @@
+// One plain line per event: position, time, context, type, and the gist of its data.
+import type { Paint } from "./ansi.ts";
+import type { RecordedEvent } from "../events/schema.ts";
+import { clock, compactJson, oneLine } from "./format.ts";
+
+/** The gist of an event's data in a few words; texts are cut to `max` characters. */
+export const gist = (e: RecordedEvent, max = 100): string => {
+  const t = (s: string | null) => (s === null ? "–" : JSON.stringify(oneLine(s, max)));
+  switch (e.type) {
+    case "ContextCreated":
+      return `A${e.data.agentNumber} ${e.data.profile} ${t(e.data.name)}${e.data.parentContextId ? ` under ${e.data.parentContextId.slice(0, 8)}` : " (root)"}`;
+    case "ContextRenamed":
+      return t(e.data.name);
+    case "ModelOverrideSet":
+      return compactJson(e.data.modelOverride);
+    case "MessageReceived":
+      return `from ${e.data.sender}: ${t(e.data.text)}`;
+    case "InterventionReceived":
+      return t(e.data.text);
+    case "RunStarted":
+      return `model ${e.data.model}${e.data.superior ? ` for ${e.data.superior.contextId.slice(0, 8)}` : ""}`;
+    case "ModelCalled":
+      return `step ${e.data.step}${e.data.attempt > 1 ? ` attempt ${e.data.attempt}` : ""}`;
+    case "ModelReplied": {
+      const calls = e.data.toolCalls.map((c) => c.name).join(", ");
+      const usage = e.data.usage ? ` (${e.data.usage.inputTokens} in / ${e.data.usage.outputTokens} out)` : "";
+      return `step ${e.data.step}: ${calls ? `calls ${calls}` : t(e.data.text)}${usage}`;
+    }
+    case "ModelCallFailed":
+      return `step ${e.data.step}: ${e.data.reason}${e.data.retryable ? " (retryable)" : ""}: ${oneLine(e.data.message, max)}`;
+    case "ModelWarned":
+      return t(e.data.text);
+    case "ToolCalled":
+      return `${e.data.name} ${oneLine(compactJson(e.data.arguments), max)}`;
+    case "ToolReturned":
+      return `${e.data.name} → ${t(e.data.result)}`;
+    case "ToolFailed":
+      return `${e.data.name}${e.data.repairable ? " (repairable)" : ""}: ${t(e.data.error)}`;
+    case "SubordinateCalled":
+      return `${e.data.fresh ? "new" : "continued"} ${e.data.childContextId.slice(0, 8)}${e.data.jobId ? ` as job ${e.data.jobId}` : ""}`;
+    case "SubordinateReturned":
+      return `${e.data.childContextId.slice(0, 8)} ${e.data.outcome}${e.data.reason ? `: ${oneLine(e.data.reason, max)}` : ""}`;
+    case "RunCompleted":
+      return t(e.data.response);
+    case "RunStopped":
+      return `by ${e.data.by}`;
+    case "RunFailed":
+      return `${e.data.reason}: ${oneLine(e.data.message, max)}`;
+    case "RunInterrupted":
+      return "";
+    case "ContextPaused":
+    case "ContextResumed":
+      return "";
+    case "ParallelJobStarted":
+      return `${e.data.jobId} ${e.data.toolName}`;
+    case "ParallelJobFinished":
+      return `${e.data.jobId} ${e.data.status}${e.data.contextId ? ` (${e.data.contextId.slice(0, 8)})` : ""}`;
+    default: {
+      const _exhaustive: never = e;
+      return "";
+    }
+  }
+};
+
+/** `   12  10:42:01.123  A1 researcher  1a2b3c4d  ToolCalled  call_subordinate {...}`. */
+export const eventLine = (e: RecordedEvent, who: string, paint: Paint, max = 100): string =>
+  [
+    String(e.globalPosition).padStart(5),
+    paint.dim(clock(e.recordedAt)),
+    who.padEnd(14),
+    paint.dim(e.streamId.slice(0, 8)),
+    paint.bold(e.type.padEnd(19)),
+    gist(e, max),
+  ]
+    .join("  ")
+    .trimEnd();
+
+/** The JSON of one event for `--json` output (one object per line). */
+export const eventJson = (e: RecordedEvent): string =>
+  JSON.stringify({
+    position: e.globalPosition,
+    eventId: e.eventId,
+    streamId: e.streamId,
+    streamVersion: e.streamVersion,
+    type: e.type,
+    schemaVersion: e.schemaVersion,
+    recordedAt: e.recordedAt,
+    data: e.data,
+    metadata: e.metadata,
+  });

@@ -1,0 +1,131 @@
+// Command lines parsed with node:util `parseArgs` and validated with zod: typed values or one clear usage error.
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { usageError } from "./errors.ts";
+
+export type OptionSpec = {
+  type: "string" | "boolean";
+  short?: string;
+  /** Shown in help after the flag, e.g. `<dir>`. */
+  value?: string;
+  description: string;
+};
+
+export type CommandSpec<V> = {
+  name: string;
+  summary: string;
+  /** Usage lines after `actorzero `, e.g. `audit <id> [--full] [--json]`. */
+  usage: string[];
+  /** Extra help text: what the command prints, examples. */
+  details?: string;
+  options: Record<string, OptionSpec>;
+  /** Validates `{ positionals, ...values }` (flags by their long names). */
+  schema: z.ZodType<V>;
+};
+
+export const HELP_OPTION: Record<string, OptionSpec> = {
+  help: { type: "boolean", short: "h", description: "show this help" },
+};
+
+export const STORE_OPTIONS: Record<string, OptionSpec> = {
+  "data-dir": { type: "string", value: "<dir>", description: "the PGlite data dir holding the log (default ./.actorzero)" },
+  store: { type: "string", value: "<store>", description: "pglite (default), memory, or a postgres://… URL" },
+};
+
+export const JSON_OPTION: Record<string, OptionSpec> = {
+  json: { type: "boolean", description: "print data as JSON (the shape is documented in docs/cli.md)" },
+};
+
+/** The store a command works on, as given on its command line. */
+export const StoreFlags = z.object({
+  "data-dir": z.string().min(1, "--data-dir needs a directory").optional(),
+  store: z
+    .string()
+    .refine((s) => s === "pglite" || s === "memory" || /^postgres(ql)?:\/\//.test(s), {
+      message: "--store must be pglite, memory, or a postgres://… URL",
+    })
+    .optional(),
+});
+export type StoreFlags = z.infer<typeof StoreFlags>;
+
+/** A whole number ≥ min from a flag's string value. */
+export const intFlag = (flag: string, min = 0) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: `${flag} needs a whole number` })
+    .transform(Number)
+    .refine((n) => n >= min, { message: `${flag} must be at least ${min}` });
+
+export type Parsed<V> = { help: true } | { help: false; value: V };
+
+/**
+ * Parses `argv` (the words after the command name) against `spec`: unknown flags, missing values
+ * and values that fail the schema are usage errors naming the flag.
+ */
+export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): Parsed<V> => {
+  const options = Object.fromEntries(
+    Object.entries({ ...spec.options, ...HELP_OPTION }).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+  );
+  let parsed: { values: Record<string, unknown>; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as typeof parsed;
+  } catch (e) {
+    throw usageError(parseArgsMessage(e), spec.name);
+  }
+  if (parsed.values["help"] === true) return { help: true };
+  const { help: _help, ...values } = parsed.values;
+  const result = spec.schema.safeParse({ positionals: parsed.positionals, ...values });
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw usageError(issue.message, spec.name);
+  }
+  return { help: false, value: result.data };
+};
+
+/** parseArgs' messages name the flag but carry advice of their own; ours are shorter. */
+const parseArgsMessage = (e: unknown): string => {
+  const err = e as { code?: string; message?: string };
+  const msg = err.message ?? String(e);
+  const flag = /'(-{1,2}[^' ]+)/.exec(msg)?.[1];
+  switch (err.code) {
+    case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
+      return `unknown option ${flag ?? msg}`;
+    case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
+      return flag ? `option ${flag.split(" ")[0]} ${msg.includes("argument missing") ? "needs a value" : "takes no value"}` : msg;
+    default:
+      return msg.split("\n")[0]!;
+  }
+};
+
+/** `actorzero <command> --help`. */
+export const helpText = (spec: CommandSpec<unknown>): string => {
+  const all = { ...spec.options, ...HELP_OPTION };
+  const left = Object.entries(all).map(([name, o]) => `${o.short ? `-${o.short}, ` : "    "}--${name}${o.value ? ` ${o.value}` : ""}`);
+  const width = Math.max(...left.map((l) => l.length));
+  const lines = [
+    spec.summary,
+    "",
+    "Usage:",
+    ...spec.usage.map((u) => `  actorzero ${u}`),
+    "",
+    "Options:",
+    ...Object.values(all).map((o, i) => `  ${left[i]!.padEnd(width)}  ${o.description}`),
+  ];
+  if (spec.details) lines.push("", spec.details.trimEnd());
+  return lines.join("\n") + "\n";
+};
+
+/** A schema for a command's positionals: exactly these names, in order, the optional ones last. */
+export const positionals = (command: string, names: { name: string; optional?: boolean }[]) =>
+  z.array(z.string()).transform((list, ctx) => {
+    const required = names.filter((n) => !n.optional).length;
+    if (list.length < required) {
+      ctx.addIssue({ code: "custom", message: `missing ${names[list.length]!.name}` });
+      return z.NEVER;
+    }
+    if (list.length > names.length) {
+      ctx.addIssue({ code: "custom", message: `unexpected argument '${list[names.length]}'${names.length === 0 ? ` (${command} takes none)` : ""}` });
+      return z.NEVER;
+    }
+    return Object.fromEntries(names.map((n, i) => [n.name, list[i]])) as Record<string, string | undefined>;
+  });

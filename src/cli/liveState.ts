@@ -1,0 +1,183 @@
+// What the live view shows of each context, folded from the events as they are appended.
+import type { RecordedEvent } from "../events/schema.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import { shownStatus, type Shown } from "./status.ts";
+
+export type LiveNode = {
+  id: string;
+  agentNumber: number;
+  profile: string;
+  name: string;
+  parentId: string | null;
+  status: Shown;
+  paused: boolean;
+  step: number;
+  activity: string;
+  /** Epoch ms of the current (or last) run's start and end. */
+  startedAt: number | null;
+  endedAt: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  /** Jobs of the current parallel call: started and finished. */
+  jobs: { started: number; finished: number };
+};
+
+export class LiveState {
+  readonly nodes = new Map<string, LiveNode>();
+  /** Creation order. */
+  readonly order: string[] = [];
+  position = 0;
+
+  /** Contexts that existed before the command started (a `send` to an old context), as the projections know them. */
+  seed(views: readonly ContextView[]): void {
+    for (const v of views) {
+      if (this.nodes.has(v.id)) continue;
+      this.add({
+        id: v.id,
+        agentNumber: v.agentNumber,
+        profile: v.profile,
+        name: v.name,
+        parentId: v.parentContextId,
+        status: shownStatus(v),
+        paused: v.paused,
+        step: 0,
+        activity: "",
+        startedAt: v.lastRun?.startedAt ? Date.parse(v.lastRun.startedAt) : null,
+        endedAt: v.lastRun?.endedAt ? Date.parse(v.lastRun.endedAt) : null,
+        inputTokens: 0,
+        outputTokens: 0,
+        jobs: { started: 0, finished: 0 },
+      });
+    }
+  }
+
+  private add(node: LiveNode) {
+    this.nodes.set(node.id, node);
+    this.order.push(node.id);
+  }
+
+  label(id: string): string {
+    const n = this.nodes.get(id);
+    return n ? `A${n.agentNumber} ${n.profile}` : `? ${id.slice(0, 8)}`;
+  }
+
+  apply(e: RecordedEvent): void {
+    this.position = Math.max(this.position, e.globalPosition);
+    if (e.type === "ContextCreated") {
+      if (this.nodes.has(e.streamId)) return;
+      const d = e.data;
+      this.add({
+        id: e.streamId,
+        agentNumber: d.agentNumber,
+        profile: d.profile,
+        name: d.name,
+        parentId: d.parentContextId,
+        status: "idle",
+        paused: false,
+        step: 0,
+        activity: "created",
+        startedAt: null,
+        endedAt: null,
+        inputTokens: 0,
+        outputTokens: 0,
+        jobs: { started: 0, finished: 0 },
+      });
+      return;
+    }
+    const n = this.nodes.get(e.streamId);
+    if (!n) return;
+    const at = Date.parse(e.recordedAt);
+    const child = (id: string) => {
+      const c = this.nodes.get(id);
+      return c ? `A${c.agentNumber} ${c.name}` : id.slice(0, 8);
+    };
+    switch (e.type) {
+      case "ContextRenamed":
+        n.name = e.data.name;
+        break;
+      case "MessageReceived":
+        n.activity = e.data.sender === "user" ? "message from the user" : "task from its superior";
+        break;
+      case "RunStarted":
+        n.status = "running";
+        n.step = 0;
+        n.startedAt = at;
+        n.endedAt = null;
+        n.jobs = { started: 0, finished: 0 };
+        n.activity = "starting";
+        break;
+      case "InterventionReceived":
+        n.activity = "message received (delivered at the next step)";
+        break;
+      case "ModelCalled":
+        n.step = e.data.step;
+        n.activity = e.data.attempt > 1 ? `calling the model (attempt ${e.data.attempt})` : "calling the model";
+        break;
+      case "ModelReplied":
+        n.inputTokens += e.data.usage?.inputTokens ?? 0;
+        n.outputTokens += e.data.usage?.outputTokens ?? 0;
+        n.activity = e.data.toolCalls.length > 0 ? `chose ${e.data.toolCalls.map((c) => c.name).join(", ")}` : "answered";
+        break;
+      case "ModelCallFailed":
+        n.activity = `model call failed (${e.data.reason})${e.data.retryInMs !== null ? `, retrying in ${e.data.retryInMs}ms` : ""}`;
+        break;
+      case "ModelWarned":
+        n.activity = "warned: reply not usable";
+        break;
+      case "ToolCalled":
+        n.activity = e.data.name === "response" ? "answering" : `running ${e.data.name}`;
+        break;
+      case "ToolReturned":
+        n.activity = `${e.data.name} returned`;
+        break;
+      case "ToolFailed":
+        n.activity = `${e.data.name} failed${e.data.repairable ? " (told the model)" : ""}`;
+        break;
+      case "SubordinateCalled":
+        n.activity = n.jobs.started > 0 ? `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done` : `waiting on ${child(e.data.childContextId)}`;
+        break;
+      case "SubordinateReturned":
+        n.activity = `${child(e.data.childContextId)} ${e.data.outcome}`;
+        break;
+      case "ParallelJobStarted":
+        n.jobs.started++;
+        n.activity = `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done`;
+        break;
+      case "ParallelJobFinished":
+        n.jobs.finished++;
+        n.activity = `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done`;
+        break;
+      case "RunCompleted":
+        n.status = "completed";
+        n.endedAt = at;
+        n.activity = "answered";
+        break;
+      case "RunStopped":
+        n.status = "stopped";
+        n.endedAt = at;
+        n.activity = `stopped by ${e.data.by === "user" ? "the user" : "its superior"}`;
+        break;
+      case "RunFailed":
+        n.status = "failed";
+        n.endedAt = at;
+        n.activity = `failed (${e.data.reason})`;
+        break;
+      case "RunInterrupted":
+        n.status = "interrupted";
+        n.endedAt = at;
+        n.activity = "interrupted";
+        break;
+      case "ContextPaused":
+        n.paused = true;
+        break;
+      case "ContextResumed":
+        n.paused = false;
+        break;
+      case "ModelOverrideSet":
+        break;
+      default: {
+        const _exhaustive: never = e;
+      }
+    }
+  }
+}

@@ -1,0 +1,57 @@
+// What `run` and `send` print when the run is over: the outcome, the answer, the audit tree, and where to look next.
+import type { SendResult } from "../runtime/runtime.ts";
+import type { AuditReport } from "./auditReport.ts";
+import { summaryTree } from "./auditText.ts";
+import type { Io } from "./context.ts";
+import { duration, tokens } from "./format.ts";
+import { locationFlags, type LogLocation } from "./openLog.ts";
+import { paintStatus } from "./status.ts";
+
+export type RunJson = {
+  contextId: string;
+  runId: string;
+  status: SendResult["status"];
+  response: string | null;
+  failure: SendResult["failure"];
+  audit: AuditReport;
+};
+
+export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, where: LogLocation, command: string): void => {
+  const p = io.paint;
+  const root = audit.context;
+  const run = root.runs.find((r) => r.runId === result.runId);
+  const t = root.tree;
+  io.print("");
+  io.print(
+    `${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · ${t.contexts} contexts · ${t.modelCalls} model calls · tokens ${tokens(t.inputTokens, t.outputTokens)}`,
+  );
+  if (result.status === "completed") {
+    io.print("");
+    io.print(p.bold("Answer"));
+    io.print((result.response ?? "").replace(/^/gm, "  "));
+  } else if (result.status === "stopped") {
+    io.print(p.yellow("Stopped: every run of the tree was recorded as stopped; send a message to continue it."));
+  } else if (result.failure) {
+    io.print(p.red(`Failed (${result.failure.reason}): ${result.failure.message}`));
+  }
+  io.print("");
+  io.print(p.bold("Tree"));
+  io.print(summaryTree(audit, p));
+  io.print("");
+  if (where.kind === "memory") {
+    io.print(p.dim("The log was in memory and is gone now; use --data-dir (or the default ./.actorzero) to keep it."));
+    return;
+  }
+  const flags = locationFlags(where);
+  const id = audit.context.id.slice(0, 8);
+  const cmds: [string, string][] = [
+    [`${command} audit ${id}${flags}`, "the full story: messages, model and tool calls, children"],
+    [`${command} events --context ${id}${flags}`, "the raw log of this context"],
+    [`${command} tree${flags}`, "every tree in the log"],
+    [`${command} replay --verify${flags}`, "rebuild the projections from the log and compare"],
+    [`${command} send ${id} "<message>"${flags}`, "continue the conversation"],
+  ];
+  const w = Math.max(...cmds.map(([c]) => c.length));
+  io.print(p.bold("Look further"));
+  for (const [c, what] of cmds) io.print(`  ${c.padEnd(w)}  ${p.dim(what)}`);
+};

@@ -1,0 +1,79 @@
+// Drives one run for `run` and `send`: shows it live (tree on a terminal, else a line per event), stops it on Ctrl-C.
+//
+// Requirements:
+// - Every event appended from the start of the command is shown, in log order, none skipped.
+// - The first Ctrl-C (or SIGTERM) stops the whole tree through `rt.stop(root)`, so every run is recorded
+//   as stopped and nothing is lost; a second one exits at once.
+// - The screen is given back (cursor shown, handlers removed) on every path.
+import type { EventStore } from "../events/store.ts";
+import type { Runtime, SendResult } from "../runtime/runtime.ts";
+import { ESC } from "./ansi.ts";
+import type { Io } from "./context.ts";
+import { eventJson, eventLine } from "./eventLine.ts";
+import { LiveState } from "./liveState.ts";
+import { LiveView } from "./liveView.ts";
+
+export type ShowMode = "live" | "lines" | "json-lines" | "quiet";
+
+export type Session = { result: SendResult; interrupted: boolean };
+
+export const runSession = async (opts: {
+  rt: Runtime;
+  store: EventStore;
+  rootId: string;
+  /** Show events after this position (the head before the command appended anything). */
+  after: number;
+  mode: ShowMode;
+  io: Io;
+  start: () => Promise<SendResult>;
+}): Promise<Session> => {
+  const { rt, store, rootId, io, mode } = opts;
+  const state = new LiveState();
+  state.seed(await rt.contexts());
+  state.position = opts.after;
+  const view = mode === "live" ? new LiveView(io.out, state, rootId, io.paint) : null;
+  const unsubscribe = await rt.subscribe(
+    (e) => {
+      state.apply(e);
+      if (mode === "lines") io.print(eventLine(e, state.label(e.streamId), io.paint));
+      if (mode === "json-lines") io.print(eventJson(e));
+    },
+    { after: opts.after },
+  );
+
+  let interrupted = false;
+  let stopping: Promise<unknown> | null = null;
+  const onSignal = () => {
+    if (stopping) {
+      if (view) io.out.write(ESC.showCursor);
+      io.warn("actorzero: exiting at once; runs still going will be marked interrupted when the log is next opened.");
+      process.exit(130);
+    }
+    interrupted = true;
+    const note = "stopping the whole tree… (Ctrl-C again exits at once)";
+    if (view) view.footer(note);
+    else if (mode !== "json-lines") io.warn(`actorzero: ${note}`);
+    stopping = rt.stop(rootId).catch((e: unknown) => io.warn(`actorzero: the stop failed: ${(e as Error).message}`));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  view?.start();
+  try {
+    const result = await opts.start();
+    if (stopping) await stopping;
+    await drain(store, state);
+    return { result, interrupted };
+  } finally {
+    unsubscribe();
+    view?.stop();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+};
+
+/** Waits (briefly) until every event appended so far has been shown. */
+const drain = async (store: EventStore, state: LiveState) => {
+  const head = await store.headPosition();
+  const deadline = Date.now() + 5_000;
+  while (state.position < head && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+};

@@ -1,0 +1,15 @@
+// The runtime a command drives: the config file's profiles, projects and limits, with the chosen model.
+import type { EventStore } from "../events/store.ts";
+import { createRuntime, type Runtime } from "../runtime/runtime.ts";
+import type { CliConfig } from "./config.ts";
+import type { ModelChoice } from "./modelChoice.ts";
+
+export const runtimeFor = (store: EventStore, config: CliConfig, choice: ModelChoice): Promise<Runtime> =>
+  createRuntime({
+    store,
+    model: choice.model,
+    presets: choice.presets,
+    ...(config.projects ? { projects: config.projects } : {}),
+    ...(config.profiles ? { profiles: config.profiles } : {}),
+    ...(config.limits ? { limits: config.limits } : {}),
+  });
