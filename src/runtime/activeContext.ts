@@ -19,6 +19,8 @@ export type RunOutcome = {
 export class ActiveContext {
   view: ContextView;
   private readonly runs = new Map<string, RunTranscript>();
+  /** The subordinates this context created, in order, with their slots (from its own SubordinateCalled facts). */
+  readonly children: { contextId: string; slot: string }[] = [];
   /** Answers of subordinates by the tool call that asked, for `§§result(...)` references. */
   readonly storedResults = new Map<string, string>();
   actor!: AnyActorRef;
@@ -42,6 +44,7 @@ export class ActiveContext {
     for (const f of facts) this.view = contextsProjection.evolve(this.view, f);
     foldEvents(transcriptProjection, facts, this.runs);
     for (const f of facts) {
+      if (f.type === "SubordinateCalled" && f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
       if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
       if (outcome) this.outcomes.get(outcome.runId)?.resolve(outcome);

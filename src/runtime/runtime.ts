@@ -421,9 +421,8 @@ export class Runtime {
     if (ac.run && facts.some((f) => f.type === "InterventionReceived")) ac.run.interventionReceived();
     if (ac.actor) ac.actor.send({ type: "facts.apply", facts });
     if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
+      // Projections are not caught up here: queries catch up on their own, off the runs' path.
       this.schedulePassivation(ac);
-      // Queries catch up on their own; this keeps the projections fresh for readers of the tables.
-      void this.projections.catchUp().catch(() => undefined);
     }
   }
 

@@ -91,7 +91,10 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   const release = () => starting.set(handle, starting.get(handle)! - 1);
   let child: ContextView, fresh: boolean, childId: ContextId, childAc: Awaited<ReturnType<RuntimeInternals["activate"]>>;
   try {
+    // A job cancelled (or a caller stopped) meanwhile must not start, nor record anything after its run ended.
+    if (ctx.signal.aborted) throw new Error("stopped");
     ({ child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx));
+    if (ctx.signal.aborted) throw new Error("stopped");
     ctx.reportSubordinate?.(child.id);
     childId = asContextId(child.id);
     await caller.writer.append(
@@ -106,15 +109,22 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   handle.runningChildren.add(childId);
   release();
   let outcome;
+  // A stop or cancel that lands while the child is being set up finds nothing running to stop (a job's
+  // cancel does not even know the child yet), so the delegation stops its child itself.
+  const stopChild = () => void rt.stopContext(childId, "superior").catch(() => null);
   try {
+    if (ctx.signal.aborted) throw new Error("stopped");
     const { ended } = await rt.startRun(childAc, message, {
       contextId: caller.id,
       runId: ctx.runId,
       toolCallId: ctx.toolCallId,
       jobId: ctx.jobId ?? null,
     });
+    ctx.signal.addEventListener("abort", stopChild, { once: true });
+    if (ctx.signal.aborted) stopChild();
     outcome = await ended;
   } finally {
+    ctx.signal.removeEventListener("abort", stopChild);
     handle.runningChildren.delete(childId);
   }
   // The caller was stopped meanwhile: it gets no result, and its stream is closed for this run.
@@ -174,12 +184,14 @@ const findOrCreate = async (
   // Rule 2.
   if (contextId !== "" && reset) throw new RepairableToolError(MSG.contextIdWithReset);
 
-  await rt.catchUp();
+  // The caller's own stream says which children it made (SubordinateCalled), so no projection is read here.
+  const callerAc = await rt.activate(caller.id);
   let existing: ContextView | undefined;
   if (!reset) {
     if (contextId !== "") {
       // Rule 3, by id: only the caller's own children, by recorded parent, parent number and number.
-      const view = await rt.projections.contexts.get(contextId);
+      const known = callerAc.children.some((c) => c.contextId === contextId);
+      const view = known ? (await rt.activate(contextId)).view : null;
       const isChild =
         view !== null &&
         view.parentContextId === caller.id &&
@@ -190,14 +202,13 @@ const findOrCreate = async (
     } else {
       // Rule 3, by slot: the newest child in the caller's slot.
       const slot = ctx.jobId ?? DEFAULT_SLOT;
-      const children = await rt.projections.tree.children(caller.id);
-      const newest = [...children].reverse().find((c) => c.slot === slot);
-      existing = newest ? ((await rt.projections.contexts.get(newest.contextId)) ?? undefined) : undefined;
+      const newest = [...callerAc.children].reverse().find((c) => c.slot === slot);
+      existing = newest ? (await rt.activate(newest.contextId)).view : undefined;
     }
   }
 
   if (existing) {
-    const live = rt.isActive(existing.id) ? (await rt.activate(existing.id)).view : existing;
+    const live = existing;
     // Rule 4.
     const current = live.profile || PROFILE_DEFAULT;
     if (requestedProfile !== "" && requestedProfile !== current) throw new RepairableToolError(MSG.profileChange(current, requestedProfile));
