@@ -8,7 +8,7 @@ const store = await openPgliteStore({ dataDir });
 const rt = await createRuntime({
   store,
   model: scriptedModel((req) => {
-    if (req.messages.some((m) => m.role === "tool")) return new Promise(() => undefined); // hangs mid-run
+    if (req.agentNumber > 0) return new Promise(() => undefined); // the subordinate's call hangs mid-run
     return { toolCalls: [{ id: "t1", name: "call_subordinate", arguments: JSON.stringify({ message: "dig deeper", name: "digger" }) }] };
   }),
 });

@@ -1,0 +1,79 @@
+// Delegation figures: a round trip beside raw appends of the same events; a 64-leaf fan-out beside its critical path.
+import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import { createRuntime } from "../src/runtime/runtime.ts";
+import { scriptedModel } from "../src/models/scripted.ts";
+import type { ModelRequest, ModelTurn } from "../src/models/port.ts";
+import type { Row } from "./main.ts";
+import { recordingStore, replayRaw } from "./support/recordingStore.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const ROUND_TRIPS = quick ? 30 : 200;
+const MODEL_WAIT_MS = 50;
+
+const answered = (req: ModelRequest) => req.messages.at(-1)?.role === "tool";
+
+const roundTrip = async (): Promise<Row[]> => {
+  const base = await openPgliteStore();
+  const store = recordingStore(base);
+  const model = scriptedModel((req) => {
+    if (req.agentNumber === 0 && !answered(req)) {
+      return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+    }
+    return { text: req.agentNumber === 0 ? "composed" : "found it" };
+  });
+  const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
+  const roots = [];
+  for (let i = 0; i < ROUND_TRIPS; i++) roots.push(await rt.createContext({ name: `rt-${i}` }));
+  store.appends.length = 0;
+  const started = performance.now();
+  for (const root of roots) await rt.send(root.id, "delegate once");
+  const runtimeMs = performance.now() - started;
+  const appends = [...store.appends];
+  await rt.close();
+  const rawMs = await replayRaw(base, appends, "raw");
+  await base.close();
+  const events = appends.reduce((n, a) => n + a.events.length, 0);
+  return [
+    {
+      name: `raw appends of the same events (${events / ROUND_TRIPS} events in ${appends.length / ROUND_TRIPS} appends per trip)`,
+      value: rawMs / ROUND_TRIPS,
+      unit: "ms/trip",
+    },
+    { name: "delegation round trip (3 model calls, zero latency)", value: runtimeMs / ROUND_TRIPS, unit: "ms/trip", compareTo: "raw", ratio: runtimeMs / rawMs, target: "≤ 2× raw" },
+  ];
+};
+
+const fanOut = async (): Promise<Row[]> => {
+  const store = await openPgliteStore();
+  const wait = (turn: ModelTurn, signal: AbortSignal) =>
+    new Promise<ModelTurn>((resolve, reject) => {
+      const t = setTimeout(() => resolve(turn), MODEL_WAIT_MS);
+      signal.addEventListener("abort", () => (clearTimeout(t), reject(new Error("aborted"))), { once: true });
+    });
+  const eight = (depth: number) =>
+    Array.from({ length: 8 }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i} at depth ${depth}`, reset: true } }));
+  const model = scriptedModel((req) => {
+    if (req.agentNumber < 2 && !answered(req)) {
+      return wait({ toolCalls: [{ id: `p${req.agentNumber}`, name: "parallel", arguments: JSON.stringify({ tool_calls: eight(req.agentNumber + 1) }) }] }, req.signal);
+    }
+    return wait({ text: `leaf or summary from A${req.agentNumber}` }, req.signal);
+  });
+  const rt = await createRuntime({ store, model, limits: { maxLiveChildrenPerRun: 8, passivateAfterMs: 60_000 } });
+  const root = await rt.createContext({ name: "fan-out" });
+  const started = performance.now();
+  const r = await rt.send(root.id, "fan out");
+  const wallMs = performance.now() - started;
+  const contexts = (await rt.contexts({ rootContextId: root.id })).length;
+  await rt.close();
+  await store.close();
+  if (r.status !== "completed" || contexts !== 73) throw new Error(`fan-out did not complete as expected: ${r.status}, ${contexts} contexts`);
+  const criticalPath = 5 * MODEL_WAIT_MS; // A0 → A1 → A2 → A1 → A0
+  return [
+    { name: "critical path of model waits (5 × 50 ms)", value: criticalPath, unit: "ms" },
+    { name: "fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves)", value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
+  ];
+};
+
+export async function run(): Promise<Row[]> {
+  return [...(await roundTrip()), ...(await fanOut())];
+}

@@ -1,0 +1,99 @@
+// Runtime figures: overhead per step beside raw appends of the same events; memory per live and per passivated context.
+import { z } from "zod";
+import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import { createRuntime } from "../src/runtime/runtime.ts";
+import { scriptedModel } from "../src/models/scripted.ts";
+import { defineTool } from "../src/tools/defineTool.ts";
+import type { Row } from "./main.ts";
+import { recordingStore, replayRaw } from "./support/recordingStore.ts";
+import { heapUsed } from "./support/heap.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const RUNS = quick ? 20 : 100;
+const STEPS = 10; // tool steps per run, then a final answer
+const CONTEXTS = quick ? 200 : 1_000;
+const STORED = quick ? 10_000 : 100_000;
+
+const noop = defineTool({ name: "noop", description: "does nothing", input: z.object({ i: z.number() }), run: ({ i }) => `done ${i}` });
+
+/** A zero-latency model: STEPS tool calls, then an answer. */
+const stepper = () =>
+  scriptedModel((req) => {
+    const steps = req.messages.filter((m) => m.role === "assistant").length;
+    if (steps < STEPS) return { toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }], usage: { inputTokens: 1, outputTokens: 1 } };
+    return { text: "finished", usage: { inputTokens: 1, outputTokens: 1 } };
+  });
+
+const stepOverhead = async (): Promise<Row[]> => {
+  const base = await openPgliteStore();
+  const store = recordingStore(base);
+  const rt = await createRuntime({ store, model: stepper(), tools: [noop], limits: { passivateAfterMs: 60_000 } });
+  const roots = [];
+  for (let i = 0; i < RUNS; i++) roots.push(await rt.createContext({ name: `bench-${i}` }));
+  store.appends.length = 0;
+  const started = performance.now();
+  for (const root of roots) await rt.send(root.id, "take ten steps");
+  const runtimeMs = performance.now() - started;
+  const appends = [...store.appends];
+  await rt.close();
+  const rawMs = await replayRaw(base, appends, "raw");
+  await base.close();
+  const steps = RUNS * (STEPS + 1);
+  const events = appends.reduce((n, a) => n + a.events.length, 0);
+  return [
+    { name: `raw appends of the same events (${events} events in ${appends.length} appends)`, value: (rawMs * 1000) / steps, unit: "µs/step" },
+    { name: "runtime step (zero-latency model, one tool call)", value: (runtimeMs * 1000) / steps, unit: "µs/step", compareTo: "raw", ratio: runtimeMs / rawMs, target: "≤ 1.5× raw" },
+  ];
+};
+
+const memory = async (): Promise<Row[]> => {
+  const store = await openPgliteStore();
+  const model = scriptedModel(() => ({ text: "ok" }));
+  const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 200 } });
+  const ids: string[] = [];
+  for (let i = 0; i < CONTEXTS; i++) ids.push((await rt.createContext({ name: `m-${i}` })).id);
+  await new Promise((r) => setTimeout(r, 50));
+  const before = await heapUsed();
+  // Touch each context: it becomes active (actor, writer, folds) and stays so until passivation.
+  for (const id of ids) await rt.send(id, "hello");
+  const live = (await heapUsed()) - before;
+  await new Promise((r) => setTimeout(r, 600));
+  const passivated = (await heapUsed()) - before;
+  await rt.close();
+  await store.close();
+  return [
+    { name: `live idle context (${CONTEXTS} touched, actors still active)`, value: live / CONTEXTS / 1024, unit: "KB/context", target: "< 10 KB" },
+    { name: "passivated context (after the idle delay)", value: passivated / CONTEXTS / 1024, unit: "KB/context" },
+  ];
+};
+
+const touchedFew = async (): Promise<Row[]> => {
+  const store = await openPgliteStore();
+  // STORED contexts written straight into the log, as valid ContextCreated rows.
+  await store.sql.query(
+    `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+     SELECT gen_random_uuid(), 'ctx-' || g, 1, 'ContextCreated', 1,
+       jsonb_build_object('contextId', 'ctx-' || g, 'name', 'c' || g, 'label', 'c' || g, 'profile', 'default', 'project', null,
+         'agentNumber', 0, 'depth', 0, 'kind', 'root', 'parentContextId', null, 'parentAgentNumber', null,
+         'rootContextId', 'ctx-' || g, 'slot', null, 'modelOverride', null),
+       '{"correlationId":null,"causationId":null,"actor":null}'::jsonb, now()
+     FROM generate_series(1, $1) g`,
+    [STORED],
+  );
+  const model = scriptedModel(() => ({ text: "ok" }));
+  const idle = await createRuntime({ store, model, limits: { passivateAfterMs: 100 } });
+  const untouched = await heapUsed();
+  const touched = Math.min(1_000, STORED);
+  for (let i = 1; i <= touched; i++) await idle.send(`ctx-${i * Math.floor(STORED / touched)}`, "hello");
+  await new Promise((r) => setTimeout(r, 500));
+  const after = await heapUsed();
+  await idle.close();
+  await store.close();
+  return [
+    { name: `heap growth after touching ${touched} of ${STORED} stored contexts`, value: (after - untouched) / 1024 / 1024, unit: "MB", target: "< 50 MB" },
+  ];
+};
+
+export async function run(): Promise<Row[]> {
+  return [...(await stepOverhead()), ...(await memory()), ...(await touchedFew())];
+}
