@@ -62,3 +62,20 @@ export const typesOf = async (rt: Runtime, id: string) => (await rt.events({ con
 
 export const eventsOf = async <T extends string>(rt: Runtime, id: string, type: T) =>
   (await rt.events({ contextId: id })).filter((e) => e.type === type) as Extract<Awaited<ReturnType<Runtime["events"]>>[number], { type: T }>[];
+
+/** The store, except that an append for which `hold` returns a promise waits for it before going to the database. */
+export const holdingStore = (store: EventStore, hold: (streamId: string, types: string[]) => Promise<void> | undefined): EventStore => ({
+  kind: store.kind,
+  sql: store.sql,
+  append: async (streamId, events, options) => {
+    await hold(streamId, events.map((e) => e.type));
+    return store.append(streamId, events, options);
+  },
+  readStream: (streamId, fromVersion) => store.readStream(streamId, fromVersion),
+  streamVersion: (streamId) => store.streamVersion(streamId),
+  readAll: (after, limit) => store.readAll(after, limit),
+  iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
+  headPosition: () => store.headPosition(),
+  subscribe: (after, listener) => store.subscribe(after, listener),
+  close: () => store.close(),
+});
