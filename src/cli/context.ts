@@ -1,6 +1,6 @@
 // What every command gets: its streams, colours, and the environment; plus opening the log and finding contexts.
 import type { EventStore } from "../events/store.ts";
-import { openProjections, type Projections } from "../projections/engine.ts";
+import type { Projections } from "../projections/engine.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { Paint } from "./ansi.ts";
 import { CliError } from "./errors.ts";
@@ -27,6 +27,7 @@ export const withLog = async <T>(
   }
   const store = await openLog(where, options);
   try {
+    const { openProjections } = await import("../projections/engine.ts");
     const projections = options.projections === false ? (undefined as never) : await openProjections(store);
     return await work({ store, projections });
   } finally {

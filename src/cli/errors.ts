@@ -1,8 +1,6 @@
 // The CLI's own error (a user mistake or an unusable store) and the one line every failure is shown as.
 import { ZodError, z } from "zod";
 import { StoreError, EventDecodeError } from "../events/errors.ts";
-import { RuntimeError } from "../runtime/runtime.ts";
-import { ConfigError } from "../profiles/profiles.ts";
 
 /** Exit codes: 1 for a refused or failed command, 2 for a bad command line. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -29,8 +27,9 @@ export const describeFailure = (e: unknown): { line: string; exitCode: number; e
     const line = e.reason === "locked" ? e.message.replace(/^data dir /, "the data dir ") : `the event log: ${e.message}`;
     return { line, exitCode: EXIT.failed, expected: true };
   }
-  if (e instanceof RuntimeError) return { line: e.message, exitCode: EXIT.failed, expected: true };
-  if (e instanceof ConfigError) return { line: e.message, exitCode: EXIT.failed, expected: true };
+  // By tag, so that loading this file does not load the runtime.
+  const tag = (e as { _tag?: unknown } | null)?._tag;
+  if (e instanceof Error && (tag === "RuntimeError" || tag === "ConfigError")) return { line: e.message, exitCode: EXIT.failed, expected: true };
   if (e instanceof EventDecodeError) return { line: `the log holds an unreadable event: ${e.message}`, exitCode: EXIT.failed, expected: true };
   if (e instanceof ZodError) return { line: z.prettifyError(e).replace(/\s*\n\s*/g, "; "), exitCode: EXIT.usage, expected: true };
   const message = e instanceof Error ? e.message : String(e);

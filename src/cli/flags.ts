@@ -56,6 +56,9 @@ export const intFlag = (flag: string, min = 0) =>
     .transform(Number)
     .refine((n) => n >= min, { message: `${flag} must be at least ${min}` });
 
+/** A context id, or the start of one. */
+export const CONTEXT_ID_PREFIX = /^[0-9a-fA-F-]{1,36}$/;
+
 export type Parsed<V> = { help: true } | { help: false; value: V };
 
 /**
@@ -116,7 +119,7 @@ export const helpText = (spec: CommandSpec<unknown>): string => {
 };
 
 /** A schema for a command's positionals: exactly these names, in order, the optional ones last. */
-export const positionals = (command: string, names: { name: string; optional?: boolean }[]) =>
+export const positionals = (command: string, names: { name: string; optional?: boolean; id?: boolean }[]) =>
   z.array(z.string()).transform((list, ctx) => {
     const required = names.filter((n) => !n.optional).length;
     if (list.length < required) {
@@ -126,6 +129,13 @@ export const positionals = (command: string, names: { name: string; optional?: b
     if (list.length > names.length) {
       ctx.addIssue({ code: "custom", message: `unexpected argument '${list[names.length]}'${names.length === 0 ? ` (${command} takes none)` : ""}` });
       return z.NEVER;
+    }
+    for (const [i, n] of names.entries()) {
+      const value = list[i];
+      if (n.id && value !== undefined && !CONTEXT_ID_PREFIX.test(value.trim())) {
+        ctx.addIssue({ code: "custom", message: `'${value}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)` });
+        return z.NEVER;
+      }
     }
     return Object.fromEntries(names.map((n, i) => [n.name, list[i]])) as Record<string, string | undefined>;
   });

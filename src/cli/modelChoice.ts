@@ -1,5 +1,4 @@
 // Which model a run uses: OpenAI (or any compatible endpoint) when a key is set, else the offline demo model.
-import { openAIModel } from "../models/openai.ts";
 import type { ModelPort } from "../models/port.ts";
 import { DEFAULT_MODEL, presetApiKeys, type Presets } from "../models/presets.ts";
 import type { CliConfig } from "./config.ts";
@@ -15,7 +14,7 @@ export type ModelChoice = {
   banner: string;
 };
 
-export const chooseModel = (flags: ModelFlags, config: CliConfig, env: NodeJS.ProcessEnv): ModelChoice => {
+export const chooseModel = async (flags: ModelFlags, config: CliConfig, env: NodeJS.ProcessEnv): Promise<ModelChoice> => {
   const key = env["OPENAI_API_KEY"];
   if (flags.offline || !key) {
     const why = flags.offline ? "--offline" : "OPENAI_API_KEY is not set";
@@ -34,6 +33,7 @@ export const chooseModel = (flags: ModelFlags, config: CliConfig, env: NodeJS.Pr
     ...(flags["base-url"] ? { baseURL: flags["base-url"] } : {}),
   };
   const presets = { ...configured, Default };
+  const { openAIModel } = await import("../models/openai.ts");
   return {
     model: openAIModel({ apiKey: key, apiKeyFor: presetApiKeys(presets, env), ...(flags["base-url"] ? { baseURL: flags["base-url"] } : {}) }),
     presets,

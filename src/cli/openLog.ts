@@ -1,7 +1,6 @@
 // Opens the event log a command names: a PGlite data dir (default ./.actorzero), memory, or a PostgreSQL URL.
 import fs from "node:fs";
 import path from "node:path";
-import { openPgliteStore } from "../events/pgliteStore.ts";
 import type { EventStore } from "../events/store.ts";
 import { CliError, usageError } from "./errors.ts";
 import type { StoreFlags } from "./flags.ts";
@@ -53,6 +52,8 @@ const quoteArg = (s: string) => (/^[\w./:@*-]+$/.test(s) ? s : `'${s.replace(/'/
  * a data dir another process holds gives StoreError `locked`, naming the holder.
  */
 export const openLog = async (where: LogLocation, options: { create: boolean }): Promise<EventStore> => {
+  // Loaded on demand: help and usage errors should not pay for PGlite.
+  const { openPgliteStore } = await import("../events/pgliteStore.ts");
   switch (where.kind) {
     case "memory":
       return openPgliteStore();

@@ -1,11 +1,13 @@
 // The runtime a command drives: the config file's profiles, projects and limits, with the chosen model.
 import type { EventStore } from "../events/store.ts";
-import { createRuntime, type Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 import type { CliConfig } from "./config.ts";
 import type { ModelChoice } from "./modelChoice.ts";
 
-export const runtimeFor = (store: EventStore, config: CliConfig, choice: ModelChoice): Promise<Runtime> =>
-  createRuntime({
+/** The runtime (loaded on demand: only run, send and stop need it). */
+export const runtimeFor = async (store: EventStore, config: CliConfig, choice: ModelChoice): Promise<Runtime> => {
+  const { createRuntime } = await import("../runtime/runtime.ts");
+  return createRuntime({
     store,
     model: choice.model,
     presets: choice.presets,
@@ -13,3 +15,4 @@ export const runtimeFor = (store: EventStore, config: CliConfig, choice: ModelCh
     ...(config.profiles ? { profiles: config.profiles } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
   });
+};

@@ -8,7 +8,7 @@ import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec }
 import { locate } from "../openLog.ts";
 
 const Values = StoreFlags.extend({
-  positionals: positionals("audit", [{ name: "<id>" }]),
+  positionals: positionals("audit", [{ name: "<id>", id: true }]),
   full: z.boolean().optional(),
   json: z.boolean().optional(),
 });

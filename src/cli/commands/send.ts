@@ -14,7 +14,7 @@ import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
 const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
-  positionals: positionals("send", [{ name: "<id>" }, { name: "<message>" }]),
+  positionals: positionals("send", [{ name: "<id>", id: true }, { name: "<message>" }]),
 });
 type Values = z.infer<typeof Values>;
 
@@ -32,7 +32,7 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
   const message = v.positionals["<message>"]!;
   if (message.trim() === "") throw usageError("the message is empty", "send");
   const config = loadConfig(io.cwd);
-  const choice = chooseModel(v, config, io.env);
+  const choice = await chooseModel(v, config, io.env);
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   const store = await openLog(where, { create: false });
   try {

@@ -1,6 +1,5 @@
 // `actorzero stop <id>`: stops a context's run and, with it, every running subordinate below it.
 import { z } from "zod";
-import { openProjections } from "../../projections/engine.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
@@ -11,7 +10,7 @@ import { runtimeFor } from "../runtimeFor.ts";
 import { shownStatus } from "../status.ts";
 
 const Values = StoreFlags.extend({
-  positionals: positionals("stop", [{ name: "<id>" }]),
+  positionals: positionals("stop", [{ name: "<id>", id: true }]),
   json: z.boolean().optional(),
 });
 type Values = z.infer<typeof Values>;
@@ -31,8 +30,9 @@ export const stopCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "stop");
   const store = await openLog(where, { create: false });
   try {
+    const { openProjections } = await import("../../projections/engine.ts");
     const before = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
-    const rt = await runtimeFor(store, loadConfig(io.cwd), chooseModel({ offline: true }, {}, io.env));
+    const rt = await runtimeFor(store, loadConfig(io.cwd), await chooseModel({ offline: true }, {}, io.env));
     try {
       const outcome = await rt.stop(before.id);
       const after = (await rt.context(before.id))!;

@@ -11,7 +11,7 @@ import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
 
 const Values = StoreFlags.extend({
-  positionals: positionals("tree", [{ name: "[id]", optional: true }]),
+  positionals: positionals("tree", [{ name: "[id]", id: true, optional: true }]),
   json: z.boolean().optional(),
 });
 type Values = z.infer<typeof Values>;

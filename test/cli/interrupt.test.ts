@@ -1,0 +1,60 @@
+// Ctrl-C during a run, and a second process at the same PGlite data dir meanwhile.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ContextRow } from "../../src/cli/commands/contexts.ts";
+import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
+import { cli, expectOneLineError, jsonLines, linePositions, startCli, type CliProcess, type CliResult } from "./support.ts";
+
+let dataDir: string;
+let run: CliProcess;
+let locked: CliResult;
+let ended: CliResult;
+
+beforeAll(async () => {
+  dataDir = await copyPgliteTemplate();
+  // Slow model calls, so the tree is still at work when the other process comes and when Ctrl-C arrives.
+  run = startCli(["run", "--events", "--latency", "1500", "--data-dir", dataDir, "Write a haiku about logs"]);
+  await run.waitForLine(/ A2 researcher .* ModelCalled /, 90_000);
+  locked = await cli(["contexts", "--data-dir", dataDir]);
+  run.child.kill("SIGINT");
+  ended = await run.done;
+});
+afterAll(async () => {
+  run.child.kill("SIGKILL");
+  await removeDir(dataDir);
+});
+
+describe("when a second process opens a data dir that a run holds", () => {
+  it("is refused with one line naming the holder", () => {
+    expect(locked.code).toBe(1);
+    const line = expectOneLineError(locked);
+    expect(line).toContain(`is in use by process ${run.child.pid}`);
+    expect(line).toContain("one process at a time");
+  });
+});
+
+describe("when the run gets Ctrl-C", () => {
+  it("stops the whole tree, says so, and exits 130", () => {
+    expect(ended.code, ended.stderr).toBe(130);
+    expect(ended.stderr).toContain("stopping the whole tree");
+    expect(ended.stdout).toContain("Stopped: every run of the tree was recorded as stopped");
+  });
+
+  it("leaves every context stopped or completed, none running, and the log intact", async () => {
+    const rows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as ContextRow[];
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    for (const r of rows) expect(["stopped", "completed"]).toContain(r.shownStatus);
+    expect(rows.find((r) => r.agentNumber === 0)!.shownStatus).toBe("stopped");
+    expect(rows.find((r) => r.agentNumber === 2)!.shownStatus).toBe("stopped");
+
+    const events = jsonLines<{ position: number; type: string; data: Record<string, unknown> }>(
+      (await cli(["events", "--json", "--data-dir", dataDir])).stdout,
+    );
+    // Everything the run printed as it happened is in the log, and nothing else.
+    expect(linePositions(ended.stdout)).toEqual(events.map((e) => e.position));
+    expect(events.filter((e) => e.type === "RunStopped").length).toBe(rows.filter((r) => r.shownStatus === "stopped").length);
+    expect(events.some((e) => e.type === "RunInterrupted")).toBe(false);
+
+    const verify = await cli(["replay", "--verify", "--data-dir", dataDir]);
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  });
+});
