@@ -4,6 +4,7 @@ import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import { scriptedModel } from "../src/models/scripted.ts";
 import { defineTool } from "../src/tools/defineTool.ts";
+import type { ModelPort } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
 import { recordingStore, replayRaw } from "./support/recordingStore.ts";
 import { heapUsed } from "./support/heap.ts";
@@ -46,9 +47,12 @@ const stepOverhead = async (): Promise<Row[]> => {
   ];
 };
 
+/** A model port that keeps nothing, so the heap measures the runtime alone (the scripted model records every request). */
+const forgetful: ModelPort = { call: async () => ({ text: "ok" }) };
+
 const memory = async (): Promise<Row[]> => {
   const store = await openPgliteStore();
-  const model = scriptedModel(() => ({ text: "ok" }));
+  const model = forgetful;
   const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 200 } });
   const ids: string[] = [];
   for (let i = 0; i < CONTEXTS; i++) ids.push((await rt.createContext({ name: `m-${i}` })).id);
@@ -80,7 +84,7 @@ const touchedFew = async (): Promise<Row[]> => {
      FROM generate_series(1, $1) g`,
     [STORED],
   );
-  const model = scriptedModel(() => ({ text: "ok" }));
+  const model = forgetful;
   const idle = await createRuntime({ store, model, limits: { passivateAfterMs: 100 } });
   const untouched = await heapUsed();
   const touched = Math.min(1_000, STORED);

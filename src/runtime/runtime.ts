@@ -86,6 +86,8 @@ export type RuntimeInternals = {
   readonly projects: Projects;
   readonly presets: Presets;
   activate(id: string): Promise<ActiveContext>;
+  /** Activates a context just created from the events that created it, without reading them back. */
+  activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext>;
   isActive(id: string): boolean;
   /** Starts a run and resolves once it has started, with a promise of its end (boxed, so awaiting the start never waits for the end). */
   startRun(ac: ActiveContext, text: string, superior: Superior | null): Promise<{ ended: Promise<RunOutcome> }>;
@@ -314,6 +316,7 @@ export class Runtime {
         return rt.projections;
       },
       activate: (id) => rt.activate(id),
+      activateNew: (id, events) => rt.activateNew(id, events),
       isActive: (id) => rt.active.has(id),
       startRun: (ac, text, superior) => ac.serialize(() => rt.start(ac, text, superior)),
       stopContext: (id, by) => rt.stopContext(id, by),
@@ -382,8 +385,18 @@ export class Runtime {
     return p;
   }
 
-  private async load(id: string): Promise<ActiveContext> {
-    const events = await this.store.readStream(id);
+  /** Activates a context whose whole stream the caller holds (one it just created): no read needed. */
+  async activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext> {
+    this.assertOpen();
+    const existing = this.active.get(id);
+    if (existing) return this.touch(existing);
+    const p = this.load(id, events).finally(() => this.activating.delete(id));
+    this.activating.set(id, p);
+    return p;
+  }
+
+  private async load(id: string, known?: RecordedEvent[]): Promise<ActiveContext> {
+    const events = known ?? (await this.store.readStream(id));
     if (events.length === 0) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
     const ac = new ActiveContext(asContextId(id), events);
     ac.writer = new StreamWriter(this.store, ac.id, ac.view.version, this.clock, (facts) => this.onAppended(ac, facts));

@@ -231,7 +231,7 @@ const findOrCreate = async (
   const project = caller.project;
   const inheritsOverride = rt.configuredPresetOf(profile, project) === DEFAULT_PRESET;
   const id: ContextId = asContextId(rt.clock.uuid());
-  await rt.appendNew(id, [
+  const created = await rt.appendNew(id, [
     {
       type: "ContextCreated",
       data: {
@@ -251,6 +251,6 @@ const findOrCreate = async (
       },
     },
   ]);
-  const childAc = await rt.activate(id);
+  const childAc = await rt.activateNew(id, created);
   return { child: childAc.view, fresh: true };
 };

@@ -197,12 +197,13 @@ const runJob = async (
     error = e instanceof Error ? e.message : String(e);
   }
   // The run may have ended meanwhile (a stop records the job's end itself).
-  await caller.writer.exclusive(async (append) => {
+  await caller.writer.exclusive(async () => {
     if (handle.terminal || job.status !== "running") return;
     job.status = status;
     job.result = result;
     job.error = error;
-    await append(
+    // The job's end reaches the log with the caller's next append, before its next effect.
+    caller.writer.stage(
       [
         {
           type: "ParallelJobFinished",
