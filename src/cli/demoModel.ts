@@ -61,21 +61,27 @@ const usageOf = (messages: ChatMessage[], turn: ModelTurn) => {
   return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(output / 4) };
 };
 
-/** Where the current run starts: after the last answer, or after a run that ended with calls never run (a stop). */
+/** What a tool in flight gets as its result when its run is stopped (recorded by the runtime's stop). */
+const STOPPED_RESULT = "Stopped while running.";
+
+/** Where the current run starts: after the last answer, or after a run that a stop cut short. */
 const runStart = (messages: ChatMessage[]): number => {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === "assistant" && (!m.tool_calls?.length || m.tool_calls.some((c) => c.function.name === "response"))) return i + 1;
-    if (m.role === "tool" && m.content === NOT_RUN_RESULT) return i + 1;
+    if (m.role === "tool" && (m.content === NOT_RUN_RESULT || m.content.includes(STOPPED_RESULT))) return i + 1;
   }
   return 0;
 };
 
 /** What this agent was asked in the current run, what it was told meanwhile, and the tool results it got since. */
 const situation = (messages: ChatMessage[]) => {
-  const run = messages.slice(runStart(messages));
+  // The result of the `response` call that ended the previous run belongs to that run.
+  let start = runStart(messages);
+  while (messages[start]?.role === "tool") start++;
+  const run = messages.slice(start);
   const users = run.filter((m) => m.role === "user").map((m) => m.content);
-  const results = run.flatMap((m) => (m.role === "tool" && m.content !== NOT_RUN_RESULT ? [m.content] : []));
+  const results = run.flatMap((m) => (m.role === "tool" && m.content !== NOT_RUN_RESULT && !m.content.includes(STOPPED_RESULT) ? [m.content] : []));
   return { task: users[0] ?? "", notes: users.slice(1), results };
 };
 

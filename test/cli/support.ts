@@ -11,7 +11,7 @@ export type CliResult = { code: number | null; signal: NodeJS.Signals | null; st
 
 export type CliProcess = {
   child: ChildProcess;
-  /** Resolves with the first stdout line matching `pattern`. */
+  /** Resolves with the first stdout line matching `pattern`, printed already or to come. */
   waitForLine(pattern: RegExp, timeoutMs?: number): Promise<string>;
   done: Promise<CliResult>;
 };
@@ -33,6 +33,7 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
   let stdout = "";
   let stderr = "";
   const waiters: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const lines: string[] = [];
   let partial = "";
   child.stdout!.on("data", (d: Buffer) => {
     stdout += d.toString();
@@ -41,6 +42,7 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
     while ((i = partial.indexOf("\n")) >= 0) {
       const line = partial.slice(0, i);
       partial = partial.slice(i + 1);
+      lines.push(line);
       for (const w of [...waiters]) {
         if (w.pattern.test(line)) {
           waiters.splice(waiters.indexOf(w), 1);
@@ -56,6 +58,8 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
     done,
     waitForLine: (pattern, timeoutMs = 60_000) =>
       new Promise<string>((resolve, reject) => {
+        const seen = lines.find((l) => pattern.test(l));
+        if (seen !== undefined) return resolve(seen);
         const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout so far:\n${stdout}\nstderr:\n${stderr}`)), timeoutMs);
         waiters.push({
           pattern,

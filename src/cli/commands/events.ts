@@ -6,7 +6,7 @@ import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT, usageError } from "../errors.ts";
 import { eventJson, eventLine } from "../eventLine.ts";
 import { intFlag, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
-import { locate } from "../openLog.ts";
+import { describeLocation, locate } from "../openLog.ts";
 
 const Values = StoreFlags.extend({
   positionals: positionals("events", []),
@@ -80,6 +80,7 @@ export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
       if (!v.json && printed === 0) io.warn("no events match");
       return EXIT.ok;
     }
+    io.warn(`actorzero: following ${describeLocation(where)} after position ${last}; Ctrl-C stops`);
     await new Promise<void>((resolve) => {
       const unsubscribe = store.subscribe(last, (e) => {
         labels.learn(e);
