@@ -4,7 +4,13 @@ import { DEFAULT_MODEL, presetApiKeys, type Presets } from "../models/presets.ts
 import type { CliConfig } from "./config.ts";
 import { DEMO_MODEL_NAME, demoModel } from "./demoModel.ts";
 
-export type ModelFlags = { offline?: boolean; model?: string; "base-url"?: string; latency?: number };
+export type ModelFlags = {
+  /** True for --offline; a string says why the demo model runs anyway (e.g. the demo task). */
+  offline?: boolean | string;
+  model?: string;
+  "base-url"?: string;
+  latency?: number;
+};
 
 export type ModelChoice = {
   model: ModelPort;
@@ -17,7 +23,7 @@ export type ModelChoice = {
 export const chooseModel = async (flags: ModelFlags, config: CliConfig, env: NodeJS.ProcessEnv): Promise<ModelChoice> => {
   const key = env["OPENAI_API_KEY"];
   if (flags.offline || !key) {
-    const why = flags.offline ? "--offline" : "OPENAI_API_KEY is not set";
+    const why = typeof flags.offline === "string" ? flags.offline : flags.offline ? "--offline" : "OPENAI_API_KEY is not set";
     return {
       model: demoModel(flags.latency === undefined ? {} : { latencyMs: flags.latency }),
       presets: { Default: { model: DEMO_MODEL_NAME } },

@@ -68,7 +68,8 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   const demoTask = v.positionals["<task>"] === undefined;
   const task = v.positionals["<task>"] ?? DEMO_TASK;
   if (task.trim() === "") throw usageError("the task is empty: say what to do", "run");
-  const choice = await chooseModel(demoTask ? { ...v, offline: true } : v, config, io.env);
+  const demoReason = v.offline ? "--offline" : io.env["OPENAI_API_KEY"] ? "the demo task always runs offline" : "OPENAI_API_KEY is not set";
+  const choice = await chooseModel(demoTask ? { ...v, offline: demoReason } : v, config, io.env);
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   const store = await openLog(where, { create: true });
   try {
