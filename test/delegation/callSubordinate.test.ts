@@ -4,8 +4,9 @@ import { z } from "zod";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { defineTool, openPgliteStore, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
+import { defineTool, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
 import {
   call,
   closeRuntimes,
@@ -24,7 +25,7 @@ import {
 
 let store: EventStore;
 beforeAll(async () => {
-  store = await openPgliteStore();
+  store = await freshPgliteStore();
 });
 afterEach(closeRuntimes);
 afterAll(async () => {

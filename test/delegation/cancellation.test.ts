@@ -1,12 +1,13 @@
 // DESIGN §5 "Cancellation" through the public API: stopping a caller stops its subtree; stopping a child alone; a failing child.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ModelError, openPgliteStore, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
+import { ModelError, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
 import { call, closeRuntimes, eventsOf, footer, isFirstStep, last, refused, runtimeWith, toolResults, typesOf, userMessages } from "./support.ts";
 
 let store: EventStore;
 beforeAll(async () => {
-  store = await openPgliteStore();
+  store = await freshPgliteStore();
 });
 afterEach(closeRuntimes);
 afterAll(async () => {

@@ -4,13 +4,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openPgliteStore, type EventStore, type ModelOverride, type ModelRequest, type Presets, type Projects } from "../../src/index.ts";
+import { type EventStore, type ModelOverride, type ModelRequest, type Presets, type Projects } from "../../src/index.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
 import { call, closeRuntimes, eventsOf, isFirstStep, last, runtimeWith } from "./support.ts";
 
 let store: EventStore;
 let profilesDir: string;
 beforeAll(async () => {
-  store = await openPgliteStore();
+  store = await freshPgliteStore();
   profilesDir = mkdtempSync(join(tmpdir(), "actorzero-profiles-"));
   const profile = (key: string, json: unknown) => {
     mkdirSync(join(profilesDir, key));
