@@ -266,25 +266,40 @@ export class Runtime {
     return this.active.get(id)?.actor;
   }
 
-  /** Passivates every actor; runs still in flight are recorded as interrupted. */
+  /** Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. */
   async close(): Promise<void> {
     if (this.closed) return;
-    const running = [...this.active.values()].filter((ac) => ac.run && !ac.run.terminal);
-    // Leaves first, so no actor outlives its parent.
-    for (const ac of running.sort((a, b) => b.view.depth - a.view.depth)) {
-      const handle = ac.run!;
-      ac.actor.stop();
+    this.closed = true;
+    const actives = [...this.active.values()];
+    // Stopping the roots stops every actor below them, which aborts every run in flight.
+    for (const ac of actives) {
+      if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
+      if (ac.view.depth === 0 || !this.active.has(ac.view.parentContextId ?? "")) ac.actor.stop();
+    }
+    for (const ac of actives) {
+      const handle = ac.run;
+      if (!handle || handle.terminal) continue;
       await ac.writer.exclusive(async (append) => {
         if (handle.terminal) return;
-        handle.terminal = await append([{ type: "RunInterrupted", data: { runId: handle.runId } }]);
+        const jobs = [...handle.jobs.values()].filter((j) => j.status === "running");
+        for (const job of jobs) job.status = "interrupted";
+        handle.terminal = await append([
+          ...jobs.map((job) => ({
+            type: "ParallelJobFinished" as const,
+            data: {
+              runId: handle.runId,
+              jobId: job.jobId,
+              status: "interrupted" as const,
+              result: null,
+              error: "The runtime closed while this job ran.",
+              contextId: (job.contextId as ContextId | null) ?? null,
+            },
+          })),
+          { type: "RunInterrupted", data: { runId: handle.runId } },
+        ]);
       });
     }
-    for (const ac of this.active.values()) {
-      if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
-      if (ac.view.depth === 0) ac.actor.stop();
-    }
     this.active.clear();
-    this.closed = true;
     await this.projections.catchUp();
   }
 
@@ -432,7 +447,8 @@ export class Runtime {
   private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
     ac.apply(facts);
     if (ac.run && facts.some((f) => f.type === "InterventionReceived")) ac.run.interventionReceived();
-    if (ac.actor) ac.actor.send({ type: "facts.apply", facts });
+    if (this.closed) return;
+    ac.actor.send({ type: "facts.apply", facts });
     if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
       // Projections are not caught up here: queries catch up on their own, off the runs' path.
       this.schedulePassivation(ac);

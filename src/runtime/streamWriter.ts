@@ -44,12 +44,19 @@ export class StreamWriter {
   }
 
   private async appendNow(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]> {
-    const all = [...this.staged, ...events.map((event) => ({ event, metadata }))];
+    // Take the staged events now: more may be staged while the append is in flight, for the next one.
+    const taken = this.staged.splice(0);
+    const all = [...taken, ...events.map((event) => ({ event, metadata }))];
     if (all.length === 0) return [];
     const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
     const expected = this.version === 0 ? "no_stream" : this.version;
-    const result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
-    this.staged = [];
+    let result;
+    try {
+      result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
+    } catch (e) {
+      this.staged.unshift(...taken);
+      throw e;
+    }
     const recordedAt = this.clock.now().toISOString();
     const facts = withIds.map(
       (e, i) =>

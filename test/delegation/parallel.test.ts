@@ -1,17 +1,14 @@
 // DESIGN §6 through the public API: call_subordinate jobs, their ids and snapshots, refusals, start/await/collect/cancel, timeouts, restart.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createRuntime, openPgliteStore, scriptedModel, type EventStore, type ModelRequest } from "../../src/index.ts";
-import { gate } from "../support/async.ts";
 import { z } from "zod";
-import { defineTool } from "../../src/index.ts";
+import { createRuntime, defineTool, openPgliteStore, scriptedModel, type EventStore, type ModelRequest } from "../../src/index.ts";
+import { gate } from "../support/async.ts";
+import { copyPgliteTemplate, freshPgliteStore, removeDir } from "../support/pglite.ts";
 import { call, closeRuntimes, eventsOf, footer, holdingStore, last, refused, repliesSoFar, runtimeWith, toolResults, userMessages, type Handler } from "./support.ts";
 
 let store: EventStore;
 beforeAll(async () => {
-  store = await openPgliteStore();
+  store = await freshPgliteStore();
 });
 afterEach(closeRuntimes);
 afterAll(async () => {
@@ -288,41 +285,53 @@ describe("when a wait times out", () => {
   });
 });
 
-describe("when a job records its child while the caller's next tool returns", () => {
-  // BUG (src/runtime/streamWriter.ts, StreamWriter.appendNow): it takes `this.staged` into the batch, awaits the
-  // store, then sets `this.staged = []`. Events staged during that await (here the loop's ToolCalled/ToolReturned of
-  // `probe`, staged while the job's SubordinateCalled append is in flight) are dropped: never appended, and the
-  // model's next request has an assistant tool call with no tool result. Fix: `const taken = this.staged.splice(0)`
-  // before the await (put them back if the append throws).
-  it.fails("records that tool's call and result, and the caller's model sees the result", async () => {
-    const subordinateCalledHeld = gate();
-    const releaseAppend = gate();
+describe("when a job's subordinate returns while the caller's append is in flight", () => {
+  // Events staged during an append go out with the next append, never dropped.
+  it("records the subordinate's return with the caller's next append", async () => {
     let rootId = "";
+    const childRunning = gate();
+    const childDone = gate();
+    let held = false;
     const slowStore = holdingStore(store, (streamId, types) => {
-      if (streamId !== rootId || !types.includes("SubordinateCalled")) return undefined;
-      subordinateCalledHeld.open();
-      return releaseAppend.promise;
+      if (streamId === rootId) {
+        if (held || !types.includes("ModelCalled") || !types.includes("ToolReturned")) return undefined;
+        // The caller's next model call is held until the job has staged its child's return.
+        held = true;
+        return childDone.promise.then(() => new Promise((r) => setTimeout(r, 100)));
+      }
+      if (types.includes("ModelCalled")) childRunning.open();
+      if (types.includes("RunCompleted")) setTimeout(() => childDone.open(), 100);
+      return undefined;
     });
     const probe = defineTool({
       name: "probe",
-      description: "answers once the job is recording its child",
+      description: "returns once the job's child is running",
       input: z.object({}),
       run: async () => {
-        await subordinateCalledHeld.promise;
-        setTimeout(() => releaseAppend.open(), 100);
+        await childRunning.promise;
         return "probe result";
       },
     });
-    const { rt, model } = await runtimeWith(
+    const { rt } = await runtimeWith(
       slowStore,
-      a0Steps([() => call("parallel", { tool_calls: [job("background")], wait: false }), () => call("probe", {}, "c_probe"), () => call("parallel", { action: "await" })]),
+      a0Steps([
+        () => ({
+          toolCalls: [
+            { id: "c_start", name: "parallel", arguments: JSON.stringify({ tool_calls: [job("background")], wait: false }) },
+            { id: "c_probe", name: "probe", arguments: "{}" },
+          ],
+        }),
+        () => call("parallel", { action: "await" }),
+      ]),
       { tools: [probe] },
     );
     const root = await rt.createContext();
     rootId = root.id;
     expect(await rt.send(root.id, "go")).toMatchObject({ status: "completed", response: "done" });
-    const afterProbe = requestsOf(model.requests, root.id)[2]!;
-    expect(afterProbe.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "c_probe", content: "probe result" });
+    expect(held).toBe(true);
+    const [child] = await rt.children(root.id);
+    const returned = await eventsOf(rt, root.id, "SubordinateReturned");
+    expect(returned.map((e) => [e.data.childContextId, e.data.outcome])).toEqual([[child!.id, "completed"]]);
     expect((await eventsOf(rt, root.id, "ToolReturned")).map((e) => e.data.toolCallId)).toContain("c_probe");
   });
 });
@@ -369,26 +378,22 @@ const expectInterruptedAfterReopen = async (dataDir: string, rootId: string, chi
 
 describe("when the process dies while a job's child is mid-call and a new runtime opens the same log", () => {
   it("marks the job interrupted and both runs RunInterrupted; the contexts are failed with reason 'interrupted'", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "actorzero-crash-"));
+    const dataDir = await copyPgliteTemplate();
     try {
       const { store1, rootId, childId, jobId } = await startHeldJob(dataDir);
       // A crash: the log is closed under the runtime, which never records anything again.
       await store1.close();
       await expectInterruptedAfterReopen(dataDir, rootId, childId, jobId);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDir(dataDir);
     }
   });
 });
 
 describe("when the runtime is closed while a job's child is mid-call and a new runtime opens the same log", () => {
-  // BUG (runtime.ts, Runtime.close): `ac.actor.stop()` on a running subordinate's actor throws
-  // "A non-root actor cannot be stopped directly." (children are spawned from their parent's actor), so close()
-  // rejects before recording anything. Once that is fixed, close() must also end the run's running jobs
-  // (ParallelJobFinished "interrupted"): it records RunInterrupted itself, so the reopened runtime no longer sees
-  // the context as running and would leave the job "running" forever.
-  it.fails("marks the job interrupted and both runs RunInterrupted; the contexts are failed with reason 'interrupted'", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "actorzero-close-"));
+  // close() records the unfinished runs and their running jobs as interrupted itself.
+  it("marks the job interrupted and both runs RunInterrupted; the contexts are failed with reason 'interrupted'", async () => {
+    const dataDir = await copyPgliteTemplate();
     try {
       const { store1, rt1, rootId, childId, jobId } = await startHeldJob(dataDir);
       try {
@@ -398,7 +403,7 @@ describe("when the runtime is closed while a job's child is mid-call and a new r
       }
       await expectInterruptedAfterReopen(dataDir, rootId, childId, jobId);
     } finally {
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDir(dataDir);
     }
   });
 });
