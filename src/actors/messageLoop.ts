@@ -14,7 +14,7 @@ import { Effect, Result } from "effect";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
-import { asOutcome, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { asOutcome, FatalToolError, RepairableToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "../runtime/streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
@@ -204,7 +204,8 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
       yield* toolFailed(message, false);
       return { terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${message}`) } as ToolStepResult;
     }
-    const error = `Tool '${call.name}' failed: ${message}`;
+    // A repairable error is the tool's answer, word for word; anything else thrown is reported as a failure.
+    const error = err instanceof RepairableToolError ? message : `Tool '${call.name}' failed: ${message}`;
     yield* toolFailed(error);
     return { failed: error } as ToolStepResult;
   });

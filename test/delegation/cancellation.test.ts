@@ -82,7 +82,7 @@ describe("when the caller at depth 1 is stopped while its A2 runs", () => {
     expect(requestsOf(model.requests, a1)).toHaveLength(1);
 
     const result = await running;
-    const seen = `Tool 'call_subordinate' failed: Subordinate context '${a1}' was stopped.`;
+    const seen = `Subordinate context '${a1}' was stopped.`;
     expect(result).toMatchObject({ status: "completed", response: `A0 carried on after: ${seen}` });
     expect(toolResults(requestsOf(model.requests, a0).at(-1)!)).toEqual([seen]);
   });

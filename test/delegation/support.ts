@@ -56,7 +56,8 @@ export const footer = (agentNumber: number, childId: string) =>
   `\n\n(from A${agentNumber}, context_id: ${childId}; continue it with call_subordinate {"context_id": "${childId}", "reset": false})`;
 
 /** What the model sees for a repairable error of `tool`. */
-export const refused = (tool: string, message: string) => `Tool '${tool}' failed: ${message}`;
+/** A repairable refusal reaches the model as the tool's result, word for word. */
+export const refused = (_tool: string, message: string) => message;
 
 export const typesOf = async (rt: Runtime, id: string) => (await rt.events({ contextId: id })).map((e) => e.type);
 
