@@ -106,6 +106,14 @@ const factsOf = (event: unknown): RecordedEvent[] => {
   return e.facts ?? e.output?.facts ?? [];
 };
 
+// Facts read from the log while no local run is going (another process ran this context): follow their end.
+const restingFacts = [
+  { guard: "endsIdle", target: "#context.idle", actions: "applyFacts" },
+  { guard: "endsStopped", target: "#context.stopped", actions: "applyFacts" },
+  { guard: "endsFailed", target: "#context.failed", actions: "applyFacts" },
+  { actions: "applyFacts" },
+] as const;
+
 export const contextMachine = setup({
   types: {
     context: {} as ContextMachineContext,
@@ -168,15 +176,9 @@ export const contextMachine = setup({
         { target: "idle" },
       ],
     },
-    idle: {
-      on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": { actions: "applyFacts" } },
-    },
-    stopped: {
-      on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": { actions: "applyFacts" } },
-    },
-    failed: {
-      on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": { actions: "applyFacts" } },
-    },
+    idle: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
+    stopped: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
+    failed: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
     running: {
       initial: "active",
       on: {

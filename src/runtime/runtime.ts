@@ -3,6 +3,7 @@ import { createActor, fromPromise, waitFor, type AnyActorRef } from "xstate";
 import { Effect } from "effect";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
 import type { DomainEvent, ModelOverride, RecordedEvent, Superior } from "../events/schema.ts";
+import { ConcurrencyError } from "../events/errors.ts";
 import { asContextId, asRunId, type ContextId, type RunId } from "../events/ids.ts";
 import { contextMachine, type ContextMachineInput, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
@@ -19,6 +20,11 @@ import { systemClock, type Clock } from "./clock.ts";
 import { openProjections, type Projections } from "../projections/engine.ts";
 import { buildTools, type RuntimeTools } from "./runTools.ts";
 import { cancelOpenJobs } from "../tools/parallel.ts";
+import { sqlLeases, type Leases } from "./leases.ts";
+import { RuntimeError } from "./errors.ts";
+
+export { RuntimeError } from "./errors.ts";
+import { hostname } from "node:os";
 
 export type Limits = {
   /** Deepest agent number a subordinate may have (A0 is depth 0). */
@@ -30,6 +36,8 @@ export type Limits = {
   retryMaxMs: number;
   /** How long an idle context keeps its actor before it is passivated. */
   passivateAfterMs: number;
+  /** How long a run's lease outlives its owner's last renewal; another process takes the context over after that. */
+  leaseTtlMs: number;
 };
 
 export const DEFAULT_LIMITS: Limits = {
@@ -39,6 +47,7 @@ export const DEFAULT_LIMITS: Limits = {
   retryBaseMs: 500,
   retryMaxMs: 30_000,
   passivateAfterMs: 30_000,
+  leaseTtlMs: 10_000,
 };
 
 export type RuntimeOptions = {
@@ -54,6 +63,8 @@ export type RuntimeOptions = {
   clock?: Clock;
   /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
   promptsDir?: string;
+  /** This process's name in run leases (default: host, pid and a random suffix). */
+  owner?: string;
 };
 
 export type CreateContextOptions = {
@@ -64,18 +75,6 @@ export type CreateContextOptions = {
 };
 
 export type SendResult = RunOutcome & { contextId: string };
-
-/** Why a command was refused: bad input from the caller, never a crash. */
-export class RuntimeError extends Error {
-  readonly _tag = "RuntimeError" as const;
-  constructor(
-    readonly reason: "not_found" | "invalid" | "closed",
-    message: string,
-  ) {
-    super(message);
-    this.name = "RuntimeError";
-  }
-}
 
 /** Everything the built-in tools need from the runtime (delegation creates, runs and stops contexts). */
 export type RuntimeInternals = {
@@ -110,9 +109,12 @@ export class Runtime {
   private readonly library: PromptLibrary;
   private readonly tools: RuntimeTools;
 
+  private sweeper: NodeJS.Timeout | null = null;
+
   private constructor(
     private readonly options: RuntimeOptions,
     readonly projections: Projections,
+    private readonly leases: Leases,
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.clock = options.clock ?? systemClock;
@@ -131,8 +133,20 @@ export class Runtime {
   /** Opens the runtime on a store: catches the projections up and marks runs a crash left unfinished as interrupted. */
   static async create(options: RuntimeOptions): Promise<Runtime> {
     const projections = await openProjections(options.store);
-    const rt = new Runtime(options, projections);
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    const leases = await sqlLeases(options.store.sql, {
+      owner: options.owner ?? `${hostname()}:${process.pid}:${(options.clock ?? systemClock).uuid().slice(0, 8)}`,
+      ttlMs: limits.leaseTtlMs,
+      // A PGlite data dir belongs to one process: whatever lease is left in it belonged to a dead one.
+      exclusive: options.store.kind === "pglite",
+    });
+    const rt = new Runtime(options, projections, leases);
     await rt.recoverInterruptedRuns();
+    if (options.store.kind !== "pglite") {
+      // Other processes may die at any time: take over their unfinished runs once their leases expire.
+      rt.sweeper = setInterval(() => void rt.recoverInterruptedRuns().catch(() => undefined), limits.leaseTtlMs);
+      rt.sweeper.unref();
+    }
     return rt;
   }
 
@@ -270,6 +284,7 @@ export class Runtime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
     const actives = [...this.active.values()];
     // Stopping the roots stops every actor below them, which aborts every run in flight.
     for (const ac of actives) {
@@ -300,6 +315,7 @@ export class Runtime {
       });
     }
     this.active.clear();
+    await this.leases.close();
     await this.projections.catchUp();
   }
 
@@ -452,6 +468,7 @@ export class Runtime {
     if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
       // Projections are not caught up here: queries catch up on their own, off the runs' path.
       this.schedulePassivation(ac);
+      void this.leases.release(ac.id).catch(() => undefined);
     }
   }
 
@@ -510,6 +527,7 @@ export class Runtime {
     if (ac.actor.getSnapshot().matches("running")) {
       throw new RuntimeError("invalid", `Context '${ac.id}' is still running.`);
     }
+    await this.takeLease(ac);
     const runId = asRunId(this.clock.uuid());
     const model = this.modelFor(ac.view);
     const correlationId = superior ? (this.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
@@ -524,6 +542,28 @@ export class Runtime {
     const outcome = ac.outcome(runId);
     ac.actor.send({ type: "run.start", facts, runId });
     return { ended: outcome };
+  }
+
+  /**
+   * Takes the context's run lease (another live process may be driving it), then brings this actor up to
+   * the stream, which another process may have extended; a run a dead owner left is recorded as interrupted.
+   */
+  private async takeLease(ac: ActiveContext): Promise<void> {
+    const lease = await this.leases.acquire(ac.id);
+    if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
+    const newer = await this.store.readStream(ac.id, ac.view.version + 1);
+    if (newer.length > 0) {
+      ac.apply(newer);
+      ac.writer.resetVersion(ac.view.version);
+      ac.actor.send({ type: "facts.apply", facts: newer });
+    }
+    if (ac.view.status === "running" && (!ac.run || ac.run.terminal)) {
+      await this.interrupt(ac.view);
+      const closing = await this.store.readStream(ac.id, ac.view.version + 1);
+      ac.apply(closing);
+      ac.writer.resetVersion(ac.view.version);
+      ac.actor.send({ type: "facts.apply", facts: closing });
+    }
   }
 
   private modelFor(view: ContextView) {
@@ -651,34 +691,52 @@ export class Runtime {
     return { facts };
   }
 
-  /** On open: a run with no terminal event was cut short by a crash; record that it was interrupted. */
+  /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted: on open, and on PostgreSQL periodically. */
   private async recoverInterruptedRuns(): Promise<void> {
     await this.projections.catchUp();
-    const running = await this.projections.contexts.list({ status: "running" });
+    const running = (await this.projections.contexts.list({ status: "running" })).filter((v) => !this.active.get(v.id)?.run);
+    const unowned = new Set(await this.leases.unowned(running.map((v) => v.id)));
     for (const view of running) {
-      const runId = view.currentRunId;
-      if (!runId) continue;
-      const events: DomainEvent[] = [];
-      for (const job of await this.projections.jobs.ofContext(view.id)) {
-        if (job.status === "running" || job.status === "pending") {
-          events.push({
-            type: "ParallelJobFinished",
-            data: {
-              runId: asRunId(job.runId ?? runId),
-              jobId: job.jobId as never,
-              status: "interrupted",
-              result: null,
-              error: "The runtime stopped while this job ran.",
-              contextId: job.childContextId as ContextId | null,
-            },
-          });
-        }
+      if (!unowned.has(view.id)) continue;
+      const lease = await this.leases.acquire(view.id);
+      if (!lease.ok) continue;
+      try {
+        await this.interrupt(view);
+      } finally {
+        await this.leases.release(view.id);
       }
-      events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId } });
-      const withIds = events.map((e) => ({ ...e, eventId: this.clock.uuid() as never }));
-      await this.store.append(view.id, withIds, { expectedVersion: view.version });
     }
     await this.projections.catchUp();
+  }
+
+  /** Records that the view's current run (and its running jobs) ended unfinished. */
+  private async interrupt(view: ContextView): Promise<void> {
+    const runId = view.currentRunId;
+    if (!runId) return;
+    const events: DomainEvent[] = [];
+    for (const job of await this.projections.jobs.ofContext(view.id)) {
+      if (job.status === "running" || job.status === "pending") {
+        events.push({
+          type: "ParallelJobFinished",
+          data: {
+            runId: asRunId(job.runId ?? runId),
+            jobId: job.jobId as never,
+            status: "interrupted",
+            result: null,
+            error: "The runtime stopped while this job ran.",
+            contextId: job.childContextId as ContextId | null,
+          },
+        });
+      }
+    }
+    events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId } });
+    const withIds = events.map((e) => ({ ...e, eventId: this.clock.uuid() as never }));
+    try {
+      await this.store.append(view.id, withIds, { expectedVersion: view.version });
+    } catch (e) {
+      // Someone else recorded this context's next fact first: it is not ours to close any more.
+      if (!(e instanceof ConcurrencyError)) throw e;
+    }
   }
 }
 

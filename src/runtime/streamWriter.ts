@@ -38,6 +38,11 @@ export class StreamWriter {
     return this.exclusive((append) => append(events, metadata));
   }
 
+  /** After reading facts another process appended, the version the next append expects. */
+  resetVersion(version: number): void {
+    this.version = version;
+  }
+
   /** Queues events to go out, in order, ahead of the next append of this stream. */
   stage(events: DomainEvent[], metadata?: Partial<EventMetadata>): void {
     for (const event of events) this.staged.push({ event, metadata });

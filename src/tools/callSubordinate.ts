@@ -18,6 +18,7 @@
 import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RuntimeInternals } from "../runtime/runtime.ts";
+import { RuntimeError } from "../runtime/errors.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
 import { DEFAULT_PRESET } from "../models/presets.ts";
@@ -114,12 +115,13 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   const stopChild = () => void rt.stopContext(childId, "superior").catch(() => null);
   try {
     if (ctx.signal.aborted) throw new Error("stopped");
-    const { ended } = await rt.startRun(childAc, message, {
-      contextId: caller.id,
-      runId: ctx.runId,
-      toolCallId: ctx.toolCallId,
-      jobId: ctx.jobId ?? null,
-    });
+    const { ended } = await rt
+      .startRun(childAc, message, { contextId: caller.id, runId: ctx.runId, toolCallId: ctx.toolCallId, jobId: ctx.jobId ?? null })
+      .catch((e: unknown) => {
+        // Another runtime process is driving the child right now: for the model, it is running.
+        if (e instanceof RuntimeError && e.reason === "busy") throw new RepairableToolError(MSG.running(childId));
+        throw e;
+      });
     ctx.signal.addEventListener("abort", stopChild, { once: true });
     if (ctx.signal.aborted) stopChild();
     outcome = await ended;

@@ -130,3 +130,14 @@ describe("when facts are applied twice", () => {
     expect(again.context).toEqual(s.context);
   });
 });
+
+describe("when facts of a run driven elsewhere are read while resting", () => {
+  it.each([
+    ["idle", { type: "RunFailed", data: { runId, reason: "internal", message: "x" } }, "failed"],
+    ["failed", { type: "RunCompleted", data: { runId, response: "ok" } }, "idle"],
+    ["idle", { type: "RunStopped", data: { runId, by: "user" } }, "stopped"],
+  ] as [LifecycleStatus, DomainEvent, LifecycleStatus][])("goes from %s to the state the facts end in", (from, event, to) => {
+    const [next] = transition(contextMachine, at(from), { type: "facts.apply", facts: [fact(event)] });
+    expect(next.value).toBe(to);
+  });
+});
