@@ -1,0 +1,207 @@
+// Run leases on one PostgreSQL log (DESIGN §9): two runtimes with their own stores, as two processes would be.
+import { describe, expect, it } from "vitest";
+import { openPostgresStore } from "../../src/events/postgresStore.ts";
+import type { EventStore } from "../../src/events/store.ts";
+import { scriptedModel } from "../../src/models/scripted.ts";
+import type { ModelTurn } from "../../src/models/port.ts";
+import { createRuntime, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
+import { checkLogShape, checkOneRunAtATime } from "../../src/testing/invariants.ts";
+import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
+
+const TTL_MS = 500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A model call that waits until the test opens it; `called` resolves once the call has come. */
+const gate = () => {
+  let open!: (turn: ModelTurn) => void;
+  let arrived!: () => void;
+  const reply = new Promise<ModelTurn>((r) => (open = r));
+  const called = new Promise<void>((r) => (arrived = r));
+  return { reply, called, open, arrived };
+};
+
+const busyRefusal = async (p: Promise<unknown>): Promise<RuntimeError> => {
+  const e = await p.then(
+    () => {
+      throw new Error("expected the send to be refused as busy");
+    },
+    (e: unknown) => e,
+  );
+  expect(e).toBeInstanceOf(RuntimeError);
+  expect((e as RuntimeError).reason).toBe("busy");
+  return e as RuntimeError;
+};
+
+const streamTypes = async (store: EventStore, id: string) => (await store.readStream(id)).map((e) => e.type);
+
+describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => {
+  const db = usePostgresDatabase("actorzero_leases");
+
+  describe("while runtime A drives a context", () => {
+    it("refuses B's send as busy naming A's owner, B's open and sweeps leave A's run alone, and after it B continues with A's history", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const held = gate();
+      const modelA = scriptedModel(() => {
+        held.arrived();
+        return held.reply;
+      });
+      const rtA = await createRuntime({ store: storeA, model: modelA, owner: "alpha", limits: { leaseTtlMs: TTL_MS } });
+      const ctx = await rtA.createContext({ name: "shared" });
+      const first = rtA.send(ctx.id, "first question, asked of A");
+      await held.called;
+
+      // B opens while A's run is open: its recovery at open must not take A's live run for a crashed one.
+      const storeB = await openPostgresStore({ url });
+      const modelB = scriptedModel(() => ({ text: "B's answer" }));
+      const rtB = await createRuntime({ store: storeB, model: modelB, owner: "beta", limits: { leaseTtlMs: TTL_MS } });
+      const refused = await busyRefusal(rtB.send(ctx.id, "second question, asked of B"));
+      expect(refused.message).toContain("alpha");
+      expect(refused.message).toContain(ctx.id);
+
+      // Several of B's sweeps (one per TTL) and lease lifetimes pass; A renews, so nothing is interrupted.
+      await sleep(TTL_MS * 4);
+      expect(await streamTypes(storeB, ctx.id)).not.toContain("RunInterrupted");
+      expect((await rtB.context(ctx.id))?.status).toBe("running");
+      await busyRefusal(rtB.send(ctx.id, "second question, asked of B"));
+      expect(modelB.requests).toHaveLength(0);
+
+      held.open({ text: "A's answer to the first question" });
+      expect(await first).toMatchObject({ status: "completed", response: "A's answer to the first question" });
+
+      const second = await rtB.send(ctx.id, "second question, asked of B");
+      expect(second).toMatchObject({ status: "completed", response: "B's answer" });
+      // B's model got A's exchange: B's actor caught up with the facts A appended.
+      const sent = modelB.requests[0]!.messages.map((m) => ({ role: m.role, content: m.content }));
+      expect(sent).toContainEqual({ role: "user", content: "first question, asked of A" });
+      expect(sent).toContainEqual({ role: "assistant", content: "A's answer to the first question" });
+      expect(sent.at(-1)).toEqual({ role: "user", content: "second question, asked of B" });
+
+      const stream = await storeB.readStream(ctx.id);
+      expect(checkOneRunAtATime(ctx.id, stream)).toEqual([]);
+      expect(checkLogShape(new Map([[ctx.id, stream]]))).toEqual([]);
+      expect(stream.filter((e) => e.type === "RunCompleted")).toHaveLength(2);
+      expect(stream.map((e) => e.type)).not.toContain("RunInterrupted");
+
+      // And back: A, whose actor is now behind the log, continues with B's exchange too.
+      // (A's gate is open now: it answers at once.)
+      expect(await rtA.send(ctx.id, "third question, asked of A again")).toMatchObject({ status: "completed" });
+      const seenByA = modelA.requests.at(-1)!.messages.map((m) => m.content);
+      expect(seenByA).toContain("B's answer");
+      expect(checkOneRunAtATime(ctx.id, await storeA.readStream(ctx.id))).toEqual([]);
+
+      await rtB.close();
+      await rtA.close();
+      await storeB.close();
+      await storeA.close();
+    });
+  });
+
+  describe("when the runtime driving a context dies mid-run", () => {
+    it("keeps the context busy until the lease expires, then the survivor's sweep records RunInterrupted, and the context runs again", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const held = gate();
+      const rtA: Runtime = await createRuntime({
+        store: storeA,
+        model: scriptedModel(() => {
+          held.arrived();
+          return held.reply; // never opened: A dies in this call
+        }),
+        owner: "doomed",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+      const ctx = await rtA.createContext({ name: "orphan" });
+      void rtA.send(ctx.id, "work until you die").catch(() => undefined);
+      await held.called;
+
+      const storeB = await openPostgresStore({ url });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => ({ text: "picked up where A left off" })),
+        owner: "survivor",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+
+      // A dies: its connections close, so nothing renews its lease any more (rtA is abandoned, not closed).
+      await storeA.close();
+      const killedAt = Date.now();
+      const { rows } = await storeB.sql.query<{ owner: string; expires_at: Date }>(
+        `SELECT owner, expires_at FROM context_leases WHERE context_id = $1`,
+        [ctx.id],
+      );
+      expect(rows[0]?.owner).toBe("doomed");
+      const expiresAt = new Date(rows[0]!.expires_at).getTime();
+      // Renewed every TTL/3, so the lease outlives its owner by at least two thirds of the TTL.
+      expect(expiresAt - killedAt).toBeGreaterThan(TTL_MS / 2);
+
+      // Before expiry: the dead owner still holds the context.
+      const early = await busyRefusal(rtB.send(ctx.id, "too early"));
+      expect(early.message).toContain("doomed");
+      expect(await streamTypes(storeB, ctx.id)).not.toContain("RunInterrupted");
+
+      // The survivor's sweep (every TTL) interrupts the run, after expiry and within a few TTLs.
+      let interrupted;
+      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !interrupted; await sleep(25)) {
+        interrupted = (await storeB.readStream(ctx.id)).find((e) => e.type === "RunInterrupted");
+      }
+      expect(interrupted, "the survivor's sweep never interrupted the dead owner's run").toBeDefined();
+      const interruptedAt = Date.parse(interrupted!.recordedAt);
+      expect(interruptedAt).toBeGreaterThanOrEqual(expiresAt);
+      expect(interruptedAt - killedAt).toBeLessThan(TTL_MS * 4);
+      expect(await rtB.context(ctx.id)).toMatchObject({ status: "failed", failure: { reason: "interrupted" } });
+
+      expect(await rtB.send(ctx.id, "carry on")).toMatchObject({ status: "completed", response: "picked up where A left off" });
+      const stream = await storeB.readStream(ctx.id);
+      expect(checkOneRunAtATime(ctx.id, stream)).toEqual([]);
+      expect(stream.filter((e) => e.type === "RunInterrupted")).toHaveLength(1);
+
+      await rtB.close();
+      await storeB.close();
+    });
+
+    it("lets a survivor's send take the context over once the lease expired, closing the dead run first", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const held = gate();
+      const rtA = await createRuntime({
+        store: storeA,
+        model: scriptedModel(() => {
+          held.arrived();
+          return held.reply;
+        }),
+        owner: "doomed",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+      const ctx = await rtA.createContext({ name: "orphan" });
+      void rtA.send(ctx.id, "work until you die").catch(() => undefined);
+      await held.called;
+      const storeB = await openPostgresStore({ url });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => ({ text: "taken over" })),
+        owner: "survivor",
+        // B's sweeper runs every leaseTtlMs: a long one keeps it out, so the takeover here is the send's.
+        limits: { leaseTtlMs: 60_000 },
+      });
+      await storeA.close();
+      await busyRefusal(rtB.send(ctx.id, "too early"));
+
+      let result;
+      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !result; await sleep(50)) {
+        result = await rtB.send(ctx.id, "carry on").catch((e: unknown) => {
+          if (e instanceof RuntimeError && e.reason === "busy") return undefined;
+          throw e;
+        });
+      }
+      expect(result).toMatchObject({ status: "completed", response: "taken over" });
+      const types = await streamTypes(storeB, ctx.id);
+      const at = types.indexOf("RunInterrupted");
+      expect(at).toBeGreaterThan(0);
+      expect(types.slice(at + 1)).toEqual(["MessageReceived", "RunStarted", "ModelCalled", "ModelReplied", "RunCompleted"]);
+      expect(checkOneRunAtATime(ctx.id, await storeB.readStream(ctx.id))).toEqual([]);
+      await rtB.close();
+      await storeB.close();
+    });
+  });
+});
