@@ -38,10 +38,15 @@ export const encodeEvent = (event: NewEvent): { type: EventType; data: unknown; 
   return { type: parsed.data.type, data: parsed.data.data, schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type], metadata: meta.data };
 };
 
+/** What decoding knows about versions: today's version of each type and how to climb to it. */
+export type SchemaVersions = { current: Readonly<Record<string, number>>; upcasters: Upcasters };
+export const SCHEMA_VERSIONS: SchemaVersions = { current: CURRENT_SCHEMA_VERSION, upcasters: UPCASTERS };
+
 /** Decodes a stored row into a typed event, upcasting old versions; a bad row is an EventDecodeError. */
-export const decodeRow = (row: EventRow, upcasters: Upcasters = UPCASTERS): RecordedEvent => {
+export const decodeRow = (row: EventRow, versions: SchemaVersions = SCHEMA_VERSIONS): RecordedEvent => {
   const globalPosition = Number(row.global_position);
-  const current = (CURRENT_SCHEMA_VERSION as Record<string, number | undefined>)[row.type];
+  const { upcasters } = versions;
+  const current = (versions.current as Record<string, number | undefined>)[row.type];
   if (current === undefined) {
     throw new EventDecodeError(globalPosition, row.type, [{ path: ["type"], message: `unknown event type '${row.type}'` }]);
   }
