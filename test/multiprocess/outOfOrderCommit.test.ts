@@ -1,0 +1,61 @@
+// Projections on a PostgreSQL log with concurrent writers: an append that commits after a later position must still be projected.
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { encodeEvent } from "../../src/events/codec.ts";
+import { asContextId } from "../../src/events/ids.ts";
+import { openPostgresStore } from "../../src/events/postgresStore.ts";
+import type { DomainEvent } from "../../src/events/schema.ts";
+import { openProjections } from "../../src/projections/engine.ts";
+import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
+
+const created = (id: string): DomainEvent => ({
+  type: "ContextCreated",
+  data: {
+    contextId: asContextId(id), name: "A0", label: "A0", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
+    parentContextId: null, parentAgentNumber: null, rootContextId: asContextId(id), slot: null, modelOverride: null,
+  },
+});
+
+describeWithPostgres("projections over a log that many processes append to", () => {
+  const db = usePostgresDatabase("actorzero_out_of_order");
+
+  describe("when an append holding an earlier position commits after a later one, with a catch-up in between", () => {
+    // Runtime bug (src/projections/engine.ts): catch-up pages with store.readAll(after), which reads
+    // whatever is committed after `after`, not up to the log's settled horizon (store.subscribe does).
+    // Position n+1 commits, a catch-up moves the checkpoint to n+1, then n commits: n is never applied.
+    // Every runtime on PostgreSQL catches up at each sweep (every leaseTtlMs), so the stored projections
+    // of a busy multi-process log drift from the log (cluster.test.ts sees it in about one run in three).
+    // Remove `.fails` once catch-up reads only below the settled horizon.
+    it.fails("projects the earlier append too", async () => {
+      const url = await db.fresh();
+      const store = await openPostgresStore({ url });
+      const projections = await openProjections(store);
+      const slow = randomUUID();
+      const fast = randomUUID();
+      const writer = new pg.Client({ connectionString: url });
+      await writer.connect();
+      try {
+        // The slow writer takes the first position and holds its transaction open.
+        const e = encodeEvent(created(slow));
+        await writer.query("BEGIN");
+        await writer.query(`SELECT actorzero_append($1, -1, $2::jsonb, now())`, [
+          slow,
+          JSON.stringify([{ event_id: randomUUID(), type: e.type, schema_version: e.schemaVersion, data: e.data, metadata: e.metadata }]),
+        ]);
+        const { positions } = await store.append(fast, [created(fast)], { expectedVersion: "no_stream" });
+        expect(await projections.catchUp()).toBe(positions[0]);
+        await writer.query("COMMIT");
+
+        await projections.catchUp();
+        expect((await store.readStream(slow)).map((e) => e.type)).toEqual(["ContextCreated"]);
+        expect(await projections.contexts.get(fast)).not.toBeNull();
+        expect(await projections.contexts.get(slow), "the context whose append committed last is missing from the projections").not.toBeNull();
+        expect((await projections.verify()).ok).toBe(true);
+      } finally {
+        await writer.end();
+        await store.close();
+      }
+    });
+  });
+});
