@@ -178,6 +178,28 @@ class PostgresStore implements EventStore {
     return (await this.#rows(READ_ALL_SQL, [after, limit])).map((r) => decodeRow(r));
   }
 
+  /** The highest position known to be final (every event at or below it is committed or never will be). */
+  #settled = 0;
+
+  /**
+   * The settled horizon now (see actorzero_log_horizon): waits up to about two seconds for the appends in
+   * flight to end, then falls back to the last horizon known final, so a transaction held open never
+   * blocks a reader for long. Transaction ids are cluster-wide, so other databases' traffic can delay it.
+   */
+  async settledPosition(): Promise<number> {
+    this.#guard();
+    let candidate: { fence: string; handed: number } | null = null;
+    for (let waitMs = 1; waitMs <= 1024; waitMs *= 2) {
+      const rows: { horizon: LogHorizon }[] = await this.#rows(LOG_HORIZON_SQL, [candidate?.fence ?? null]);
+      const h = rows[0]!.horizon;
+      if (h.settled) return (this.#settled = Math.max(this.#settled, Number(h.handed)));
+      if (candidate && h.candidate_settled) return (this.#settled = Math.max(this.#settled, candidate.handed));
+      candidate ??= { fence: h.fence, handed: Number(h.handed) };
+      await new Promise((r) => setTimeout(r, waitMs));
+    }
+    return Math.max(this.#settled, this.#tail.settled);
+  }
+
   async *iterateAll(after = 0, pageSize = DEFAULT_PAGE): AsyncIterable<RecordedEvent> {
     let cursor = after;
     for (;;) {

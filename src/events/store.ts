@@ -40,6 +40,12 @@ export interface EventStore {
   /** The highest position committed so far (0 for an empty log). */
   headPosition(): Promise<number>;
   /**
+   * The highest position at or below which no event can still appear. With several writer processes an
+   * append may commit below a position already visible, so a reader that pages on and keeps a checkpoint
+   * (projections) reads only this far. Absent when one process writes: every committed position is final.
+   */
+  settledPosition?(): Promise<number>;
+  /**
    * Calls `listener` for every event after `after`, in position order, first the stored ones, then
    * each new one as it commits; never skips one that committed out of order.
    */

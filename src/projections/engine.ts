@@ -261,7 +261,10 @@ class ProjectionEngine implements Projections {
     return next;
   }
 
-  async #advance(until: number): Promise<number> {
+  async #advance(requested: number): Promise<number> {
+    // Never past a position an append still in flight could commit below: the checkpoint would skip it.
+    const settled = this.store.settledPosition ? await this.store.settledPosition() : Number.POSITIVE_INFINITY;
+    const until = Math.min(requested, settled);
     let after = Math.min(...this.#live.map((l) => l.position));
     try {
       for (;;) {

@@ -694,7 +694,12 @@ export class Runtime {
   /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted: on open, and on PostgreSQL periodically. */
   private async recoverInterruptedRuns(): Promise<void> {
     await this.projections.catchUp();
-    const running = (await this.projections.contexts.list({ status: "running" })).filter((v) => !this.active.get(v.id)?.run);
+    // Skip only runs in flight here; a context this process ran before may since have run elsewhere.
+    const inFlightHere = (id: string) => {
+      const run = this.active.get(id)?.run;
+      return run !== undefined && run !== null && run.terminal === null;
+    };
+    const running = (await this.projections.contexts.list({ status: "running" })).filter((v) => !inFlightHere(v.id));
     const unowned = new Set(await this.leases.unowned(running.map((v) => v.id)));
     for (const view of running) {
       if (!unowned.has(view.id)) continue;

@@ -164,7 +164,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
     // is set, and `ac.run` stays set after the run ended. So a survivor that ran the context earlier (its
     // actor is still active, passivateAfterMs is 30 s) never sweeps the dead owner's run; only a new send
     // to the context (takeLease) closes it. Remove `.fails` once the sweep skips only live local runs.
-    it.fails("interrupts it even when the survivor ran that context earlier and still holds its actor", async () => {
+    it("interrupts it even when the survivor ran that context earlier and still holds its actor", async () => {
       const url = await db.fresh();
       const storeB = await openPostgresStore({ url });
       const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B was here first" })), owner: "survivor", limits: { leaseTtlMs: TTL_MS } });

@@ -285,6 +285,7 @@ function countingReads(inner: EventStore) {
       },
     },
     sql: { get: () => inner.sql },
+    settledPosition: { value: inner.settledPosition ? () => inner.settledPosition!() : undefined },
   });
   return { store: wrapped, eventsRead: () => read };
 }
