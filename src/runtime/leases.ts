@@ -16,6 +16,18 @@ export interface Leases {
   close(): Promise<void>;
 }
 
+/**
+ * Leases for a log only this process can write (a PGlite data dir is locked to one process): every lease
+ * is free, and nothing needs to be written to know it.
+ */
+export const localLeases = (owner: string): Leases => ({
+  owner,
+  acquire: async () => ({ ok: true, takenOver: false }),
+  release: async () => undefined,
+  unowned: async (contextIds) => [...contextIds],
+  close: async () => undefined,
+});
+
 const DDL = `
 CREATE TABLE IF NOT EXISTS context_leases (
   context_id TEXT        PRIMARY KEY,
@@ -24,8 +36,8 @@ CREATE TABLE IF NOT EXISTS context_leases (
 )`;
 
 /**
- * Leases in the log's own database. With `exclusive` (PGlite: one process owns the data dir), a lease of
- * another owner is always stale, so it is taken over at once.
+ * Leases in the log's own database, for several processes on one PostgreSQL log. With `exclusive`, a
+ * lease of another owner is always stale, so it is taken over at once.
  */
 export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlMs: number; exclusive: boolean }): Promise<Leases> => {
   await sql.exec(DDL);

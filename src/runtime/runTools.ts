@@ -19,8 +19,12 @@ export const buildTools = (rt: RuntimeInternals, library: PromptLibrary, userToo
     if (names.has(t.name)) throw new Error(`Tool '${t.name}' is defined twice.`);
     names.add(t.name);
   }
+  // The tool set depends only on the project (which profiles call_subordinate offers): build it once per project.
+  const byProject = new Map<string | null, RunToolSet>();
   return {
     forContext(view) {
+      const cached = byProject.get(view.project);
+      if (cached) return cached;
       const profiles = rt
         .enabledProfiles(view.project)
         .sort()
@@ -37,7 +41,9 @@ export const buildTools = (rt: RuntimeInternals, library: PromptLibrary, userToo
         byName.set(t.name, t as Tool<unknown>);
         specs.push(toolSpec({ name: t.name, description, input: t.input }));
       }
-      return { byName, specs };
+      const set = { byName, specs };
+      byProject.set(view.project, set);
+      return set;
     },
   };
 };

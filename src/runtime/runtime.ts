@@ -20,7 +20,7 @@ import { systemClock, type Clock } from "./clock.ts";
 import { openProjections, type Projections } from "../projections/engine.ts";
 import { buildTools, type RuntimeTools } from "./runTools.ts";
 import { cancelOpenJobs } from "../tools/parallel.ts";
-import { sqlLeases, type Leases } from "./leases.ts";
+import { localLeases, sqlLeases, type Leases } from "./leases.ts";
 import { RuntimeError } from "./errors.ts";
 
 export { RuntimeError } from "./errors.ts";
@@ -134,12 +134,10 @@ export class Runtime {
   static async create(options: RuntimeOptions): Promise<Runtime> {
     const projections = await openProjections(options.store);
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    const leases = await sqlLeases(options.store.sql, {
-      owner: options.owner ?? `${hostname()}:${process.pid}:${(options.clock ?? systemClock).uuid().slice(0, 8)}`,
-      ttlMs: limits.leaseTtlMs,
-      // A PGlite data dir belongs to one process: whatever lease is left in it belonged to a dead one.
-      exclusive: options.store.kind === "pglite",
-    });
+    const owner = options.owner ?? `${hostname()}:${process.pid}:${(options.clock ?? systemClock).uuid().slice(0, 8)}`;
+    // A PGlite data dir belongs to one process (its lock sees to that): no other runtime can hold a lease.
+    const shared = options.store.kind !== "pglite";
+    const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
     const rt = new Runtime(options, projections, leases);
     await rt.recoverInterruptedRuns();
     if (options.store.kind !== "pglite") {
@@ -551,6 +549,8 @@ export class Runtime {
   private async takeLease(ac: ActiveContext): Promise<void> {
     const lease = await this.leases.acquire(ac.id);
     if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
+    // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
+    if (this.store.kind === "pglite") return;
     const newer = await this.store.readStream(ac.id, ac.view.version + 1);
     if (newer.length > 0) {
       ac.apply(newer);
