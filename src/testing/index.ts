@@ -28,3 +28,22 @@ export * as lifecycleModel from "./lifecycleModel.ts";
 export { initialModel, type LifecycleModel, type ModelContext, type RunWait } from "./lifecycleModel.ts";
 export { LifecycleHarness, ModelDesk, crashableStore, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
 export { lifecycleCommands, Send, Intervene, Pause, Resume, Stop, Reply, Delegate, FailModel, Restart, Crash } from "./commands.ts";
+
+export * from "./arbitraries.ts";
+export {
+  awkwardStringArb,
+  invalidJsonArb,
+  delegateArgsArb,
+  refusedDelegateArgsArb,
+  malformedArgumentsArb,
+  toolNameArb,
+  malformedToolCallArb,
+  malformedTurnArb,
+  contextOptionsArb,
+  delegationTreeArb,
+  treeSize,
+  jsonbStorable,
+  type RawToolCall,
+  type TreeShape,
+} from "./toolCallArbitraries.ts";
+export { logBuilder, type LogBuilder } from "./recorded.ts";
