@@ -158,12 +158,16 @@ const callModel = (env: LoopEnv, step: number) =>
 
 type NormalizedCall = { id: string; name: string; arguments: unknown };
 
+/** Tool calls as the loop can record them, whatever shape the model port handed over. */
 const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
-  (turn.toolCalls ?? []).map((c, i) => ({
-    id: c.id && c.id.length > 0 ? c.id : `call_${step}_${i + 1}`,
-    name: typeof c.name === "string" ? c.name : String(c.name),
-    arguments: c.arguments ?? {},
-  }));
+  (Array.isArray(turn.toolCalls) ? turn.toolCalls : []).map((c: Partial<NormalizedCall> | null | undefined, i) => {
+    const id: unknown = c?.id;
+    return {
+      id: typeof id === "string" && id.length > 0 ? id : id !== undefined && id !== null && id !== "" ? JSON.stringify(id) : `call_${step}_${i + 1}`,
+      name: typeof c?.name === "string" ? c.name : String(c?.name),
+      arguments: c?.arguments ?? {},
+    };
+  });
 
 type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | Terminal;
 

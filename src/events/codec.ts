@@ -1,6 +1,7 @@
 // Validation on write and on read; older schema versions are upcast before the current schema applies.
 import { DomainEvent, type EventType, type NewEvent, type RecordedEvent, EventMetadata, emptyMetadata } from "./schema.ts";
 import { EventDecodeError, EventValidationError } from "./errors.ts";
+import { storable } from "./storable.ts";
 import type { ContextId, EventId } from "./ids.ts";
 
 /** The schema version written today for each type. Bump it and add an upcaster when a shape changes. */
@@ -28,14 +29,15 @@ export type EventRow = {
   recorded_at: Date | string;
 };
 
-/** Validates an event before it is written; returns the parsed data (unknown keys stripped). */
+/** Validates an event before it is written; returns the parsed data (unknown keys stripped, text made storable). */
 export const encodeEvent = (event: NewEvent): { type: EventType; data: unknown; schemaVersion: number; metadata: EventMetadata } => {
   const parsed = DomainEvent.safeParse({ type: event.type, data: event.data });
   if (!parsed.success) throw new EventValidationError(String(event.type), parsed.error.issues);
   const metadata = { ...emptyMetadata, ...event.metadata };
   const meta = EventMetadata.safeParse(metadata);
   if (!meta.success) throw new EventValidationError(String(event.type), meta.error.issues);
-  return { type: parsed.data.type, data: parsed.data.data, schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type], metadata: meta.data };
+  // Text JSONB cannot hold (a NUL, a lone surrogate) is replaced rather than failing the append.
+  return { type: parsed.data.type, data: storable(parsed.data.data), schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type], metadata: storable(meta.data) };
 };
 
 /** What decoding knows about versions: today's version of each type and how to climb to it. */

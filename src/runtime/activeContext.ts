@@ -31,6 +31,8 @@ export class ActiveContext {
   /** Serializes commands (send, stop, pause, resume) to this context. */
   commands: Promise<unknown> = Promise.resolve();
   passivateTimer: NodeJS.Timeout | null = null;
+  /** The release of the last run's lease, which the next run's acquire must follow. */
+  leaseReleased: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: ContextId,

@@ -466,7 +466,7 @@ export class Runtime {
     if (facts.some((f) => f.type === "RunCompleted" || f.type === "RunStopped" || f.type === "RunFailed" || f.type === "RunInterrupted")) {
       // Projections are not caught up here: queries catch up on their own, off the runs' path.
       this.schedulePassivation(ac);
-      void this.leases.release(ac.id).catch(() => undefined);
+      ac.leaseReleased = this.leases.release(ac.id).catch(() => undefined);
     }
   }
 
@@ -547,15 +547,18 @@ export class Runtime {
    * the stream, which another process may have extended; a run a dead owner left is recorded as interrupted.
    */
   private async takeLease(ac: ActiveContext): Promise<void> {
+    // The last run's release must land first, or it would delete the lease taken here.
+    await ac.leaseReleased;
     const lease = await this.leases.acquire(ac.id);
     if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
     // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
-    if (this.store.kind === "pglite") return;
-    const newer = await this.store.readStream(ac.id, ac.view.version + 1);
-    if (newer.length > 0) {
-      ac.apply(newer);
-      ac.writer.resetVersion(ac.view.version);
-      ac.actor.send({ type: "facts.apply", facts: newer });
+    if (this.store.kind !== "pglite") {
+      const newer = await this.store.readStream(ac.id, ac.view.version + 1);
+      if (newer.length > 0) {
+        ac.apply(newer);
+        ac.writer.resetVersion(ac.view.version);
+        ac.actor.send({ type: "facts.apply", facts: newer });
+      }
     }
     if (ac.view.status === "running" && (!ac.run || ac.run.terminal)) {
       await this.interrupt(ac.view);
@@ -630,12 +633,21 @@ export class Runtime {
       if (signal.aborted) throw e;
       // A bug or a broken store: record it so the run still ends exactly once.
       const message = e instanceof Error ? e.message : String(e);
-      const facts = await ac.writer.exclusive(async (append) => {
-        if (handle.terminal) return handle.terminal;
-        handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
-        return handle.terminal;
-      });
-      return { facts };
+      try {
+        const facts = await ac.writer.exclusive(async (append) => {
+          if (handle.terminal) return handle.terminal;
+          handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
+          return handle.terminal;
+        });
+        return { facts };
+      } catch (recordError) {
+        // The log refuses this stream (another process ended the run, or the store is gone): the run is
+        // over all the same, so its waiters learn it and the context takes the next message.
+        handle.terminal ??= [];
+        ac.outcomes.get(handle.runId)?.resolve({ runId: handle.runId, status: "failed", response: null, failure: { reason: "internal", message } });
+        ac.leaseReleased = this.leases.release(ac.id).catch(() => undefined);
+        throw recordError;
+      }
     } finally {
       handle.settle();
     }
@@ -694,22 +706,22 @@ export class Runtime {
   /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted: on open, and on PostgreSQL periodically. */
   private async recoverInterruptedRuns(): Promise<void> {
     await this.projections.catchUp();
-    // Skip only runs in flight here; a context this process ran before may since have run elsewhere.
-    const inFlightHere = (id: string) => {
-      const run = this.active.get(id)?.run;
-      return run !== undefined && run !== null && run.terminal === null;
-    };
-    const running = (await this.projections.contexts.list({ status: "running" })).filter((v) => !inFlightHere(v.id));
+    const running = await this.projections.contexts.list({ status: "running" });
     const unowned = new Set(await this.leases.unowned(running.map((v) => v.id)));
     for (const view of running) {
-      if (!unowned.has(view.id)) continue;
-      const lease = await this.leases.acquire(view.id);
-      if (!lease.ok) continue;
-      try {
-        await this.interrupt(view);
-      } finally {
-        await this.leases.release(view.id);
-      }
+      if (!unowned.has(view.id) || this.closed) continue;
+      const ac = await this.activate(view.id);
+      // In the context's command queue: no run of this process can start on it meanwhile.
+      await ac.serialize(async () => {
+        if (ac.run && ac.run.terminal === null) return;
+        try {
+          await this.takeLease(ac);
+        } catch (e) {
+          if (e instanceof RuntimeError && e.reason === "busy") return;
+          throw e;
+        }
+        await this.leases.release(ac.id);
+      });
     }
     await this.projections.catchUp();
   }

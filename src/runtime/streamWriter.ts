@@ -50,18 +50,14 @@ export class StreamWriter {
 
   private async appendNow(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]> {
     // Take the staged events now: more may be staged while the append is in flight, for the next one.
+    // If the append fails they are gone with it: they described a state the log did not take (the stream
+    // moved on, or the append was refused), and the run that staged them ends as failed.
     const taken = this.staged.splice(0);
     const all = [...taken, ...events.map((event) => ({ event, metadata }))];
     if (all.length === 0) return [];
     const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
     const expected = this.version === 0 ? "no_stream" : this.version;
-    let result;
-    try {
-      result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
-    } catch (e) {
-      this.staged.unshift(...taken);
-      throw e;
-    }
+    const result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
     const recordedAt = this.clock.now().toISOString();
     const facts = withIds.map(
       (e, i) =>

@@ -119,13 +119,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
   });
 
   describe("when a runtime runs a context again right after its previous run ended", () => {
-    // Runtime bug: a run's end releases its lease with `void this.leases.release(id)` (runtime.ts, onAppended),
-    // not awaited nor ordered with the next acquire. When the DELETE reaches the database after the next
-    // run's acquire (a pool connection still being opened is enough), it deletes the new run's lease: the
-    // live run is then unowned, so another process's send or sweep takes the context over and records
-    // RunInterrupted in the middle of it. cluster.test.ts hit this (then the live run hung). Remove `.fails`
-    // once a release can no longer remove a later acquisition (a per-context order, or a lease token).
-    it.fails("keeps the new run's lease, so another runtime is still refused as busy", async () => {
+    // A run's end releases its lease before the next run of the context may acquire it.
+    it("keeps the new run's lease, so another runtime is still refused as busy", async () => {
       const url = await db.fresh();
       const storeA = await openPostgresStore({ url });
       let held = gate();
@@ -164,13 +159,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
   });
 
   describe("when a sweep finds a context unowned and this runtime starts a run of it before the sweep takes the lease", () => {
-    // Runtime bug: recoverInterruptedRuns lists running contexts not in flight here, asks which are unowned,
-    // then acquires each. When this runtime has meanwhile started a run of that context, the acquire succeeds
-    // (the lease is already its own), the interrupt meets a ConcurrencyError (ignored), and the `finally`
-    // releases the lease, i.e. the live run's lease. Another process then takes the context over and records
-    // RunInterrupted mid-run (and the live run hangs, see below). cluster.test.ts hit this. Remove `.fails`
-    // once a sweep leaves alone a lease this process already held (acquire says whose it was before).
-    it.fails("leaves the new run's lease in place, so another runtime is still refused as busy", async () => {
+    // A sweep goes through the context's command queue, so it never touches a run this process started.
+    it("leaves the new run's lease in place, so another runtime is still refused as busy", async () => {
       const url = await db.fresh();
       // Hold the sweep's "which are unowned" query before it runs and again before it returns.
       let armed = false;
@@ -255,11 +245,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
   });
 
   describe("when another process records the end of a run that is still going", () => {
-    // Runtime bug: the live run's next append meets a ConcurrencyError (the stream moved on), and then
-    // nothing ends it locally: its send never settles and the actor stays behind the log, so every later
-    // send to the context in that process waits forever too. cluster.test.ts hung on this after the
-    // lease race above. Remove `.fails` once such a run ends (its send settles) and the context runs again.
-    it.fails("ends the run in its own process too, so its send settles and the next send runs", async () => {
+    // A run whose stream another process ended fails here too: its send settles and the context runs again.
+    it("ends the run in its own process too, so its send settles and the next send runs", async () => {
       const url = await db.fresh();
       const store = await openPostgresStore({ url });
       const held = gate();
