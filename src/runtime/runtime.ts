@@ -78,24 +78,18 @@ export type SendResult = RunOutcome & { contextId: string };
 
 /** Everything the built-in tools need from the runtime (delegation creates, runs and stops contexts). */
 export type RuntimeInternals = {
-  readonly store: EventStore;
   readonly clock: Clock;
   readonly limits: Limits;
   readonly profiles: ReadonlyMap<string, Profile>;
-  readonly projects: Projects;
-  readonly presets: Presets;
   activate(id: string): Promise<ActiveContext>;
   /** Activates a context just created from the events that created it, without reading them back. */
   activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext>;
-  isActive(id: string): boolean;
   /** Starts a run and resolves once it has started, with a promise of its end (boxed, so awaiting the start never waits for the end). */
   startRun(ac: ActiveContext, text: string, superior: Superior | null): Promise<{ ended: Promise<RunOutcome> }>;
   stopContext(id: string, by: "user" | "superior"): Promise<RunOutcome | null>;
   appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]>;
   enabledProfiles(project: string | null): string[];
   configuredPresetOf(profile: string, project: string | null): string;
-  catchUp(): Promise<void>;
-  projections: Projections;
 };
 
 export class Runtime {
@@ -320,39 +314,17 @@ export class Runtime {
   // ---------------------------------------------------------------- internals
 
   get internals(): RuntimeInternals {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const rt = this;
     return {
-      get store() {
-        return rt.store;
-      },
-      get clock() {
-        return rt.clock;
-      },
-      get limits() {
-        return rt.limits;
-      },
-      get profiles() {
-        return rt.profiles;
-      },
-      get projects() {
-        return rt.options.projects ?? {};
-      },
-      get presets() {
-        return rt.options.presets ?? {};
-      },
-      get projections() {
-        return rt.projections;
-      },
-      activate: (id) => rt.activate(id),
-      activateNew: (id, events) => rt.activateNew(id, events),
-      isActive: (id) => rt.active.has(id),
-      startRun: (ac, text, superior) => ac.serialize(() => rt.start(ac, text, superior)),
-      stopContext: (id, by) => rt.stopContext(id, by),
-      appendNew: (id, events) => rt.appendNew(id, events),
-      enabledProfiles: (project) => rt.enabledProfiles(project),
-      configuredPresetOf: (profile, project) => rt.configuredPresetOf(profile, project),
-      catchUp: () => rt.catchUp(),
+      clock: this.clock,
+      limits: this.limits,
+      profiles: this.profiles,
+      activate: (id) => this.activate(id),
+      activateNew: (id, events) => this.activateNew(id, events),
+      startRun: (ac, text, superior) => ac.serialize(() => this.start(ac, text, superior)),
+      stopContext: (id, by) => this.stopContext(id, by),
+      appendNew: (id, events) => this.appendNew(id, events),
+      enabledProfiles: (project) => this.enabledProfiles(project),
+      configuredPresetOf: (profile, project) => this.configuredPresetOf(profile, project),
     };
   }
 
@@ -380,26 +352,8 @@ export class Runtime {
   }
 
   /** Appends the first events of a new stream. */
-  async appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]> {
-    const ids = events.map(() => this.clock.uuid());
-    const result = await this.store.append(
-      id,
-      events.map((e, i) => ({ ...e, eventId: ids[i] as never })),
-      { expectedVersion: "no_stream" },
-    );
-    return result.positions.map(
-      (p, i) =>
-        ({
-          ...events[i]!,
-          globalPosition: p,
-          streamId: id,
-          streamVersion: i + 1,
-          eventId: ids[i],
-          schemaVersion: 1,
-          metadata: { correlationId: null, causationId: null, actor: null },
-          recordedAt: this.clock.now().toISOString(),
-        }) as RecordedEvent,
-    );
+  appendNew(id: ContextId, events: DomainEvent[]): Promise<RecordedEvent[]> {
+    return new StreamWriter(this.store, id, 0, this.clock, () => undefined).append(events);
   }
 
   /** Makes a context's actor live, activating its ancestors first (the actor tree mirrors the delegation tree). */
