@@ -89,6 +89,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
       held.open({ text: "A's answer to the first question" });
       expect(await first).toMatchObject({ status: "completed", response: "A's answer to the first question" });
+      // A's send settles before its lease is released (see "after a run's send has settled" below).
+      for (let i = 0; i < 100 && (await leaseOwners(storeB, ctx.id)).length > 0; i++) await sleep(10);
 
       const second = await rtB.send(ctx.id, "second question, asked of B");
       expect(second).toMatchObject({ status: "completed", response: "B's answer" });
@@ -153,6 +155,35 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         await rtB.close();
         await storeB.close();
         await rtA.close();
+        await storeA.close();
+      }
+    });
+  });
+
+  describe("after a run's send has settled", () => {
+    // Runtime bug: a run's end starts its lease release but the send settles without waiting for it, so
+    // another process that sends at once is refused as busy, naming owner "unknown" when the DELETE lands
+    // between acquire's two statements. Seen in the first test of this file under load. Remove `.fails`
+    // once a send settles only after the run's lease is released (or acquire retries a lease just freed).
+    it.fails("lets another runtime send to the context at once", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const rtA = await createRuntime({
+        store: slowLeaseRelease(storeA, 300),
+        model: scriptedModel(() => ({ text: "A done" })),
+        owner: "alpha",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+      const storeB = await openPostgresStore({ url });
+      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B done" })), owner: "beta", limits: { leaseTtlMs: TTL_MS } });
+      try {
+        const ctx = await rtA.createContext({ name: "handed over" });
+        expect(await rtA.send(ctx.id, "A's turn")).toMatchObject({ status: "completed" });
+        expect(await rtB.send(ctx.id, "B's turn")).toMatchObject({ status: "completed", response: "B done" });
+      } finally {
+        await rtB.close();
+        await rtA.close();
+        await storeB.close();
         await storeA.close();
       }
     });

@@ -12,7 +12,6 @@
 //   bye                                     closed after quit
 import { createInterface } from "node:readline";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
-import type { EventStore, SqlExecutor } from "../../src/events/store.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
 import type { ModelRequest, ModelTurn } from "../../src/models/port.ts";
 import { createRuntime, RuntimeError } from "../../src/runtime/runtime.ts";
@@ -56,43 +55,7 @@ const model = scriptedModel(async (req) => {
   return turnFor(req);
 });
 
-/**
- * Works around two runtime bugs, each with an `it.fails` repro in leases.test.ts; remove with their fixes.
- * - "keeps the new run's lease": a run's end releases its lease without waiting, so the DELETE may reach the
- *   database after this process's next acquire of the context and delete that run's lease. Here each
- *   context's lease statements run in the order they were issued.
- * - "leaves the new run's lease in place": a sweep that found a context unowned takes its lease even when a
- *   run of this process took it meanwhile, then releases it. Here the sweep is told the lease is held.
- * (Either one lets another worker interrupt a live run, which then never ends: "ends the run in its own process too".)
- */
-const workAroundLeaseBugs = (store: EventStore): EventStore => {
-  const last = new Map<string, Promise<unknown>>();
-  const sql: SqlExecutor = {
-    ...store.sql,
-    query: async <R,>(text: string, params?: unknown[]) => {
-      const id = params?.[0];
-      const acquire = /^\s*WITH previous AS \(SELECT owner FROM context_leases/.test(text);
-      if (typeof id !== "string" || !(acquire || /^\s*DELETE FROM context_leases WHERE context_id/.test(text))) {
-        return store.sql.query<R>(text, params);
-      }
-      const bySweep = acquire && (new Error().stack ?? "").includes("recoverInterruptedRuns");
-      const p = (last.get(id) ?? Promise.resolve()).then(() => store.sql.query<R>(text, params));
-      last.set(id, p.catch(() => undefined));
-      const result = await p;
-      const previous = (result.rows[0] as { previous?: string | null } | undefined)?.previous;
-      return bySweep && previous === owner ? { rows: [] } : result;
-    },
-  };
-  return new Proxy(store, {
-    get: (target, prop) => {
-      if (prop === "sql") return sql;
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-};
-
-const store = workAroundLeaseBugs(await openPostgresStore({ url, poolSize: 8 }));
+const store = await openPostgresStore({ url, poolSize: 8 });
 const rt = await createRuntime({ store, model, owner, limits: { leaseTtlMs: Number(ttl) } });
 const unsubscribe = store.subscribe(await store.headPosition(), (e) => {
   say(`ack ${e.globalPosition} ${e.streamId} ${e.type}`);
