@@ -189,7 +189,10 @@ export class Runtime {
     if (typeof text !== "string" || text.trim() === "") throw new RuntimeError("invalid", "A message must be a non-empty string.");
     const ac = await this.activate(id);
     const { ended } = await ac.serialize(() => this.deliver(ac, text));
-    return { ...(await ended), contextId: id };
+    const outcome = await ended;
+    // Settle once the run's lease is free, so another process may drive the context at once.
+    await ac.leaseReleased;
+    return { ...outcome, contextId: id };
   }
 
   /** Stops the context's run (and its running subordinates, down the tree). Resolves once it is recorded. */

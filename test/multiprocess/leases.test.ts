@@ -161,11 +161,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
   });
 
   describe("after a run's send has settled", () => {
-    // Runtime bug: a run's end starts its lease release but the send settles without waiting for it, so
-    // another process that sends at once is refused as busy, naming owner "unknown" when the DELETE lands
-    // between acquire's two statements. Seen in the first test of this file under load. Remove `.fails`
-    // once a send settles only after the run's lease is released (or acquire retries a lease just freed).
-    it.fails("lets another runtime send to the context at once", async () => {
+    // A send settles only once its run's lease is released.
+    it("lets another runtime send to the context at once", async () => {
       const url = await db.fresh();
       const storeA = await openPostgresStore({ url });
       const rtA = await createRuntime({
