@@ -1,4 +1,4 @@
-// PostgreSQL store figures: append rate beside PGlite's in the same run, and the total append rate of
+// PostgreSQL store figures: append and rebuild rates beside PGlite's in the same run, and the total append rate of
 // 1, 2 and 4 writer processes sharing one log. Starts its own throwaway cluster (fsync off).
 import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
@@ -8,6 +8,7 @@ import readline from "node:readline";
 import { asRunId } from "../src/events/ids.ts";
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../src/events/postgresStore.ts";
+import { openProjections } from "../src/projections/engine.ts";
 import type { NewEvent } from "../src/events/schema.ts";
 import type { EventStore } from "../src/events/store.ts";
 import type { Row } from "./main.ts";
@@ -57,6 +58,24 @@ const appendRates = async (postgres: EventStore, pglite: EventStore, batch: numb
   ];
 };
 
+/** Rebuilding every projection from zero over the log each store now holds (the same appends on both). */
+const rebuildRates = async (postgres: EventStore, pglite: EventStore): Promise<Row[]> => {
+  const rate = async (store: EventStore) => {
+    const projections = await openProjections(store, undefined, { catchUp: false });
+    const events = await store.headPosition();
+    const started = performance.now();
+    await projections.rebuild();
+    return events / ((performance.now() - started) / 1000);
+  };
+  const lite = await rate(pglite);
+  const pg = await rate(postgres);
+  const liteName = "PGlite rebuild of all projections";
+  return [
+    { name: liteName, value: lite, unit: "events/s" },
+    { name: "PostgreSQL rebuild of all projections", value: pg, unit: "events/s", compareTo: liteName, ratio: pg / lite },
+  ];
+};
+
 type Writer = { ready: Promise<void>; done: Promise<{ appended: number; durationMs: number }>; go: () => void };
 
 const startWriter = (url: string, id: number): Writer => {
@@ -95,6 +114,7 @@ export async function run(): Promise<Row[]> {
     try {
       rows.push(...(await appendRates(postgres, pglite, 1)));
       rows.push(...(await appendRates(postgres, pglite, 10)));
+      rows.push(...(await rebuildRates(postgres, pglite)));
     } finally {
       await postgres.close();
       await pglite.close();
