@@ -1,7 +1,8 @@
 // The event store on PGlite (embedded PostgreSQL in WASM): the only file that imports @electric-sql/pglite.
 import { randomUUID } from "node:crypto";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
-import { decodeRow, encodeEvent, type EventRow } from "./codec.ts";
+import { encodeEvent, type EventRow } from "./codec.ts";
+import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, type DataDirLock } from "./dataDirLock.ts";
 import { ConcurrencyError, EventValidationError, StoreError } from "./errors.ts";
 import { EventId } from "./ids.ts";
@@ -9,16 +10,12 @@ import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
   type AppendRow,
-  HEAD_POSITION_SQL,
-  READ_ALL_SQL,
-  READ_STREAM_SQL,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
   SCHEMA_VERSION,
   SCHEMA_VERSION_QUERY,
   SQLSTATE_EVENT_ID_REUSED,
   runAppend,
-  STREAM_VERSION_SQL,
 } from "./sql.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
@@ -33,7 +30,6 @@ export type PgliteStoreOptions = {
   onSubscriberError?: (error: unknown) => void;
 };
 
-const DEFAULT_PAGE = 1000;
 
 /**
  * Opens the event log in PGlite. One process at a time may open a data dir: another one gets
@@ -143,33 +139,16 @@ class PgliteStore implements EventStore {
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
 
-  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
-    return (await this.#rows(READ_STREAM_SQL, [streamId, fromVersion])).map((r) => decodeRow(r));
-  }
+  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
+  readonly readStream = this.#reads.readStream;
+  readonly streamVersion = this.#reads.streamVersion;
+  readonly readAll = this.#reads.readAll;
+  readonly iterateAll = this.#reads.iterateAll;
+  readonly headPosition = this.#reads.headPosition;
 
-  async streamVersion(streamId: string): Promise<number> {
-    const rows = await this.#rows<{ version: number }>(STREAM_VERSION_SQL, [streamId]);
-    return Number(rows[0]?.version ?? 0);
-  }
 
-  async readAll(after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> {
-    return (await this.#rows(READ_ALL_SQL, [after, limit])).map((r) => decodeRow(r));
-  }
 
-  async *iterateAll(after = 0, pageSize = DEFAULT_PAGE): AsyncIterable<RecordedEvent> {
-    let cursor = after;
-    for (;;) {
-      const page = await this.readAll(cursor, pageSize);
-      for (const event of page) yield event;
-      if (page.length < pageSize) return;
-      cursor = page[page.length - 1]!.globalPosition;
-    }
-  }
 
-  async headPosition(): Promise<number> {
-    const rows = await this.#rows<{ position: string | number }>(HEAD_POSITION_SQL, []);
-    return Number(rows[0]?.position ?? 0);
-  }
 
   /**
    * Replays the stored events after `after`, then delivers each new one. PGlite runs one statement

@@ -2,26 +2,23 @@
 import { createHash, randomUUID } from "node:crypto";
 import pg from "pg";
 import { decodeRow, encodeEvent, type EventRow } from "./codec.ts";
+import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, EventValidationError, StoreError } from "./errors.ts";
 import { EventId } from "./ids.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
   type AppendRow,
-  HEAD_POSITION_SQL,
   LOG_HORIZON_SQL,
   type LogHorizon,
   NOTIFY_CHANNEL,
-  READ_ALL_SQL,
   READ_RANGE_SQL,
-  READ_STREAM_SQL,
   runAppend,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
   SCHEMA_VERSION,
   SCHEMA_VERSION_QUERY,
   SQLSTATE_EVENT_ID_REUSED,
-  STREAM_VERSION_SQL,
 } from "./sql.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
@@ -36,7 +33,6 @@ export type PostgresStoreOptions = {
   onSubscriberError?: (error: unknown) => void;
 };
 
-const DEFAULT_PAGE = 1000;
 const UNIQUE_VIOLATION = "23505";
 /** While some transaction holds back the horizon, look again after this long, doubling up to the max. */
 const RETRY_MIN_MS = 10;
@@ -165,18 +161,14 @@ class PostgresStore implements EventStore {
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
     (await this.pool.query<R & pg.QueryResultRow>(prepared(sql, params))).rows;
 
-  async readStream(streamId: string, fromVersion = 1): Promise<RecordedEvent[]> {
-    return (await this.#rows(READ_STREAM_SQL, [streamId, fromVersion])).map((r) => decodeRow(r));
-  }
+  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
+  readonly readStream = this.#reads.readStream;
+  readonly streamVersion = this.#reads.streamVersion;
+  readonly readAll = this.#reads.readAll;
+  readonly iterateAll = this.#reads.iterateAll;
+  readonly headPosition = this.#reads.headPosition;
 
-  async streamVersion(streamId: string): Promise<number> {
-    const rows = await this.#rows<{ version: number }>(STREAM_VERSION_SQL, [streamId]);
-    return Number(rows[0]?.version ?? 0);
-  }
 
-  async readAll(after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> {
-    return (await this.#rows(READ_ALL_SQL, [after, limit])).map((r) => decodeRow(r));
-  }
 
   /** The highest position known to be final (every event at or below it is committed or never will be). */
   #settled = 0;
@@ -200,20 +192,7 @@ class PostgresStore implements EventStore {
     return Math.max(this.#settled, this.#tail.settled);
   }
 
-  async *iterateAll(after = 0, pageSize = DEFAULT_PAGE): AsyncIterable<RecordedEvent> {
-    let cursor = after;
-    for (;;) {
-      const page = await this.readAll(cursor, pageSize);
-      for (const event of page) yield event;
-      if (page.length < pageSize) return;
-      cursor = page[page.length - 1]!.globalPosition;
-    }
-  }
 
-  async headPosition(): Promise<number> {
-    const rows = await this.#rows<{ position: string | number }>(HEAD_POSITION_SQL, []);
-    return Number(rows[0]?.position ?? 0);
-  }
 
   /**
    * Replays the stored events after `after`, then delivers each new one, whichever process appended
