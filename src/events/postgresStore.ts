@@ -1,14 +1,13 @@
 // The event store on a PostgreSQL server, shared by many runtime processes: the only file that imports `pg`.
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import pg from "pg";
-import { decodeRow, encodeEvent, type EventRow } from "./codec.ts";
+import { decodeRow, type EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
-import { ConcurrencyError, EventValidationError, StoreError } from "./errors.ts";
-import { EventId } from "./ids.ts";
+import { ConcurrencyError, StoreError } from "./errors.ts";
+import { appendRows } from "./appendRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
-  type AppendRow,
   LOG_HORIZON_SQL,
   type LogHorizon,
   NOTIFY_CHANNEL,
@@ -131,19 +130,7 @@ class PostgresStore implements EventStore {
   async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
     this.#guard();
     const expected = options.expectedVersion;
-    if (typeof expected === "number" && !(Number.isInteger(expected) && expected >= 0)) {
-      throw new RangeError(`expectedVersion must be an integer ≥ 0, "no_stream" or "any"; got ${expected}`);
-    }
-    if (streamId.length === 0) throw new RangeError("streamId must not be empty");
-    // Everything is validated before anything is sent, so an invalid event writes nothing.
-    const rows = events.map((event): AppendRow => {
-      const encoded = encodeEvent(event);
-      const eventId = event.eventId ?? randomUUID();
-      if (!EventId.safeParse(eventId).success) {
-        throw new EventValidationError(encoded.type, [{ path: ["eventId"], message: `not a UUID: '${String(eventId)}'` }]);
-      }
-      return { event_id: eventId, type: encoded.type, schema_version: encoded.schemaVersion, data: encoded.data, metadata: encoded.metadata };
-    });
+    const rows = appendRows(streamId, events, expected);
     let outcome: AppendOutcome;
     try {
       outcome = await runAppend(this.#query, streamId, expected, rows, this.now());
