@@ -1,5 +1,9 @@
 // What `run` and `send` print when the run is over: the outcome, the answer, the audit tree, and where to look next.
 import type { SendResult } from "../runtime/runtime.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Projections } from "../projections/engine.ts";
+import { loadAudit } from "./auditLoad.ts";
+import { EXIT } from "./errors.ts";
 import type { AuditReport } from "./auditReport.ts";
 import { summaryTree } from "./auditText.ts";
 import type { Io } from "./context.ts";
@@ -54,4 +58,30 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
   const w = Math.max(...cmds.map(([c]) => c.length));
   io.print(p.bold("Look further"));
   for (const [c, what] of cmds) io.print(`  ${c.padEnd(w)}  ${p.dim(what)}`);
+};
+
+/**
+ * The end of `run` and `send`: the audit of the context's tree, printed (or as RunJson with --json, none
+ * with --json --events, whose lines were the output), and the exit code the outcome calls for.
+ */
+export const reportSession = async (o: {
+  io: Io;
+  store: EventStore;
+  projections: Projections;
+  contextId: string;
+  session: { result: SendResult; interrupted: boolean };
+  flags: { json?: boolean | undefined; events?: boolean | undefined };
+  where: LogLocation;
+  command: string;
+}): Promise<number> => {
+  const { result, interrupted } = o.session;
+  const audit = await loadAudit(o.store, o.projections, o.contextId);
+  if (o.flags.json && !o.flags.events) {
+    const out: RunJson = { contextId: o.contextId, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
+    o.io.print(JSON.stringify(out));
+  } else if (!o.flags.json) {
+    printRunReport(o.io, result, audit, o.where, o.command);
+  }
+  if (result.status === "completed") return EXIT.ok;
+  return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;
 };

@@ -1,13 +1,12 @@
 // `actorzero run "<task>"`: a new root context (A0) runs the task; its tree is shown live, then audited.
 import { z } from "zod";
-import { loadAudit } from "../auditLoad.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
-import { EXIT, usageError } from "../errors.ts";
+import { usageError } from "../errors.ts";
 import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
-import { printRunReport, type RunJson } from "../runReport.ts";
+import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { oneLine } from "../format.ts";
@@ -85,16 +84,8 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
         io.print(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`);
         io.print("");
       }
-      const { result, interrupted } = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });
-      const audit = await loadAudit(store, rt.projections, root.id);
-      if (v.json && !v.events) {
-        const out: RunJson = { contextId: root.id, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
-        io.print(JSON.stringify(out));
-      } else if (!v.json) {
-        printRunReport(io, result, audit, where, command);
-      }
-      if (result.status === "completed") return EXIT.ok;
-      return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;
+      const session = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });
+      return await reportSession({ io, store, projections: rt.projections, contextId: root.id, session, flags: v, where, command });
     } finally {
       await rt.close();
     }

@@ -1,14 +1,13 @@
 // `actorzero send <id> "<message>"`: a message to a context (a new run, or an intervention if it runs), shown live.
 import { z } from "zod";
-import { loadAudit } from "../auditLoad.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
-import { EXIT, usageError } from "../errors.ts";
+import { usageError } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { oneLine } from "../format.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
-import { printRunReport, type RunJson } from "../runReport.ts";
+import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
@@ -46,16 +45,8 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
         io.print(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`);
         io.print("");
       }
-      const { result, interrupted } = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
-      const audit = await loadAudit(store, rt.projections, view.id);
-      if (v.json && !v.events) {
-        const out: RunJson = { contextId: view.id, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
-        io.print(JSON.stringify(out));
-      } else if (!v.json) {
-        printRunReport(io, result, audit, where, command);
-      }
-      if (result.status === "completed") return EXIT.ok;
-      return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;
+      const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
+      return await reportSession({ io, store, projections: rt.projections, contextId: view.id, session, flags: v, where, command });
     } finally {
       await rt.close();
     }
