@@ -1,10 +1,11 @@
 // actorzero's public API: explicit named exports only.
-export { createRuntime, Runtime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
-export type { RuntimeOptions, CreateContextOptions, SendResult, Limits } from "./runtime/runtime.ts";
+export { createRuntime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
+export type { Runtime, RuntimeOptions, CreateContextOptions, SendResult, Limits, EventsPage, EventsQuery } from "./runtime/api.ts";
 export type { RunOutcome } from "./runtime/activeContext.ts";
 export { systemClock, type Clock } from "./runtime/clock.ts";
 
 export { openPgliteStore, type PgliteStoreOptions } from "./events/pgliteStore.ts";
+export { openPostgresStore, type PostgresStoreOptions } from "./events/postgresStore.ts";
 export type { EventStore, ExpectedVersion, AppendResult, Unsubscribe } from "./events/store.ts";
 export { ConcurrencyError, EventDecodeError, EventValidationError, StoreError } from "./events/errors.ts";
 export { DomainEvent, EVENT_TYPES, ModelOverride } from "./events/schema.ts";

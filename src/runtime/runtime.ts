@@ -2,7 +2,7 @@
 import { createActor, fromPromise, waitFor, type AnyActorRef } from "xstate";
 import { Effect } from "effect";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
-import type { DomainEvent, ModelOverride, RecordedEvent, Superior } from "../events/schema.ts";
+import { ModelOverride, type DomainEvent, type RecordedEvent, type Superior } from "../events/schema.ts";
 import { ConcurrencyError } from "../events/errors.ts";
 import { asContextId, asRunId, type ContextId, type RunId } from "../events/ids.ts";
 import { contextMachine, type ContextMachineInput, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
@@ -25,56 +25,12 @@ import { RuntimeError } from "./errors.ts";
 
 export { RuntimeError } from "./errors.ts";
 import { hostname } from "node:os";
+import { DEFAULT_LIMITS, type CreateContextOptions, type EventsPage, type EventsQuery, type Limits, type Runtime, type RuntimeOptions, type SendResult } from "./api.ts";
+import { checkFolder, checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, checkPosition, checkPromptsDir, invalid } from "./validate.ts";
+import { ConfigError } from "../profiles/profiles.ts";
 
-export type Limits = {
-  /** Deepest agent number a subordinate may have (A0 is depth 0). */
-  maxDepth: number;
-  /** Most subordinates one run may have running at once. */
-  maxLiveChildrenPerRun: number;
-  modelRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  /** How long an idle context keeps its actor before it is passivated. */
-  passivateAfterMs: number;
-  /** How long a run's lease outlives its owner's last renewal; another process takes the context over after that. */
-  leaseTtlMs: number;
-};
-
-export const DEFAULT_LIMITS: Limits = {
-  maxDepth: 5,
-  maxLiveChildrenPerRun: 8,
-  modelRetries: 3,
-  retryBaseMs: 500,
-  retryMaxMs: 30_000,
-  passivateAfterMs: 30_000,
-  leaseTtlMs: 10_000,
-};
-
-export type RuntimeOptions = {
-  store: EventStore;
-  model: ModelPort;
-  /** Extra profile directories (each holds `<key>/profile.json`), after the bundled ones. */
-  profiles?: string[];
-  presets?: Presets;
-  projects?: Projects;
-  limits?: Partial<Limits>;
-  /** Tools of your own, offered to every agent beside the built-in ones. */
-  tools?: Tool<any>[];
-  clock?: Clock;
-  /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
-  promptsDir?: string;
-  /** This process's name in run leases (default: host, pid and a random suffix). */
-  owner?: string;
-};
-
-export type CreateContextOptions = {
-  name?: string;
-  profile?: string;
-  project?: string;
-  modelOverride?: ModelOverride;
-};
-
-export type SendResult = RunOutcome & { contextId: string };
+export { DEFAULT_LIMITS } from "./api.ts";
+export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
 
 /** Everything the built-in tools need from the runtime (delegation creates, runs and stops contexts). */
 export type RuntimeInternals = {
@@ -92,7 +48,8 @@ export type RuntimeInternals = {
   configuredPresetOf(profile: string, project: string | null): string;
 };
 
-export class Runtime {
+/** The implementation behind the `Runtime` interface: internal, so its helpers never become API. */
+class RuntimeImpl implements Runtime {
   private readonly active = new Map<string, ActiveContext>();
   private readonly activating = new Map<string, Promise<ActiveContext>>();
   private readonly machine;
@@ -109,12 +66,12 @@ export class Runtime {
     private readonly options: RuntimeOptions,
     readonly projections: Projections,
     private readonly leases: Leases,
+    config: Configuration,
   ) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.clock = options.clock ?? systemClock;
-    const promptsDir = options.promptsDir ?? BUNDLED_PROMPTS_DIR;
-    this.library = loadPromptLibrary(promptsDir);
-    this.profiles = loadProfiles([join(promptsDir, "profiles"), ...(options.profiles ?? [])]);
+    this.library = config.library;
+    this.profiles = config.profiles;
     this.tools = buildTools(this.internals, this.library, options.tools ?? []);
     this.machine = contextMachine.provide({
       actors: {
@@ -125,14 +82,17 @@ export class Runtime {
   }
 
   /** Opens the runtime on a store: catches the projections up and marks runs a crash left unfinished as interrupted. */
-  static async create(options: RuntimeOptions): Promise<Runtime> {
+  static async create(options: RuntimeOptions): Promise<RuntimeImpl> {
+    checkRuntimeOptions(options);
+    // Configuration first: a bad folder is refused before the log is touched.
+    const config = loadConfiguration(options);
     const projections = await openProjections(options.store);
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     const owner = options.owner ?? `${hostname()}:${process.pid}:${(options.clock ?? systemClock).uuid().slice(0, 8)}`;
     // A PGlite data dir belongs to one process (its lock sees to that): no other runtime can hold a lease.
     const shared = options.store.kind !== "pglite";
     const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
-    const rt = new Runtime(options, projections, leases);
+    const rt = new RuntimeImpl(options, projections, leases, config);
     await rt.recoverInterruptedRuns();
     if (options.store.kind !== "pglite") {
       // Other processes may die at any time: take over their unfinished runs once their leases expire.
@@ -149,8 +109,18 @@ export class Runtime {
   // ---------------------------------------------------------------- public API
 
   /** Creates a root context (A0). */
-  async createContext(opts: CreateContextOptions = {}): Promise<ContextView> {
+  async createContext(input: CreateContextOptions = {}): Promise<ContextView> {
     this.assertOpen();
+    const raw = checkOptions(input, "options");
+    const opts: CreateContextOptions = {
+      ...raw,
+      name: checkOptionalString("name", raw.name),
+      profile: checkOptionalString("profile", raw.profile),
+      project: checkOptionalString("project", raw.project),
+    };
+    if (raw.modelOverride !== undefined && raw.modelOverride !== null && !ModelOverride.safeParse(raw.modelOverride).success) {
+      throw invalid("modelOverride", "a preset name or { model, baseURL? }", JSON.stringify(raw.modelOverride) ?? String(raw.modelOverride));
+    }
     const profile = opts.profile && opts.profile.trim() !== "" ? opts.profile.trim() : PROFILE_DEFAULT;
     if (!this.profiles.has(profile)) {
       throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${[...this.profiles.keys()].sort().join(", ")}.`);
@@ -186,7 +156,8 @@ export class Runtime {
    */
   async send(id: string, text: string): Promise<SendResult> {
     this.assertOpen();
-    if (typeof text !== "string" || text.trim() === "") throw new RuntimeError("invalid", "A message must be a non-empty string.");
+    checkId("id", id);
+    checkMessage(text);
     const ac = await this.activate(id);
     const { ended } = await ac.serialize(() => this.deliver(ac, text));
     const outcome = await ended;
@@ -198,12 +169,14 @@ export class Runtime {
   /** Stops the context's run (and its running subordinates, down the tree). Resolves once it is recorded. */
   async stop(id: string): Promise<RunOutcome | null> {
     this.assertOpen();
+    checkId("id", id);
     return this.stopContext(id, "user");
   }
 
   /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */
   async pause(id: string): Promise<void> {
     this.assertOpen();
+    checkId("id", id);
     const ac = await this.activate(id);
     await ac.serialize(async () => {
       await this.settle(ac);
@@ -216,6 +189,7 @@ export class Runtime {
 
   async resume(id: string): Promise<void> {
     this.assertOpen();
+    checkId("id", id);
     const ac = await this.activate(id);
     await ac.serialize(async () => {
       if (!ac.view.paused) return;
@@ -226,6 +200,7 @@ export class Runtime {
   }
 
   async context(id: string): Promise<ContextView | null> {
+    checkId("id", id);
     await this.catchUp();
     return this.projections.contexts.get(id);
   }
@@ -236,6 +211,7 @@ export class Runtime {
   }
 
   async children(id: string): Promise<ContextView[]> {
+    checkId("id", id);
     await this.catchUp();
     const kids = await this.projections.tree.children(id);
     const views = await Promise.all(kids.map((k) => this.projections.contexts.get(k.contextId)));
@@ -243,11 +219,13 @@ export class Runtime {
   }
 
   async history(id: string) {
+    checkId("id", id);
     await this.catchUp();
     return this.projections.transcript.history(id);
   }
 
   async usage(id: string) {
+    checkId("id", id);
     await this.catchUp();
     const own = await this.projections.usage.of(id);
     const view = await this.projections.contexts.get(id);
@@ -255,23 +233,44 @@ export class Runtime {
     return { own, rollup };
   }
 
-  /** The log itself, one page: every event after `after`, or one context's stream. */
-  async events(opts: { after?: number; contextId?: string; limit?: number } = {}): Promise<RecordedEvent[]> {
-    if (opts.contextId) {
-      const all = await this.store.readStream(opts.contextId);
-      return all.filter((e) => e.globalPosition > (opts.after ?? 0)).slice(0, opts.limit ?? Infinity);
+  /** The log itself: everything asked for (all pages of it), never a silently cut first page. */
+  async events(opts: EventsQuery = {}): Promise<RecordedEvent[]> {
+    const q = checkEventsQuery(opts);
+    if (q.contextId) {
+      const all = await this.store.readStream(q.contextId);
+      return all.filter((e) => e.globalPosition > q.after).slice(0, q.limit ?? Infinity);
     }
-    return this.store.readAll(opts.after ?? 0, opts.limit ?? 1000);
+    const out: RecordedEvent[] = [];
+    for await (const e of this.store.iterateAll(q.after)) {
+      out.push(e);
+      if (q.limit !== undefined && out.length >= q.limit) break;
+    }
+    return out;
+  }
+
+  /** One page of the log and the `after` of the next one (null once the end is reached). */
+  async eventsPage(opts: EventsQuery = {}): Promise<EventsPage> {
+    const q = checkEventsQuery(opts);
+    const limit = q.limit ?? 1000;
+    // One more than asked says whether a next page exists without a second read.
+    const rows = q.contextId
+      ? (await this.store.readStream(q.contextId)).filter((e) => e.globalPosition > q.after).slice(0, limit + 1)
+      : await this.store.readAll(q.after, limit + 1);
+    const events = rows.slice(0, limit);
+    return { events, next: rows.length > limit ? events.at(-1)!.globalPosition : null };
   }
 
   /** Every event appended from now on (or after `after`), in log order. */
   async subscribe(listener: (e: RecordedEvent) => void, opts: { after?: number } = {}): Promise<Unsubscribe> {
+    if (typeof listener !== "function") throw invalid("listener", "a function", typeof listener);
+    checkPosition("after", checkOptions(opts, "options").after);
     const after = opts.after ?? (await this.store.headPosition());
     return this.store.subscribe(after, listener);
   }
 
   /** The context's actor while it is active (for inspection), else undefined. */
   actor(id: string): AnyActorRef | undefined {
+    checkId("id", id);
     return this.active.get(id)?.actor;
   }
 
@@ -719,4 +718,62 @@ export class Runtime {
  * @example
  * const rt = await createRuntime({ store: await openPgliteStore(), model: scriptedModel(() => ({ text: "hi" })) });
  */
-export const createRuntime = (options: RuntimeOptions): Promise<Runtime> => Runtime.create(options);
+export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> => facadeOf(await RuntimeImpl.create(options));
+
+/** Only the interface's members, so an embedder cannot reach (or come to depend on) the implementation's helpers. */
+const facadeOf = (rt: RuntimeImpl): Runtime =>
+  Object.freeze({
+    store: rt.store,
+    projections: rt.projections,
+    createContext: (opts?: CreateContextOptions) => rt.createContext(opts),
+    send: (id: string, text: string) => rt.send(id, text),
+    stop: (id: string) => rt.stop(id),
+    pause: (id: string) => rt.pause(id),
+    resume: (id: string) => rt.resume(id),
+    context: (id: string) => rt.context(id),
+    contexts: (filter?: Parameters<Runtime["contexts"]>[0]) => rt.contexts(filter),
+    children: (id: string) => rt.children(id),
+    history: (id: string) => rt.history(id),
+    usage: (id: string) => rt.usage(id),
+    events: (opts?: EventsQuery) => rt.events(opts),
+    eventsPage: (opts?: EventsQuery) => rt.eventsPage(opts),
+    subscribe: (listener: (e: RecordedEvent) => void, opts?: { after?: number }) => rt.subscribe(listener, opts),
+    actor: (id: string) => rt.actor(id),
+    close: () => rt.close(),
+  });
+
+type Configuration = { library: PromptLibrary; profiles: Map<string, Profile> };
+
+/** The prompt library and profiles, read once at start; a bad folder or profile file is a refusal naming the option. */
+const loadConfiguration = (options: RuntimeOptions): Configuration => {
+  const promptsDir = options.promptsDir === undefined ? BUNDLED_PROMPTS_DIR : checkPromptsDir(options.promptsDir);
+  const extra = options.profiles ?? [];
+  if (!Array.isArray(extra)) throw invalid("profiles", "an array of folder paths", typeof extra);
+  extra.forEach((dir, i) => checkFolder(`profiles[${i}]`, dir));
+  let library: PromptLibrary;
+  try {
+    library = loadPromptLibrary(promptsDir);
+  } catch (e) {
+    throw invalid("promptsDir", "a readable prompts folder", (e as Error).message);
+  }
+  try {
+    return { library, profiles: loadProfiles([join(promptsDir, "profiles"), ...extra]) };
+  } catch (e) {
+    if (e instanceof ConfigError) throw invalid("profiles", "folders of valid profile.json files", e.message);
+    throw invalid("profiles", "readable profile folders", (e as Error).message);
+  }
+};
+
+const checkRuntimeOptions = (options: RuntimeOptions): void => {
+  checkOptions(options, "options");
+  if (!options || typeof options.store?.append !== "function") throw invalid("store", "an EventStore (openPgliteStore or openPostgresStore)", String(options?.store));
+  if (typeof options.model?.call !== "function") throw invalid("model", "a ModelPort (openAIModel or scriptedModel)", String(options.model));
+  checkOptionalString("owner", options.owner);
+};
+
+const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: string; limit?: number } => {
+  const raw = checkOptions(opts, "options");
+  const contextId = raw.contextId === undefined ? undefined : checkId("contextId", raw.contextId);
+  const limit = checkLimit(raw.limit);
+  return { after: checkPosition("after", raw.after) ?? 0, ...(contextId ? { contextId } : {}), ...(limit !== undefined ? { limit } : {}) };
+};

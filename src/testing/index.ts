@@ -24,12 +24,65 @@ export {
   type TreeLog,
 } from "./invariants.ts";
 
-export * as lifecycleModel from "./lifecycleModel.ts";
-export { initialModel, type LifecycleModel, type ModelContext, type RunWait } from "./lifecycleModel.ts";
+import {
+  initialModel,
+  canSend,
+  send,
+  canIntervene,
+  intervene,
+  canPause,
+  pause,
+  canResume,
+  resume,
+  canStop,
+  stop,
+  hasOpenCall,
+  reply as replyCall,
+  failCall,
+  canDelegateById,
+  delegationOutcome,
+  delegate as delegateCall,
+  restart,
+  openCalls,
+} from "./lifecycleModel.ts";
+/** The reference model of the lifecycle, its steps and their preconditions, by name. */
+export const lifecycleModel = {
+  initialModel,
+  canSend,
+  send,
+  canIntervene,
+  intervene,
+  canPause,
+  pause,
+  canResume,
+  resume,
+  canStop,
+  stop,
+  hasOpenCall,
+  reply: replyCall,
+  failCall,
+  canDelegateById,
+  delegationOutcome,
+  delegate: delegateCall,
+  restart,
+  openCalls,
+} as const;
+export { initialModel };
+export type { LifecycleModel, ModelContext, RunWait, ModelStatus, DelegateMode, DelegationOutcome } from "./lifecycleModel.ts";
 export { LifecycleHarness, ModelDesk, crashableStore, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
 export { lifecycleCommands, Send, Intervene, Pause, Resume, Stop, Reply, Delegate, FailModel, Restart, Crash } from "./commands.ts";
 
-export * from "./arbitraries.ts";
+export {
+  jsonValueArb,
+  textArb,
+  defaultPools,
+  modelOverrideArb,
+  eventOfTypeArb,
+  domainEventArb,
+  recordedSequenceArb,
+  type IdPools,
+  type SequenceOptions,
+} from "./arbitraries.ts";
 export {
   awkwardStringArb,
   invalidJsonArb,

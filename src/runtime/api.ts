@@ -1,0 +1,100 @@
+// The runtime's public shape (DESIGN §8): what `createRuntime` returns and the options it takes.
+// The implementation is internal; embedders see only this interface, so nothing else leaks.
+import type { AnyActorRef } from "xstate";
+import type { EventStore, Unsubscribe } from "../events/store.ts";
+import type { ModelOverride, RecordedEvent } from "../events/schema.ts";
+import type { ModelPort } from "../models/port.ts";
+import type { Presets, Projects } from "../models/presets.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { ChatMessage } from "../models/messages.ts";
+import type { UsageRollup, UsageView } from "../projections/usage.ts";
+import type { Tool } from "../tools/defineTool.ts";
+import type { Clock } from "./clock.ts";
+import type { RunOutcome } from "./activeContext.ts";
+
+export type Limits = {
+  /** Deepest agent number a subordinate may have (A0 is depth 0). */
+  maxDepth: number;
+  /** Most subordinates one run may have running at once. */
+  maxLiveChildrenPerRun: number;
+  modelRetries: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** How long an idle context keeps its actor before it is passivated. */
+  passivateAfterMs: number;
+  /** How long a run's lease outlives its owner's last renewal; another process takes the context over after that. */
+  leaseTtlMs: number;
+};
+
+export const DEFAULT_LIMITS: Limits = {
+  maxDepth: 5,
+  maxLiveChildrenPerRun: 8,
+  modelRetries: 3,
+  retryBaseMs: 500,
+  retryMaxMs: 30_000,
+  passivateAfterMs: 30_000,
+  leaseTtlMs: 10_000,
+};
+
+export type RuntimeOptions = {
+  store: EventStore;
+  model: ModelPort;
+  /** Extra profile directories (each holds `<key>/profile.json`), after the bundled ones. */
+  profiles?: string[];
+  presets?: Presets;
+  projects?: Projects;
+  limits?: Partial<Limits>;
+  /** Tools of your own, offered to every agent beside the built-in ones. */
+  tools?: Tool<any>[];
+  clock?: Clock;
+  /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
+  promptsDir?: string;
+  /** This process's name in run leases (default: host, pid and a random suffix). */
+  owner?: string;
+};
+
+export type CreateContextOptions = {
+  name?: string;
+  profile?: string;
+  project?: string;
+  modelOverride?: ModelOverride;
+};
+
+export type SendResult = RunOutcome & { contextId: string };
+
+export type EventsQuery = { after?: number; contextId?: string; limit?: number };
+
+/** One page of the log: `next` is the `after` of the following page, or null when this page reached the end. */
+export type EventsPage = { events: RecordedEvent[]; next: number | null };
+
+export interface Runtime {
+  /** The log this runtime writes (read it; appending behind the runtime's back is not supported). */
+  readonly store: EventStore;
+  /** The read models folded from the log (queries below catch them up first). */
+  readonly projections: Projections;
+  /** Creates a root context (A0). */
+  createContext(opts?: CreateContextOptions): Promise<ContextView>;
+  /** Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends. */
+  send(id: string, text: string): Promise<SendResult>;
+  /** Stops the context's run and its running subordinates; null when nothing was running. */
+  stop(id: string): Promise<RunOutcome | null>;
+  /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */
+  pause(id: string): Promise<void>;
+  resume(id: string): Promise<void>;
+  context(id: string): Promise<ContextView | null>;
+  contexts(filter?: { rootContextId?: string; status?: ContextView["status"] }): Promise<ContextView[]>;
+  children(id: string): Promise<ContextView[]>;
+  history(id: string): Promise<ChatMessage[]>;
+  usage(id: string): Promise<{ own: UsageView | null; rollup: UsageRollup | null }>;
+  /** Every event asked for: after `after`, of one context when `contextId` is given, at most `limit` when given. */
+  events(opts?: EventsQuery): Promise<RecordedEvent[]>;
+  /** One page of at most `limit` (default 1000) events, and where the next page starts. */
+  eventsPage(opts?: EventsQuery): Promise<EventsPage>;
+  /** Every event appended from now on (or after `after`), in log order. */
+  subscribe(listener: (e: RecordedEvent) => void, opts?: { after?: number }): Promise<Unsubscribe>;
+  /** The context's actor while it is active (for inspection), else undefined. */
+  actor(id: string): AnyActorRef | undefined;
+  /** Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. */
+  close(): Promise<void>;
+}
