@@ -1,7 +1,7 @@
 // Decoding stored rows: frozen rows of today's versions still decode; old versions climb through upcasters.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { decodeRow, SCHEMA_VERSIONS, type EventRow, type SchemaVersions } from "../../src/events/codec.ts";
+import { decodeRow, verifyRow, SCHEMA_VERSIONS, type EventRow, type SchemaVersions } from "../../src/events/codec.ts";
 import { EventDecodeError } from "../../src/events/errors.ts";
 import { EVENT_TYPES } from "../../src/events/schema.ts";
 
@@ -63,5 +63,39 @@ describe("when a row of an older schema version is read", () => {
   it("refuses an upcast result that does not match today's schema", () => {
     const broken: SchemaVersions = { current: evolved.current, upcasters: { ContextRenamed: { 1: (d) => d, 2: (d) => d } } };
     expect(() => decodeRow(row({ data: { title: "x" } }), broken)).toThrow(/global_position 41/);
+  });
+});
+
+describe("when a row at today's version is read (a row the store wrote is trusted)", () => {
+  const created = (data: Record<string, unknown>) =>
+    row({
+      type: "ContextCreated",
+      data: {
+        contextId: "ctx-1", name: "n", label: "n", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
+        parentContextId: null, parentAgentNumber: null, rootContextId: "ctx-1", slot: null, modelOverride: null, ...data,
+      },
+    });
+
+  it("refuses a field of the wrong kind or a missing field, naming the position and the field", () => {
+    expect(() => decodeRow(row({ type: "MessageReceived", data: { runId: "r", text: 7, sender: "user" } }))).toThrow(
+      /global_position 41 .*data\.text: expected string, received number/,
+    );
+    expect(() => decodeRow(created({ depth: undefined }))).toThrow(/data\.depth: required, missing/);
+    expect(() => decodeRow(created({ name: null }))).toThrow(/data\.name: expected string, received null/);
+    expect(() => decodeRow(row({ data: "not an object" }))).toThrow(/data: expected an object, received string/);
+    expect(() => decodeRow(row({ data: { name: "a", label: "b" }, metadata: { correlationId: 3, causationId: null, actor: null } }))).toThrow(
+      /metadata\.correlationId: expected string, received number/,
+    );
+  });
+
+  it("leaves what only a full parse finds (formats, enums, nested shapes) to verifyRow, which names the position", () => {
+    const subtle = created({ kind: "grandchild", agentNumber: -1 });
+    expect(decodeRow(subtle).data).toMatchObject({ kind: "grandchild", agentNumber: -1 });
+    expect(() => verifyRow(subtle)).toThrow(EventDecodeError);
+    expect(() => verifyRow(subtle)).toThrow(/global_position 41 .*kind/);
+  });
+
+  it("decodes every frozen sample the same way with and without the full parse", () => {
+    for (const r of fixture.rows) expect(decodeRow(r)).toEqual(verifyRow(r));
   });
 });
