@@ -90,6 +90,18 @@ export const verifyRow = (row: EventRow, versions: SchemaVersions = SCHEMA_VERSI
   return parsed(row, event.globalPosition, event.data, event.schemaVersion);
 };
 
+/**
+ * The first of `events` that fails a full parse, as an EventDecodeError, or undefined: explains a
+ * fold that threw on a trusted row (one written around the store, e.g. by raw SQL).
+ */
+export const firstInvalid = (events: readonly RecordedEvent[]): EventDecodeError | undefined => {
+  for (const e of events) {
+    const event = DomainEvent.safeParse({ type: e.type, data: e.data });
+    if (!event.success) return new EventDecodeError(e.globalPosition, e.type, event.error.issues);
+  }
+  return undefined;
+};
+
 const parsed = (row: EventRow, globalPosition: number, data: unknown, version: number): RecordedEvent => {
   const event = DomainEvent.safeParse({ type: row.type, data });
   if (!event.success) throw new EventDecodeError(globalPosition, row.type, event.error.issues);

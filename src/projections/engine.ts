@@ -1,4 +1,5 @@
 // Persists the projections in the log's own database, checkpointed by global position, one transaction per page.
+import { firstInvalid } from "../events/codec.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
 import type { ChatMessage } from "../models/messages.ts";
@@ -82,6 +83,10 @@ export interface Projections {
 const DEFAULT_PAGE = 1000;
 /** States kept between pages of one catch-up; beyond this the cache is dropped and states are loaded again. */
 const CACHE_LIMIT = 50_000;
+/** Changed states kept in memory before they are written (with the checkpoints) mid catch-up. */
+const FLUSH_LIMIT = 20_000;
+/** States per INSERT statement when they are written. */
+const WRITE_BATCH = 2_000;
 
 /**
  * Opens the projections over `store`, creating their tables in the same database. A projection whose
@@ -134,8 +139,12 @@ type Live = {
   projection: Projection<any>;
   /** The last position applied, as this engine knows it. */
   position: number;
-  /** States written during the current catch-up, so the next page need not load them again. */
+  /** States folded during the current catch-up, so the next page need not load them again. */
   cache: Map<string, unknown>;
+  /** Keys of `cache` changed since the last flush. */
+  dirty: Set<string>;
+  /** The last position folded into `cache`; `position` catches up with it when the states are written. */
+  pending: number;
   /** True while every stored state of this projection is in `cache` (a rebuild from zero): nothing to load. */
   complete: boolean;
 };
@@ -155,7 +164,7 @@ class ProjectionEngine implements Projections {
   ) {
     this.#state = `${prefix}projection_state`;
     this.#checkpoints = `${prefix}projection_checkpoints`;
-    this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), complete: false }));
+    this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), dirty: new Set(), pending: 0, complete: false }));
   }
 
   get #sql(): SqlExecutor {
@@ -183,7 +192,7 @@ class ProjectionEngine implements Projections {
     const stored = new Map((await this.checkpoints()).map((c) => [c.name, c]));
     const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
     if (stale.length > 0) await this.#reset(stale);
-    for (const l of this.#live) if (!stale.includes(l)) l.position = stored.get(l.projection.name)!.position;
+    for (const l of this.#live) if (!stale.includes(l)) (l.position = stored.get(l.projection.name)!.position), (l.pending = l.position);
   }
 
   async checkpoints(): Promise<Checkpoint[]> {
@@ -214,7 +223,7 @@ class ProjectionEngine implements Projections {
     });
     for (const l of live) {
       l.position = 0;
-      l.cache = new Map();
+      this.#forget(l);
       l.complete = true;
     }
   }
@@ -261,108 +270,145 @@ class ProjectionEngine implements Projections {
     return next;
   }
 
+  /**
+   * Folds the log after the checkpoints in memory, page by page, and writes the touched states and
+   * the checkpoints in one transaction at the end (or whenever FLUSH_LIMIT states are waiting), not
+   * once per page: a rebuild then writes each state once instead of once per page that touched it.
+   */
   async #advance(requested: number): Promise<number> {
     // Never past a position an append still in flight could commit below: the checkpoint would skip it.
     const settled = this.store.settledPosition ? await this.store.settledPosition() : Number.POSITIVE_INFINITY;
     const until = Math.min(requested, settled);
-    let after = Math.min(...this.#live.map((l) => l.position));
     try {
       for (;;) {
-        if (after >= until) break;
-        const limit = Number.isFinite(until) ? Math.min(this.pageSize, until - after) : this.pageSize;
-        const page = (await this.store.readAll(after, limit)).filter((e) => e.globalPosition <= until);
-        if (page.length === 0) break;
-        await this.#applyPage(page);
-        after = page[page.length - 1]!.globalPosition;
+        let after = Math.min(...this.#live.map((l) => l.position));
+        let flushed = true;
+        for (;;) {
+          if (after >= until) break;
+          const limit = Number.isFinite(until) ? Math.min(this.pageSize, until - after) : this.pageSize;
+          const page = (await this.store.readAll(after, limit)).filter((e) => e.globalPosition <= until);
+          if (page.length === 0) break;
+          await this.#foldPage(page);
+          after = page[page.length - 1]!.globalPosition;
+          if (this.#dirtyCount() >= FLUSH_LIMIT && !(flushed = await this.#flush())) break;
+        }
+        if (flushed && (await this.#flush())) return Math.max(after, Math.min(...this.#live.map((l) => l.position)));
+        // Another process moved a checkpoint meanwhile: what was folded is dropped; go on from its checkpoints.
       }
     } finally {
       // The cache only spans one catch-up: another process may write the same rows between calls.
-      for (const l of this.#live) {
-        l.cache = new Map();
-        l.complete = false;
-      }
+      for (const l of this.#live) this.#forget(l);
     }
-    return Math.max(after, Math.min(...this.#live.map((l) => l.position)));
   }
 
-  async #applyPage(page: RecordedEvent[]): Promise<void> {
+  #dirtyCount(): number {
+    let n = 0;
+    for (const l of this.#live) n += l.dirty.size;
+    return n;
+  }
+
+  /** Drops what this engine folded but did not write. */
+  #forget(l: Live) {
+    l.cache = new Map();
+    l.dirty = new Set();
+    l.complete = false;
+    l.pending = l.position;
+  }
+
+  /** Applies a page to the cached states (loading the ones not cached), remembering which changed. */
+  async #foldPage(page: RecordedEvent[]): Promise<void> {
+    const first = page[0]!.globalPosition;
     const last = page[page.length - 1]!.globalPosition;
-    await this.#sql.transaction(async (tx) => {
-      // Lock the checkpoints: a second process applying the same page waits, then finds it applied.
-      const names = JSON.stringify(this.#live.map((l) => l.projection.name));
+    const work: { live: Live; events: RecordedEvent[]; keys: Set<string> }[] = [];
+    for (const l of this.#live) {
+      if (l.pending >= last) continue;
+      const events = l.pending < first ? page : page.filter((e) => e.globalPosition > l.pending);
+      const keys = new Set<string>();
+      for (const e of events) for (const k of l.projection.keysOf(e)) keys.add(k);
+      work.push({ live: l, events, keys });
+    }
+    const toLoad = work.flatMap(({ live, keys }) =>
+      live.complete ? [] : [...keys].filter((k) => !live.cache.has(k)).map((k) => ({ n: live.projection.name, k })),
+    );
+    if (toLoad.length > 0) {
+      // Outside the flush's transaction: a state another process writes meanwhile moves its checkpoint too, which the flush finds.
+      const { rows: found } = await this.#sql.query<{ projection: string; key: string; state: unknown }>(
+        `SELECT s.projection, s.key, s.state FROM ${this.#state} s
+         JOIN jsonb_to_recordset($1::jsonb) AS x(n text, k text) ON s.projection = x.n AND s.key = x.k`,
+        [JSON.stringify(toLoad)],
+      );
+      const byName = new Map(work.map((w) => [w.live.projection.name, w.live]));
+      for (const r of found) byName.get(r.projection)?.cache.set(r.key, r.state);
+    }
+    for (const { live, events, keys } of work) {
+      const p = live.projection;
+      for (const k of keys) if (!live.cache.has(k)) live.cache.set(k, p.init(k));
+      try {
+        foldEvents(p, events, live.cache);
+      } catch (e) {
+        // Folds never throw on valid events; a row written around the store may not be one.
+        throw firstInvalid(events) ?? e;
+      }
+      for (const k of keys) live.dirty.add(k);
+      live.pending = last;
+    }
+  }
+
+  /**
+   * Writes the changed states and moves the checkpoints in one transaction that first locks the
+   * checkpoints; false (nothing written, everything folded dropped) when another process moved one
+   * since this engine read it.
+   */
+  async #flush(): Promise<boolean> {
+    const moving = this.#live.filter((l) => l.pending > l.position);
+    if (moving.length === 0) return true;
+    const written = await this.#sql.transaction(async (tx) => {
       const { rows } = await tx.query<{ name: string; position: string | number }>(
         `SELECT name, position FROM ${this.#checkpoints} WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb)) FOR UPDATE`,
-        [names],
+        [JSON.stringify(moving.map((l) => l.projection.name))],
       );
       const stored = new Map(rows.map((r) => [r.name, Number(r.position)]));
-      const work: { live: Live; events: RecordedEvent[]; keys: Set<string> }[] = [];
-      for (const l of this.#live) {
-        const at = stored.get(l.projection.name) ?? 0;
-        if (at !== l.position) {
-          l.position = at;
-          l.cache = new Map();
-          l.complete = false;
-        }
-        if (at >= last) continue;
-        const events = page.filter((e) => e.globalPosition > at);
-        const keys = new Set<string>();
-        for (const e of events) for (const k of l.projection.keysOf(e)) keys.add(k);
-        work.push({ live: l, events, keys });
+      const moved = moving.filter((l) => (stored.get(l.projection.name) ?? 0) !== l.position);
+      if (moved.length > 0) {
+        for (const l of moved) l.position = stored.get(l.projection.name) ?? 0;
+        return false;
       }
-      if (work.length === 0) return;
-
-      const toLoad = work.flatMap(({ live, keys }) =>
-        live.complete ? [] : [...keys].filter((k) => !live.cache.has(k)).map((k) => ({ n: live.projection.name, k })),
-      );
-      const loaded = new Map<string, Map<string, unknown>>();
-      if (toLoad.length > 0) {
-        const { rows: found } = await tx.query<{ projection: string; key: string; state: unknown }>(
-          `SELECT s.projection, s.key, s.state FROM ${this.#state} s
-           JOIN jsonb_to_recordset($1::jsonb) AS x(n text, k text) ON s.projection = x.n AND s.key = x.k`,
-          [JSON.stringify(toLoad)],
-        );
-        for (const r of found) {
-          let m = loaded.get(r.projection);
-          if (!m) loaded.set(r.projection, (m = new Map()));
-          m.set(r.key, r.state);
-        }
-      }
-
       const upserts: { n: string; k: string; g: string | null; o: number; p: number; s: unknown }[] = [];
-      for (const { live, events, keys } of work) {
-        const p = live.projection;
-        const states = new Map<string, unknown>();
-        const fromDb = loaded.get(p.name);
-        for (const k of keys) {
-          const s = live.cache.has(k) ? live.cache.get(k) : fromDb?.has(k) ? fromDb.get(k) : p.init(k);
-          states.set(k, s);
-        }
-        foldEvents(p, events, states);
-        for (const [k, s] of states) {
-          const c = columnsOf(p, k, s);
-          upserts.push({ n: p.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? last, s });
-          live.cache.set(k, s);
-        }
-        if (live.cache.size > CACHE_LIMIT) {
-          live.cache = new Map();
-          live.complete = false;
+      for (const l of moving) {
+        for (const k of l.dirty) {
+          const s = l.cache.get(k);
+          const c = columnsOf(l.projection, k, s);
+          upserts.push({ n: l.projection.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? l.pending, s });
         }
       }
-      if (upserts.length > 0) {
+      for (let i = 0; i < upserts.length; i += WRITE_BATCH) {
         await tx.query(
           `INSERT INTO ${this.#state} (projection, key, grp, ord, position, state)
            SELECT n, k, g, o, p, s FROM jsonb_to_recordset($1::jsonb) AS x(n text, k text, g text, o bigint, p bigint, s jsonb)
            ON CONFLICT (projection, key) DO UPDATE
              SET grp = EXCLUDED.grp, ord = EXCLUDED.ord, position = EXCLUDED.position, state = EXCLUDED.state`,
-          [JSON.stringify(upserts)],
+          [JSON.stringify(upserts.slice(i, i + WRITE_BATCH))],
         );
       }
-      await tx.query(`UPDATE ${this.#checkpoints} SET position = $1 WHERE name IN (SELECT jsonb_array_elements_text($2::jsonb))`, [
-        last,
-        JSON.stringify(work.map((w) => w.live.projection.name)),
-      ]);
+      await tx.query(
+        `UPDATE ${this.#checkpoints} c SET position = x.p FROM jsonb_to_recordset($1::jsonb) AS x(n text, p bigint) WHERE c.name = x.n`,
+        [JSON.stringify(moving.map((l) => ({ n: l.projection.name, p: l.pending })))],
+      );
+      return true;
     });
-    for (const l of this.#live) if (l.position < last) l.position = last;
+    if (!written) {
+      for (const l of this.#live) this.#forget(l);
+      return false;
+    }
+    for (const l of moving) {
+      l.position = l.pending;
+      l.dirty = new Set();
+      if (l.cache.size > CACHE_LIMIT) {
+        l.cache = new Map();
+        l.complete = false;
+      }
+    }
+    return true;
   }
 
   follow(onError: (error: unknown) => void = (e) => console.error("actorzero: projections failed to catch up:", e)): Unsubscribe {
