@@ -1,84 +1,17 @@
-// Persists the projections in the log's own database, checkpointed by global position, one transaction per page.
-import { firstInvalid } from "../events/codec.ts";
+// Persists the projections in the log's own database, checkpointed by global position: a catch-up folds
+// page by page in memory and writes the changed states with the checkpoints in one transaction.
+import { type EventRow, firstInvalid, verifyRow } from "../events/codec.ts";
+import { READ_RANGE_SQL } from "../events/sql.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
-import type { ChatMessage } from "../models/messages.ts";
-import type { ContextStatus, ContextView } from "./contexts.ts";
 import { ALL_PROJECTIONS } from "./all.ts";
-import type { JobView } from "./jobs.ts";
-import { foldEvents, type Projection, type ProjectionColumns } from "./projection.ts";
-import { ROOT_GROUP, type TreeChild, type TreeNode } from "./tree.ts";
-import type { UsageRollup, UsageView } from "./usage.ts";
+import { foldEvents, type Projection } from "./projection.ts";
+import { columnsOf, sameJson, sortRows } from "./snapshot.ts";
+import { projectionQueries } from "./queries.ts";
+import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
 
-export type ProjectionsOptions = {
-  /** Prefix of the two tables (`<prefix>projection_state`, `<prefix>projection_checkpoints`); `""` by default. */
-  prefix?: string;
-  /** Events read and applied per transaction. */
-  pageSize?: number;
-  /** Catch up once while opening (from the checkpoints, never from zero unless a version changed). Default true. */
-  catchUp?: boolean;
-};
-
-/** One stored row of a projection. */
-export type SnapshotRow = { key: string; group: string | null; order: number; position: number; state: unknown };
-/** Every projection's rows, each list ordered by key (code-unit order), for comparing two builds. */
-export type ProjectionsSnapshot = Record<string, SnapshotRow[]>;
-
-export type Checkpoint = { name: string; version: number; position: number };
-
-export type VerifyResult = {
-  ok: boolean;
-  /** The position both builds reached. */
-  position: number;
-  mismatches: { projection: string; key: string; stored: SnapshotRow | null; rebuilt: SnapshotRow | null }[];
-};
-
-export interface Projections {
-  /** Applies the log after each checkpoint; concurrent calls are serialised and coalesced. Resolves to the position reached. */
-  catchUp(): Promise<number>;
-  /** Forgets every state and checkpoint, then replays the log from zero. */
-  rebuild(): Promise<number>;
-  checkpoints(): Promise<Checkpoint[]>;
-  /** Catches up after every event committed from now on (through `store.subscribe`). */
-  follow(onError?: (error: unknown) => void): Unsubscribe;
-
-  contexts: {
-    get(id: string): Promise<ContextView | null>;
-    /** In creation order. */
-    list(filter?: { rootContextId?: string; status?: ContextStatus }): Promise<ContextView[]>;
-  };
-  tree: {
-    /** The children of a context, in creation order. */
-    children(id: string): Promise<TreeChild[]>;
-    /** Root context ids, in creation order. */
-    roots(): Promise<string[]>;
-  };
-  transcript: {
-    /** The context's messages as the model is sent them: its runs concatenated in order. */
-    history(id: string): Promise<ChatMessage[]>;
-  };
-  usage: {
-    of(id: string): Promise<UsageView | null>;
-    /** Sums over every context of the root's tree, each context once. */
-    rollup(rootContextId: string): Promise<UsageRollup>;
-  };
-  jobs: {
-    get(jobId: string): Promise<JobView | null>;
-    /** The jobs started by a context, in order. */
-    ofContext(contextId: string): Promise<JobView[]>;
-  };
-
-  snapshot(): Promise<ProjectionsSnapshot>;
-  /**
-   * Rebuilds every projection from zero into scratch tables named with `prefix` and returns their
-   * snapshot; the stored tables are untouched. The scratch tables are dropped unless `keep`.
-   */
-  rebuildInto(prefix: string, options?: { keep?: boolean; until?: number }): Promise<ProjectionsSnapshot>;
-  /** Catches up, rebuilds from zero into scratch tables up to the same position, and compares. */
-  verify(): Promise<VerifyResult>;
-  /** Drops this engine's tables (for scratch builds and tests). */
-  drop(): Promise<void>;
-}
+export type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
+export { foldSnapshot } from "./snapshot.ts";
 
 const DEFAULT_PAGE = 1000;
 /** States kept between pages of one catch-up; beyond this the cache is dropped and states are loaded again. */
@@ -115,26 +48,6 @@ export const openProjections = async (
   return engine;
 };
 
-/** The rows `projections` would hold after `events`, folded in memory: what a correct engine's snapshot equals. */
-export const foldSnapshot = (events: readonly RecordedEvent[], projections: readonly Projection<any>[] = ALL_PROJECTIONS): ProjectionsSnapshot => {
-  const out: ProjectionsSnapshot = {};
-  for (const p of projections) {
-    const rows = [...foldEvents(p, events).entries()].map(([key, state]) => toRow(p, key, state));
-    out[p.name] = sortRows(rows.map((r) => ({ ...r, state: JSON.parse(JSON.stringify(r.state)) })));
-  }
-  return out;
-};
-
-const columnsOf = (p: Projection<any>, key: string, state: unknown): ProjectionColumns =>
-  p.columns ? p.columns(key, state) : { group: null, order: 0 };
-
-const toRow = (p: Projection<any>, key: string, state: { position?: number }): SnapshotRow => {
-  const c = columnsOf(p, key, state);
-  return { key, group: c.group, order: c.order, position: state.position ?? 0, state };
-};
-
-const sortRows = (rows: SnapshotRow[]) => rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-
 type Live = {
   projection: Projection<any>;
   /** The last position applied, as this engine knows it. */
@@ -164,6 +77,10 @@ class ProjectionEngine implements Projections {
   ) {
     this.#state = `${prefix}projection_state`;
     this.#checkpoints = `${prefix}projection_checkpoints`;
+    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs } = projectionQueries(
+      () => this.#sql,
+      this.#state,
+    ));
     this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), dirty: new Set(), pending: 0, complete: false }));
   }
 
@@ -301,11 +218,7 @@ class ProjectionEngine implements Projections {
     }
   }
 
-  #dirtyCount(): number {
-    let n = 0;
-    for (const l of this.#live) n += l.dirty.size;
-    return n;
-  }
+  #dirtyCount = (): number => this.#live.reduce((n, l) => n + l.dirty.size, 0);
 
   /** Drops what this engine folded but did not write. */
   #forget(l: Live) {
@@ -418,77 +331,13 @@ class ProjectionEngine implements Projections {
     });
   }
 
-  // ---- queries ---------------------------------------------------------------------------------
+  // ---- queries (src/projections/queries.ts) ---------------------------------------------------------
 
-  async #one<S>(projection: string, key: string): Promise<S | null> {
-    const { rows } = await this.#sql.query<{ state: S }>(`SELECT state FROM ${this.#state} WHERE projection = $1 AND key = $2`, [projection, key]);
-    return rows[0]?.state ?? null;
-  }
-
-  async #group<S>(projection: string, group: string, extra = "", params: unknown[] = []): Promise<S[]> {
-    const { rows } = await this.#sql.query<{ state: S }>(
-      `SELECT state FROM ${this.#state} WHERE projection = $1 AND grp = $2 ${extra} ORDER BY ord, key`,
-      [projection, group, ...params],
-    );
-    return rows.map((r) => r.state);
-  }
-
-  contexts = {
-    get: (id: string) => this.#one<ContextView>("contexts", id),
-    list: async (filter: { rootContextId?: string; status?: ContextStatus } = {}): Promise<ContextView[]> => {
-      const where = ["projection = 'contexts'"];
-      const params: unknown[] = [];
-      if (filter.rootContextId !== undefined) where.push(`grp = $${params.push(filter.rootContextId)}`);
-      if (filter.status !== undefined) where.push(`state->>'status' = $${params.push(filter.status)}`);
-      const { rows } = await this.#sql.query<{ state: ContextView }>(
-        `SELECT state FROM ${this.#state} WHERE ${where.join(" AND ")} ORDER BY ord, key`,
-        params,
-      );
-      return rows.map((r) => r.state);
-    },
-  };
-
-  tree = {
-    children: async (id: string): Promise<TreeChild[]> => (await this.#one<TreeNode>("tree", id))?.children ?? [],
-    roots: async (): Promise<string[]> => {
-      const { rows } = await this.#sql.query<{ key: string }>(
-        `SELECT key FROM ${this.#state} WHERE projection = 'tree' AND grp = $1 ORDER BY ord, key`,
-        [ROOT_GROUP],
-      );
-      return rows.map((r) => r.key);
-    },
-  };
-
-  transcript = {
-    history: async (id: string): Promise<ChatMessage[]> => {
-      const { rows } = await this.#sql.query<{ messages: ChatMessage[] }>(
-        `SELECT state->'messages' AS messages FROM ${this.#state} WHERE projection = 'transcript' AND grp = $1 ORDER BY ord, key`,
-        [id],
-      );
-      return rows.flatMap((r) => r.messages);
-    },
-  };
-
-  usage = {
-    of: (id: string) => this.#one<UsageView>("usage", id),
-    rollup: async (rootContextId: string): Promise<UsageRollup> => {
-      const { rows } = await this.#sql.query<{ i: unknown; o: unknown; m: unknown; c: unknown }>(
-        `SELECT coalesce(sum((state->>'inputTokens')::bigint), 0)::float8 AS i,
-                coalesce(sum((state->>'outputTokens')::bigint), 0)::float8 AS o,
-                coalesce(sum((state->>'modelCalls')::bigint), 0)::float8 AS m,
-                count(*)::float8 AS c
-         FROM ${this.#state} WHERE projection = 'usage' AND grp = $1`,
-        [rootContextId],
-      );
-      const r = rows[0];
-      return { rootContextId, inputTokens: Number(r?.i ?? 0), outputTokens: Number(r?.o ?? 0), modelCalls: Number(r?.m ?? 0), contexts: Number(r?.c ?? 0) };
-    },
-  };
-
-  jobs = {
-    get: (jobId: string) => this.#one<JobView>("jobs", jobId),
-    ofContext: (contextId: string) => this.#group<JobView>("jobs", contextId),
-  };
+  readonly contexts: Projections["contexts"];
+  readonly tree: Projections["tree"];
+  readonly transcript: Projections["transcript"];
+  readonly usage: Projections["usage"];
+  readonly jobs: Projections["jobs"];
 
   async snapshot(): Promise<ProjectionsSnapshot> {
     const out: ProjectionsSnapshot = Object.fromEntries(this.projections.map((p) => [p.name, [] as SnapshotRow[]]));
@@ -516,6 +365,7 @@ class ProjectionEngine implements Projections {
 
   async verify(): Promise<VerifyResult> {
     const position = await this.catchUp();
+    await this.#parseAll(position);
     const stored = await this.snapshot();
     const rebuilt = await this.rebuildInto(`${this.prefix}verify_`, { until: position });
     const mismatches: VerifyResult["mismatches"] = [];
@@ -531,18 +381,20 @@ class ProjectionEngine implements Projections {
     return { ok: mismatches.length === 0, position, mismatches };
   }
 
+  /**
+   * Reads rows are trusted (a cheap check, no full parse); an audit parses every row up to `until` in
+   * full and throws EventDecodeError naming the first that fails, e.g. one written around the store.
+   */
+  async #parseAll(until: number): Promise<void> {
+    for (let after = 0; after < until; ) {
+      const { rows } = await this.#sql.query<EventRow>(READ_RANGE_SQL, [after, until, this.pageSize]);
+      if (rows.length === 0) return;
+      for (const row of rows) verifyRow(row);
+      after = Number(rows[rows.length - 1]!.global_position);
+    }
+  }
+
   async drop(): Promise<void> {
     await this.#sql.exec(`DROP TABLE IF EXISTS ${this.#state}; DROP TABLE IF EXISTS ${this.#checkpoints};`);
   }
 }
-
-/** Deep equality of JSON values, regardless of object key order (JSONB reorders keys). */
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-};

@@ -1,6 +1,7 @@
 // The persisted projections on a real PGlite store: incremental equals rebuilt, idempotent, versioned, queryable.
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventDecodeError } from "../../src/events/errors.ts";
 import type { ContextId, JobId, RunId } from "../../src/events/ids.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
@@ -289,3 +290,39 @@ function countingReads(inner: EventStore) {
   });
   return { store: wrapped, eventsRead: () => read };
 }
+
+describe("given a row written around the store (raw SQL) that passes the cheap read check but not its schema", () => {
+  let store: EventStore;
+  let bad: number;
+  beforeAll(async () => {
+    store = await freshPgliteStore();
+    await store.append("ctx-raw", [created("ctx-raw")], { expectedVersion: "no_stream" });
+    // toolCalls is an array, as the read check asks, but holds null where a tool call belongs.
+    const { rows } = await store.sql.query<{ global_position: string | number }>(
+      `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+       VALUES (gen_random_uuid(), 'ctx-raw', 2, 'ModelReplied', 1,
+         '{"runId":"r1","step":0,"text":null,"toolCalls":[null],"usage":null}'::jsonb,
+         '{"correlationId":null,"causationId":null,"actor":null}'::jsonb, now())
+       RETURNING global_position`,
+    );
+    bad = Number(rows[0]!.global_position);
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  it("reads it (rows are trusted on read) but verify() refuses it, naming its position", async () => {
+    expect((await store.readStream("ctx-raw")).map((e) => e.type)).toEqual(["ContextCreated", "ModelReplied"]);
+    const engine = await openProjections(store, [contextsProjection], { prefix: "raw_" });
+    const error = await engine.verify().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventDecodeError);
+    expect(error).toMatchObject({ globalPosition: bad, eventType: "ModelReplied" });
+    await engine.drop();
+  });
+
+  it("fails a catch-up whose fold throws on it with EventDecodeError naming its position, not a TypeError", async () => {
+    const error = await openProjections(store, ALL_PROJECTIONS, { prefix: "raw_all_" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EventDecodeError);
+    expect((error as Error).message).toMatch(new RegExp(`global_position ${bad} .*toolCalls`));
+  });
+});
