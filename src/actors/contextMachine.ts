@@ -14,6 +14,7 @@
 import { type AnyActorLogic, assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
+import { INTERRUPTED_MESSAGE } from "../projections/contexts.ts";
 
 export type LifecycleStatus = "idle" | "running" | "stopped" | "failed";
 
@@ -75,7 +76,7 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
         next = { ...next, runId: null, failure: { reason: fact.data.reason, message: fact.data.message } };
         break;
       case "RunInterrupted":
-        next = { ...next, runId: null, failure: { reason: "interrupted", message: "The run was interrupted." } };
+        next = { ...next, runId: null, failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE } };
         break;
       default:
         break;

@@ -15,7 +15,7 @@ import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/sch
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
 import { asOutcome, FatalToolError, RepairableToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
-import type { StreamWriter } from "../runtime/streamWriter.ts";
+import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
 

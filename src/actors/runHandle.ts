@@ -1,7 +1,7 @@
 // What the runtime, the loop and the stop share about one run in flight: pause, interventions, the call in flight, the end.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
-import type { Job } from "../tools/parallel.ts";
+import type { Job } from "../tools/jobs.ts";
 
 export type InFlight =
   | { kind: "model"; step: number; attempt: number }
@@ -16,6 +16,8 @@ export class RunHandle {
   readonly runningChildren = new Set<ContextId>();
   /** The `parallel` jobs this run started, by job id. */
   readonly jobs = new Map<string, Job>();
+  /** Delegations past the live-children guard whose child is not running yet. */
+  reservedChildren = 0;
   /** Who asked for the stop, recorded in RunStopped. */
   stopRequestedBy: "user" | "superior" | null = null;
   /** Resolves when the loop's program has finished (after a stop, once it has unwound). */

@@ -7,14 +7,10 @@ import { foldEvents } from "../projections/projection.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
-import type { StreamWriter } from "./streamWriter.ts";
+import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
+import type { StreamWriter } from "../actors/streamWriter.ts";
 
-export type RunOutcome = {
-  runId: string;
-  status: "completed" | "stopped" | "failed";
-  response: string | null;
-  failure: { reason: string; message: string } | null;
-};
+export type { RunOutcome } from "../projections/runOutcome.ts";
 
 export class ActiveContext {
   view: ContextView;
@@ -76,18 +72,3 @@ export class ActiveContext {
     return result;
   }
 }
-
-const outcomeOf = (f: RecordedEvent): RunOutcome | null => {
-  switch (f.type) {
-    case "RunCompleted":
-      return { runId: f.data.runId, status: "completed", response: f.data.response, failure: null };
-    case "RunStopped":
-      return { runId: f.data.runId, status: "stopped", response: null, failure: null };
-    case "RunFailed":
-      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: f.data.reason, message: f.data.message } };
-    case "RunInterrupted":
-      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: "interrupted", message: "The run was interrupted." } };
-    default:
-      return null;
-  }
-};

@@ -1,6 +1,2 @@
-// Time and fresh ids come in through this port, so rules stay pure and tests can fix them.
-import { randomUUID } from "node:crypto";
-
-export type Clock = { now(): Date; uuid(): string };
-
-export const systemClock: Clock = { now: () => new Date(), uuid: () => randomUUID() };
+// The clock port lives with the log (the lowest layer); re-exported here for the runtime's users.
+export { systemClock, type Clock } from "../events/clock.ts";

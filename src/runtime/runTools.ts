@@ -7,12 +7,12 @@ import type { Tool } from "../tools/defineTool.ts";
 import { responseTool } from "../tools/response.ts";
 import { callSubordinateTool } from "../tools/callSubordinate.ts";
 import { parallelTool } from "../tools/parallel.ts";
-import type { RuntimeInternals } from "./runtime.ts";
+import type { Delegator } from "../tools/delegator.ts";
 
 export type RunToolSet = { byName: ReadonlyMap<string, Tool<unknown>>; specs: ToolSpec[] };
 export type RuntimeTools = { forContext(view: ContextView): RunToolSet };
 
-export const buildTools = (rt: RuntimeInternals, library: PromptLibrary, userTools: readonly Tool<any>[]): RuntimeTools => {
+export const buildTools = (rt: Delegator, library: PromptLibrary, userTools: readonly Tool<any>[]): RuntimeTools => {
   const builtIn: Tool<any>[] = [responseTool, callSubordinateTool(rt)];
   const names = new Set([...builtIn.map((t) => t.name), "parallel"]);
   for (const t of userTools) {

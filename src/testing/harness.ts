@@ -5,7 +5,8 @@ import type { ModelRequest, ModelTurn } from "../models/port.ts";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.ts";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
 import type { ContextView } from "../projections/contexts.ts";
-import { checkInvariants, InvariantViolation, LogMemory } from "./invariants.ts";
+import { InvariantViolation, LogMemory } from "./invariants.ts";
+import { checkInvariants } from "./runtimeInvariants.ts";
 import { openCalls, type LifecycleModel } from "./lifecycleModel.ts";
 
 // ------------------------------------------------------------------------------------------ the model desk

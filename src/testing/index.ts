@@ -2,10 +2,8 @@
 export { scriptedModel, scriptedTurns, type ScriptedModel, type ScriptedQueue, type ScriptedTurn } from "../models/scripted.ts";
 export { reply, callTool, delegate, respond, fail, scriptByAgent, nextCallId, type AgentScript, type AgentKey, type DelegateArgs } from "./script.ts";
 
+export { checkInvariants, assertInvariants, readTree, type InvariantOptions, type TreeLog } from "./runtimeInvariants.ts";
 export {
-  checkInvariants,
-  assertInvariants,
-  readTree,
   checkLogShape,
   checkOneRunAtATime,
   checkStatus,
@@ -19,9 +17,7 @@ export {
   InvariantViolation,
   type Violation,
   type InvariantName,
-  type InvariantOptions,
   type Lifecycle,
-  type TreeLog,
 } from "./invariants.ts";
 
 import {

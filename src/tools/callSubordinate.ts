@@ -17,14 +17,12 @@
 // - Guards: maximum depth and maximum live children per run, each a repairable error.
 import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
-import type { RuntimeInternals } from "../runtime/runtime.ts";
-import { RuntimeError } from "../runtime/errors.ts";
-import type { RunHandle } from "../actors/runHandle.ts";
 import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
 import { DEFAULT_PRESET } from "../models/presets.ts";
 import { asContextId, type ContextId } from "../events/ids.ts";
 import { defineTool, RepairableToolError, type ToolContext } from "./defineTool.ts";
 import { resultReference } from "./references.ts";
+import type { Delegator, RunScope } from "./delegator.ts";
 
 /** Results this long or longer are stored and referenced with a hint. */
 export const LEN_MIN = 500;
@@ -64,13 +62,10 @@ export const MSG = {
     `Cannot start another subordinate: this run already has ${max} running, the maximum. Wait for one to finish.`,
 } as const;
 
-/** Per run: delegations that passed the live-children guard and have not yet put their child in `runningChildren`. */
-const starting = new WeakMap<RunHandle, number>();
-
 /** What a delegation resolves to before it is rendered for the model. */
 export type Delegation = { child: ContextView; fresh: boolean };
 
-export const callSubordinateTool = (rt: RuntimeInternals) =>
+export const callSubordinateTool = (rt: Delegator) =>
   defineTool({
     name: "call_subordinate",
     description: "Delegate a task to a subordinate agent one level below you.",
@@ -79,30 +74,30 @@ export const callSubordinateTool = (rt: RuntimeInternals) =>
   });
 
 /** Runs one delegation end to end and returns the text for the caller's model. */
-export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
+export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
   const message = typeof input.message === "string" ? input.message.trim() : "";
   if (message === "") throw new RepairableToolError(MSG.emptyMessage);
-  const caller = await rt.activate(ctx.contextId);
-  const handle = caller.run;
+  const handle = ctx.run;
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
   // Check and reserve in one synchronous step: parallel jobs all pass here before any of their children is running.
-  const reserved = starting.get(handle) ?? 0;
-  if (handle.runningChildren.size + reserved >= rt.limits.maxLiveChildrenPerRun) throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
-  starting.set(handle, reserved + 1);
-  const release = () => starting.set(handle, starting.get(handle)! - 1);
-  let child: ContextView, fresh: boolean, childId: ContextId, childAc: Awaited<ReturnType<RuntimeInternals["activate"]>>;
+  if (handle.runningChildren.size + handle.reservedChildren >= rt.limits.maxLiveChildrenPerRun) {
+    throw new RepairableToolError(MSG.liveChildren(rt.limits.maxLiveChildrenPerRun));
+  }
+  handle.reservedChildren += 1;
+  const release = () => void (handle.reservedChildren -= 1);
+  const caller = handle.view();
+  let child: ContextView, fresh: boolean, childId: ContextId;
   try {
     // A job cancelled (or a caller stopped) meanwhile must not start, nor record anything after its run ended.
     if (ctx.signal.aborted) throw new Error("stopped");
-    ({ child, fresh } = await findOrCreate(rt, caller.view, input, message, ctx));
+    ({ child, fresh } = await findOrCreate(rt, handle, input, message, ctx));
     if (ctx.signal.aborted) throw new Error("stopped");
     ctx.reportSubordinate?.(child.id);
     childId = asContextId(child.id);
-    await caller.writer.append(
+    await handle.append(
       [{ type: "SubordinateCalled", data: { runId: ctx.runId, toolCallId: ctx.toolCallId, childContextId: childId, fresh, jobId: ctx.jobId ?? null } }],
       { correlationId: handle.correlationId, causationId: ctx.toolCallId },
     );
-    childAc = await rt.activate(childId);
   } catch (e) {
     release();
     throw e;
@@ -112,16 +107,18 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
   let outcome;
   // A stop or cancel that lands while the child is being set up finds nothing running to stop (a job's
   // cancel does not even know the child yet), so the delegation stops its child itself.
-  const stopChild = () => void rt.stopContext(childId, "superior").catch(() => null);
+  const stopChild = () => void rt.stop(childId).catch(() => null);
   try {
     if (ctx.signal.aborted) throw new Error("stopped");
-    const { ended } = await rt
-      .startRun(childAc, message, { contextId: caller.id, runId: ctx.runId, toolCallId: ctx.toolCallId, jobId: ctx.jobId ?? null })
-      .catch((e: unknown) => {
-        // Another runtime process is driving the child right now: for the model, it is running.
-        if (e instanceof RuntimeError && e.reason === "busy") throw new RepairableToolError(MSG.running(childId));
-        throw e;
-      });
+    const started = await rt.startRun(childId, message, {
+      contextId: asContextId(caller.id),
+      runId: ctx.runId,
+      toolCallId: ctx.toolCallId,
+      jobId: ctx.jobId ?? null,
+    });
+    // Another runtime process is driving the child right now: for the model, it is running.
+    if (started === "busy") throw new RepairableToolError(MSG.running(childId));
+    const { ended } = started;
     ctx.signal.addEventListener("abort", stopChild, { once: true });
     if (ctx.signal.aborted) stopChild();
     outcome = await ended;
@@ -134,7 +131,7 @@ export const delegate = async (rt: RuntimeInternals, input: CallSubordinateInput
 
   const outcomeKind = outcome.status === "completed" ? "completed" : outcome.status;
   // The tool's own result follows at once; both reach the log with the caller's next append.
-  caller.writer.stage(
+  handle.stage(
     [
       {
         type: "SubordinateReturned",
@@ -167,8 +164,8 @@ export const renderResult = (childId: string, agentNumber: number, response: str
 };
 
 const findOrCreate = async (
-  rt: RuntimeInternals,
-  caller: ContextView,
+  rt: Delegator,
+  scope: RunScope,
   input: CallSubordinateInput,
   message: string,
   ctx: ToolContext,
@@ -177,6 +174,7 @@ const findOrCreate = async (
   const contextId = (input.context_id ?? input.agent_id ?? "").trim();
   const reset = isReset(input.reset);
   const name = input.name?.trim() ?? "";
+  const caller = scope.view();
 
   // Rule 1: the profile must exist and be enabled in the caller's project (the child inherits it).
   const enabled = rt.enabledProfiles(caller.project);
@@ -187,13 +185,12 @@ const findOrCreate = async (
   if (contextId !== "" && reset) throw new RepairableToolError(MSG.contextIdWithReset);
 
   // The caller's own stream says which children it made (SubordinateCalled), so no projection is read here.
-  const callerAc = await rt.activate(caller.id);
   let existing: ContextView | undefined;
   if (!reset) {
     if (contextId !== "") {
       // Rule 3, by id: only the caller's own children, by recorded parent, parent number and number.
-      const known = callerAc.children.some((c) => c.contextId === contextId);
-      const view = known ? (await rt.activate(contextId)).view : null;
+      const known = scope.children.some((c) => c.contextId === contextId);
+      const view = known ? await rt.view(contextId) : null;
       const isChild =
         view !== null &&
         view.parentContextId === caller.id &&
@@ -204,8 +201,8 @@ const findOrCreate = async (
     } else {
       // Rule 3, by slot: the newest child in the caller's slot.
       const slot = ctx.jobId ?? DEFAULT_SLOT;
-      const newest = [...callerAc.children].reverse().find((c) => c.slot === slot);
-      existing = newest ? (await rt.activate(newest.contextId)).view : undefined;
+      const newest = [...scope.children].reverse().find((c) => c.slot === slot);
+      existing = newest ? await rt.view(newest.contextId) : undefined;
     }
   }
 
@@ -218,9 +215,7 @@ const findOrCreate = async (
     if (live.status === "running") throw new RepairableToolError(MSG.running(live.id));
     // Rule 7.
     if (name !== "" && name !== live.name) {
-      const childAc = await rt.activate(live.id);
-      await childAc.writer.append([{ type: "ContextRenamed", data: { name, label: name } }]);
-      return { child: childAc.view, fresh: false };
+      return { child: await rt.rename(live.id, name), fresh: false };
     }
     return { child: live, fresh: false };
   }
@@ -233,26 +228,20 @@ const findOrCreate = async (
   const project = caller.project;
   const inheritsOverride = rt.configuredPresetOf(profile, project) === DEFAULT_PRESET;
   const id: ContextId = asContextId(rt.clock.uuid());
-  const created = await rt.appendNew(id, [
-    {
-      type: "ContextCreated",
-      data: {
-        contextId: id,
-        name: childName,
-        label: childName,
-        profile,
-        project,
-        agentNumber: number,
-        depth: caller.depth + 1,
-        kind: "subordinate",
-        parentContextId: asContextId(caller.id),
-        parentAgentNumber: caller.agentNumber,
-        rootContextId: asContextId(caller.rootContextId),
-        slot: ctx.jobId ?? DEFAULT_SLOT,
-        modelOverride: inheritsOverride ? caller.modelOverride : null,
-      },
-    },
-  ]);
-  const childAc = await rt.activateNew(id, created);
-  return { child: childAc.view, fresh: true };
+  const child = await rt.create({
+    contextId: id,
+    name: childName,
+    label: childName,
+    profile,
+    project,
+    agentNumber: number,
+    depth: caller.depth + 1,
+    kind: "subordinate",
+    parentContextId: asContextId(caller.id),
+    parentAgentNumber: caller.agentNumber,
+    rootContextId: asContextId(caller.rootContextId),
+    slot: ctx.jobId ?? DEFAULT_SLOT,
+    modelOverride: inheritsOverride ? caller.modelOverride : null,
+  });
+  return { child, fresh: true };
 };

@@ -1,6 +1,7 @@
 // The tool shape: a zod input, a description, and a run function that returns text or ends the run with a response.
 import type { z } from "zod";
 import type { ContextId, JobId, RunId } from "../events/ids.ts";
+import type { RunScope } from "./delegator.ts";
 
 /** What a tool's run gets besides its input. */
 export type ToolContext = {
@@ -15,6 +16,8 @@ export type ToolContext = {
   signal: AbortSignal;
   /** Delegation tells its caller which subordinate it runs (a `parallel` job shows it as `context_id`). */
   reportSubordinate?: (contextId: string) => void;
+  /** The calling run, for the built-in tools (delegation and `parallel`); tools of your own need not use it. */
+  run?: RunScope;
 };
 
 /** `text` goes back to the model; `response` ends the run with that final answer. */

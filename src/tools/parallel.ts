@@ -9,9 +9,9 @@
 //   its snapshot shows `job_id` and the child's `context_id` separately.
 // - The output is compact JSON `{status, jobs:[…]}`.
 import { z } from "zod";
-import type { RuntimeInternals } from "../runtime/runtime.ts";
-import type { RunHandle } from "../actors/runHandle.ts";
 import { asJobId, type JobId } from "../events/ids.ts";
+import type { Delegator, RunScope } from "./delegator.ts";
+import type { Job } from "./jobs.ts";
 import type { JobStatus } from "../events/schema.ts";
 import { asOutcome, defineTool, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
 import { parseToolArguments } from "./arguments.ts";
@@ -36,18 +36,7 @@ export const PARALLEL_MSG = {
   unknownJob: (id: string) => `Job '${id}' was not found in this run.`,
 } as const;
 
-/** One job of a run, in memory while the run lasts; its start and end are also events. */
-export type Job = {
-  jobId: JobId;
-  tool: string;
-  status: JobStatus;
-  contextId: string | null;
-  result: string | null;
-  error: string | null;
-  done: Promise<void>;
-  abort: AbortController;
-  cancelled: boolean;
-};
+export type { Job } from "./jobs.ts";
 
 /** `callsubordin-1a2b3c4d` from `call_subordinate`. */
 export const makeJobId = (toolName: string, hex8: string): JobId =>
@@ -73,20 +62,19 @@ const overallStatus = (jobs: readonly Job[], waited: boolean): "waiting" | "runn
 
 const render = (jobs: readonly Job[], waited: boolean) => JSON.stringify({ status: overallStatus(jobs, waited), jobs: jobs.map(snapshotOf) });
 
-export const parallelTool = (rt: RuntimeInternals, tools: () => ReadonlyMap<string, Tool<unknown>>) =>
+export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>) =>
   defineTool({
     name: "parallel",
     description: "Run up to 8 independent tool calls at once.",
     input: ParallelInput,
     run: async (input, ctx) => {
-      const caller = await rt.activate(ctx.contextId);
-      const handle = caller.run;
+      const handle = ctx.run;
       if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
       const action = input.action ?? (input.tool_calls ? "start" : "await");
       if (action === "start") return start(rt, handle, tools(), input, ctx);
       const jobs = select(handle, input.job_ids);
       if (action === "cancel") {
-        await Promise.all(jobs.map((j) => cancelJob(rt, handle, j)));
+        await Promise.all(jobs.map((j) => cancelJob(rt, j)));
         return render(jobs, true);
       }
       if (action === "collect") return render(jobs, false);
@@ -95,7 +83,7 @@ export const parallelTool = (rt: RuntimeInternals, tools: () => ReadonlyMap<stri
     },
   });
 
-const select = (handle: RunHandle, ids: readonly string[] | undefined): Job[] => {
+const select = (handle: RunScope, ids: readonly string[] | undefined): Job[] => {
   const all = [...handle.jobs.values()] as Job[];
   if (!ids || ids.length === 0) return all;
   return ids.map((id) => {
@@ -118,7 +106,7 @@ const waitFor = async (jobs: readonly Job[], timeoutSeconds: number | undefined,
   }
 };
 
-const start = async (rt: RuntimeInternals, handle: RunHandle, tools: ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext) => {
+const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext) => {
   const calls = input.tool_calls ?? [];
   if (calls.length === 0) throw new RepairableToolError(PARALLEL_MSG.nothingToStart);
   if (calls.length > MAX_PARALLEL_CALLS) throw new RepairableToolError(PARALLEL_MSG.tooMany(calls.length));
@@ -130,7 +118,6 @@ const start = async (rt: RuntimeInternals, handle: RunHandle, tools: ReadonlyMap
       throw new RepairableToolError(PARALLEL_MSG.unknownTool(c.name, available));
     }
   }
-  const caller = await rt.activate(ctx.contextId);
   const jobs: Job[] = calls.map((c) => {
     let settle!: () => void;
     const done = new Promise<void>((r) => (settle = r));
@@ -148,7 +135,7 @@ const start = async (rt: RuntimeInternals, handle: RunHandle, tools: ReadonlyMap
     };
     return job;
   });
-  await caller.writer.append(
+  await handle.append(
     jobs.map((j, i) => ({
       type: "ParallelJobStarted" as const,
       data: { runId: ctx.runId, toolCallId: ctx.toolCallId, jobId: j.jobId, toolName: j.tool, arguments: calls[i]!.arguments ?? {} },
@@ -165,19 +152,18 @@ const start = async (rt: RuntimeInternals, handle: RunHandle, tools: ReadonlyMap
 };
 
 const runJob = async (
-  rt: RuntimeInternals,
-  handle: RunHandle,
+  rt: Delegator,
+  handle: RunScope,
   tool: Tool<unknown>,
   rawArguments: unknown,
   job: Job & { settle: () => void },
   ctx: ToolContext,
 ): Promise<void> => {
-  const caller = await rt.activate(ctx.contextId);
   let status: JobStatus;
   let result: string | null = null;
   let error: string | null = null;
   try {
-    const args = parseToolArguments(tool, rawArguments ?? {}, (id) => caller.storedResults.get(id));
+    const args = parseToolArguments(tool, rawArguments ?? {}, (id) => handle.storedResult(id));
     if (!args.ok) throw new RepairableToolError(args.error);
     const outcome = asOutcome(
       await tool.run(args.value, {
@@ -197,13 +183,13 @@ const runJob = async (
     error = e instanceof Error ? e.message : String(e);
   }
   // The run may have ended meanwhile (a stop records the job's end itself).
-  await caller.writer.exclusive(async () => {
-    if (handle.terminal || job.status !== "running") return;
+  await handle.exclusive(async () => {
+    if (handle.ended || job.status !== "running") return;
     job.status = status;
     job.result = result;
     job.error = error;
     // The job's end reaches the log with the caller's next append, before its next effect.
-    caller.writer.stage(
+    handle.stage(
       [
         {
           type: "ParallelJobFinished",
@@ -217,15 +203,15 @@ const runJob = async (
 };
 
 /** Cancels a running job: aborts its tool and stops the subordinate it runs, then waits for it to end. */
-export const cancelJob = async (rt: RuntimeInternals, _handle: RunHandle, job: Job): Promise<void> => {
+export const cancelJob = async (rt: Pick<Delegator, "stop">, job: Job): Promise<void> => {
   if (job.status !== "running") return;
   job.cancelled = true;
   job.abort.abort(new Error("cancelled"));
-  if (job.contextId) await rt.stopContext(job.contextId, "superior").catch(() => null);
+  if (job.contextId) await rt.stop(job.contextId).catch(() => null);
   await job.done;
 };
 
 /** Before a run ends, jobs still running are cancelled so none outlives it. */
-export const cancelOpenJobs = async (rt: RuntimeInternals, handle: RunHandle): Promise<void> => {
-  await Promise.all(([...handle.jobs.values()] as Job[]).map((j) => cancelJob(rt, handle, j)));
+export const cancelOpenJobs = async (rt: Pick<Delegator, "stop">, jobs: ReadonlyMap<string, Job>): Promise<void> => {
+  await Promise.all([...jobs.values()].map((j) => cancelJob(rt, j)));
 };

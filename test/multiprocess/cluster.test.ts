@@ -7,7 +7,7 @@ import type { RecordedEvent } from "../../src/events/schema.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
 import { openProjections } from "../../src/projections/engine.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { checkInvariants } from "../../src/testing/invariants.ts";
+import { checkInvariants } from "../../src/testing/runtimeInvariants.ts";
 import { logBuilder } from "../../src/testing/recorded.ts";
 import { asContextId, asRunId } from "../../src/events/ids.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";

@@ -4,7 +4,7 @@ import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
 import type { ModelTurn } from "../../src/models/port.ts";
-import { createRuntime, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
+import { createRuntime, internalsOf, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
 import { checkLogShape, checkOneRunAtATime } from "../../src/testing/invariants.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
@@ -244,7 +244,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
       // A's sweep sees the context running (B's run), not in flight in A.
       armed = true;
-      const sweep = (rtA as unknown as { recoverInterruptedRuns(): Promise<void> }).recoverInterruptedRuns();
+      const sweep = internalsOf(rtA).recoverInterruptedRuns();
       await reached.called;
       // B's run ends and its lease goes; the sweep then finds the context unowned.
       heldB.open({ text: "B done" });

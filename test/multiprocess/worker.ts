@@ -14,7 +14,7 @@ import { createInterface } from "node:readline";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
 import type { ModelRequest, ModelTurn } from "../../src/models/port.ts";
-import { createRuntime, RuntimeError } from "../../src/runtime/runtime.ts";
+import { createRuntime, internalsOf, RuntimeError } from "../../src/runtime/runtime.ts";
 
 const [url, owner, ttl] = process.argv.slice(2) as [string, string, string];
 const MAX_IN_FLIGHT = 6;
@@ -108,7 +108,7 @@ const pump = () => {
 
 /** For a test that timed out: what this process's actors think (reads the runtime's private state). */
 const dump = () => {
-  const active = (rt as unknown as { active: Map<string, { actor: { getSnapshot(): { value: unknown } }; run: { runId: string; terminal: unknown } | null; view: { status: string; version: number } }> }).active;
+  const active = internalsOf(rt).active;
   for (const [id, ac] of active) {
     if (!busyContexts.has(id) && ac.view.status !== "running") continue;
     say(`dump ${id} actor=${JSON.stringify(ac.actor.getSnapshot().value)} view=${ac.view.status}@v${ac.view.version} run=${ac.run?.runId ?? "-"} terminal=${ac.run?.terminal ? "yes" : "no"}`);

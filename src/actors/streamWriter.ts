@@ -3,7 +3,7 @@
 import type { EventStore } from "../events/store.ts";
 import type { DomainEvent, EventMetadata, RecordedEvent } from "../events/schema.ts";
 import type { ContextId, EventId } from "../events/ids.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../events/clock.ts";
 
 type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined };
 

@@ -1,0 +1,160 @@
+// The actors the context machine invokes: `run` (the message loop of the current run) and `stopRun` (the recorded stop).
+//
+// Requirements:
+// - The run gets the context's model, system prompt, tools and transcript, and its tools get the run's scope.
+// - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed.
+// - A stop first cancels the run's jobs and stops its running children, waits for the loop to unwind,
+//   then records what it aborted (the model call or tool in flight, the jobs) and RunStopped.
+import { Effect } from "effect";
+import type { ContextId } from "../events/ids.ts";
+import type { DomainEvent } from "../events/schema.ts";
+import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
+import { messageLoop } from "../actors/messageLoop.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
+import { systemPrompt } from "../profiles/profiles.ts";
+import type { ToolContext } from "../tools/defineTool.ts";
+import type { RunScope } from "../tools/delegator.ts";
+import { JOB_END } from "../tools/jobs.ts";
+import { cancelOpenJobs } from "../tools/parallel.ts";
+import type { ActiveContext } from "./activeContext.ts";
+import { stopContext } from "./commands.ts";
+import { modelFor } from "./configuration.ts";
+import type { Core } from "./core.ts";
+
+/** The run as its tools see it: the port `RunScope`, over the context and its run handle. */
+const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
+  runId: handle.runId,
+  correlationId: handle.correlationId,
+  view: () => ac.view,
+  children: ac.children,
+  storedResult: (id) => ac.storedResults.get(id),
+  runningChildren: handle.runningChildren,
+  get reservedChildren() {
+    return handle.reservedChildren;
+  },
+  set reservedChildren(n: number) {
+    handle.reservedChildren = n;
+  },
+  jobs: handle.jobs,
+  get ended() {
+    return handle.terminal !== null;
+  },
+  append: (events, metadata) => ac.writer.append(events, metadata),
+  stage: (events, metadata) => ac.writer.stage(events, metadata),
+  exclusive: (fn) => ac.writer.exclusive(() => fn()),
+});
+
+export const runActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<RunOutput> => {
+  const ac = core.registry.active.get(input.contextId);
+  const handle = ac?.run;
+  if (!ac || !handle || handle.runId !== input.runId) throw new Error(`run ${input.runId} has no handle`);
+  const view = ac.view;
+  const model = modelFor(core.config, view);
+  const profile = core.config.profiles.get(view.profile);
+  const tools = core.tools.forContext(view);
+  const scope = scopeOf(ac, handle);
+  const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
+  try {
+    const facts = await Effect.runPromise(
+      messageLoop({
+        handle,
+        writer: ac.writer,
+        agentNumber: view.agentNumber,
+        profile: view.profile,
+        model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
+        modelPort: core.config.options.model,
+        systemPrompt: systemPrompt(core.config.library, profile, {
+          agentNumber: view.agentNumber,
+          superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
+        }),
+        transcript: () => ac.transcript(),
+        resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
+        cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
+        tools: tools.byName,
+        toolSpecs: tools.specs,
+        limits: core.config.limits,
+        toolContext: (toolCallId, sig): ToolContext => ({
+          contextId: ac.id,
+          runId: handle.runId,
+          agentNumber: view.agentNumber,
+          profile: view.profile,
+          toolCallId,
+          signal: sig,
+          run: scope,
+        }),
+      }),
+      { signal },
+    );
+    return { facts };
+  } catch (e) {
+    if (signal.aborted) throw e;
+    // A bug or a broken store: record it so the run still ends exactly once.
+    const message = e instanceof Error ? e.message : String(e);
+    try {
+      const facts = await ac.writer.exclusive(async (append) => {
+        if (handle.terminal) return handle.terminal;
+        handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
+        return handle.terminal;
+      });
+      return { facts };
+    } catch (recordError) {
+      // The log refuses this stream (another process ended the run, or the store is gone): the run is
+      // over all the same, so its waiters learn it and the context takes the next message.
+      handle.terminal ??= [];
+      ac.outcomes.get(handle.runId)?.resolve({ runId: handle.runId, status: "failed", response: null, failure: { reason: "internal", message } });
+      ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+      throw recordError;
+    }
+  } finally {
+    handle.settle();
+  }
+};
+
+export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOutput> => {
+  const ac = core.registry.active.get(input.contextId)!;
+  const handle = ac.run!;
+  // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
+  for (const job of handle.jobs.values()) {
+    if (job.status !== "running") continue;
+    job.cancelled = true;
+    job.abort.abort(new Error("stopped"));
+  }
+  await Promise.all([...handle.runningChildren].map((child) => stopContext(core, child, "superior").catch(() => null)));
+  await handle.settled;
+  const facts = await ac.writer.exclusive(async (append) => {
+    if (handle.terminal) return handle.terminal;
+    const events: DomainEvent[] = [];
+    const inFlight = handle.inFlight;
+    if (inFlight?.kind === "model") {
+      events.push({
+        type: "ModelCallFailed",
+        data: {
+          runId: handle.runId,
+          step: inFlight.step,
+          attempt: inFlight.attempt,
+          reason: "aborted",
+          message: "The run was stopped during this model call.",
+          retryable: false,
+          retryInMs: null,
+        },
+      });
+    } else if (inFlight?.kind === "tool") {
+      events.push({
+        type: "ToolFailed",
+        data: { runId: handle.runId, toolCallId: inFlight.toolCallId, name: inFlight.name, error: "Stopped while running.", repairable: false },
+      });
+    }
+    for (const job of handle.jobs.values()) {
+      if (job.status !== "running") continue;
+      job.status = "cancelled";
+      events.push({
+        type: "ParallelJobFinished",
+        data: { runId: handle.runId, jobId: job.jobId, status: "cancelled", result: null, error: JOB_END.cancelled, contextId: (job.contextId as ContextId | null) ?? null },
+      });
+    }
+    events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });
+    handle.terminal = await append(events, { correlationId: handle.correlationId, causationId: handle.runId });
+    return handle.terminal;
+  });
+  return { facts };
+};

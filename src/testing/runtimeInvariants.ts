@@ -1,0 +1,164 @@
+// The invariants checked over a live runtime: reads its log and projections, runs every pure check of
+// invariants.ts over them, and compares the projections with a rebuild from the log.
+import type { Runtime } from "../runtime/api.ts";
+import type { RecordedEvent } from "../events/schema.ts";
+import { foldSnapshot, type SnapshotRow } from "../projections/engine.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import { contextsProjection } from "../projections/contexts.ts";
+import { usageProjection } from "../projections/usage.ts";
+import { treeProjection } from "../projections/tree.ts";
+import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
+import {
+  checkLogShape,
+  checkNoRunOutlivesItsSuperior,
+  checkNumbersAndDepths,
+  checkOneRunAtATime,
+  checkParentLinks,
+  checkStatus,
+  checkTranscript,
+  InvariantViolation,
+  violation as v,
+  at,
+  LogMemory,
+  type InvariantName,
+  type Violation,
+} from "./invariants.ts";
+// ------------------------------------------------------------------------------------------ usage
+
+type UsageSum = { inputTokens: number; outputTokens: number; modelCalls: number };
+const sumUsage = (events: readonly RecordedEvent[]): UsageSum => {
+  const s = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
+  for (const e of events) {
+    if (e.type !== "ModelReplied") continue;
+    s.modelCalls += 1;
+    s.inputTokens += e.data.usage?.inputTokens ?? 0;
+    s.outputTokens += e.data.usage?.outputTokens ?? 0;
+  }
+  return s;
+};
+
+const usageDiff = (what: string, got: UsageSum & { contexts?: number }, want: UsageSum & { contexts?: number }): string | null => {
+  const keys = Object.keys(want) as (keyof typeof want)[];
+  const d = keys.filter((k) => got[k] !== want[k]).map((k) => `${k} ${got[k]} ≠ ${want[k]}`);
+  return d.length ? `${what}: ${d.join(", ")}` : null;
+};
+
+// ------------------------------------------------------------------------------------------ the runtime
+
+export type InvariantOptions = {
+  /** Check one delegation tree (fast, stays fast as the log grows); the whole log when omitted. */
+  rootContextId?: string;
+  /** Remembers the log between checks, for the append-only and parent-link checks. */
+  memory?: LogMemory;
+  /**
+   * `scoped` (default with a root): the tree's events folded in memory equal the live projections of
+   * the tree. `full` (default without): `projections.verify()`, a rebuild of the whole log from zero. `none`.
+   */
+  rebuild?: "scoped" | "full" | "none";
+};
+
+/** What the checks read: the contexts of the tree (or log), their streams, and what the projections say. */
+export type TreeLog = {
+  views: ContextView[];
+  streams: Map<string, RecordedEvent[]>;
+  events: RecordedEvent[];
+  children: Map<string, string[]>;
+};
+
+/** Reads a delegation tree (or every context) from the runtime's store and projections. */
+export const readTree = async (rt: Runtime, rootContextId?: string): Promise<TreeLog> => {
+  await rt.projections.catchUp();
+  const views = await rt.projections.contexts.list(rootContextId ? { rootContextId } : undefined);
+  const streams = new Map<string, RecordedEvent[]>();
+  const children = new Map<string, string[]>();
+  for (const c of views) {
+    streams.set(c.id, await rt.store.readStream(c.id));
+    children.set(c.id, (await rt.projections.tree.children(c.id)).map((k) => k.contextId));
+  }
+  const events = [...streams.values()].flat().sort((a, b) => a.globalPosition - b.globalPosition);
+  return { views, streams, events, children };
+};
+
+/** Runs every check over the runtime (at rest) and returns the violations; empty when all hold. */
+export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {}): Promise<Violation[]> => {
+  const tree = await readTree(rt, options.rootContextId);
+  const { views, streams, events } = tree;
+  const out: Violation[] = [];
+  out.push(...checkLogShape(streams));
+  if (options.memory) out.push(...options.memory.check(streams), ...options.memory.checkParents(views));
+
+  // Every child a stream says it created is in the tree.
+  for (const e of events) {
+    if (e.type === "SubordinateCalled" && !streams.has(e.data.childContextId)) {
+      out.push(v("parent-links", e.streamId, `${at(e)} names child ${e.data.childContextId}, which the projections do not list in the tree`));
+    }
+  }
+  for (const c of views) {
+    const stream = streams.get(c.id)!;
+    out.push(...checkOneRunAtATime(c.id, stream));
+    out.push(...checkStatus(c, stream));
+    out.push(...checkTranscript(c.id, stream, await rt.projections.transcript.history(c.id)));
+    const own = await rt.projections.usage.of(c.id);
+    const d = usageDiff("own usage", own ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 }, sumUsage(stream));
+    if (d) out.push(v("usage-rollup", c.id, d));
+  }
+  out.push(...checkNumbersAndDepths(views));
+  out.push(...checkParentLinks(views, streams, tree.children));
+  out.push(...checkNoRunOutlivesItsSuperior(events));
+
+  for (const root of views.filter((c) => c.parentContextId === null)) {
+    const inTree = views.filter((c) => c.rootContextId === root.id);
+    const rollup = await rt.projections.usage.rollup(root.id);
+    const want = { ...sumUsage(inTree.flatMap((c) => streams.get(c.id)!)), contexts: inTree.length };
+    const d = usageDiff("rollup", rollup, want);
+    if (d) out.push(v("usage-rollup", root.id, d));
+  }
+
+  const rebuild = options.rebuild ?? (options.rootContextId ? "scoped" : "full");
+  if (rebuild === "full") {
+    const r = await rt.projections.verify();
+    for (const m of r.mismatches.slice(0, 10)) {
+      out.push(v("rebuild-equals-live", null, `${m.projection}/${m.key}: live ${JSON.stringify(m.stored?.state).slice(0, 200)} ≠ rebuilt ${JSON.stringify(m.rebuilt?.state).slice(0, 200)}`));
+    }
+  } else if (rebuild === "scoped") {
+    out.push(...(await checkScopedRebuild(rt, tree)));
+  }
+  return out;
+};
+
+/** Throws an `InvariantViolation` listing every violation, if any. */
+export const assertInvariants = async (rt: Runtime, options: InvariantOptions = {}): Promise<void> => {
+  const violations = await checkInvariants(rt, options);
+  if (violations.length > 0) throw new InvariantViolation(violations);
+};
+
+/** Deep equality of JSON values, regardless of key order (JSONB reorders keys). */
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+const canonical = (x: unknown): unknown =>
+  Array.isArray(x)
+    ? x.map(canonical)
+    : x !== null && typeof x === "object"
+      ? Object.fromEntries(Object.keys(x).filter((k) => (x as Record<string, unknown>)[k] !== undefined).sort().map((k) => [k, canonical((x as Record<string, unknown>)[k])]))
+      : x;
+
+/** The tree's events folded from zero, in memory, equal what the live projections hold for the tree. */
+const checkScopedRebuild = async (rt: Runtime, tree: TreeLog): Promise<Violation[]> => {
+  const out: Violation[] = [];
+  const folded = foldSnapshot(tree.events, [contextsProjection, usageProjection, treeProjection, transcriptProjection]);
+  const rows = (name: string) => new Map((folded[name] ?? []).map((r: SnapshotRow) => [r.key, r.state]));
+  const contexts = rows("contexts");
+  const usage = rows("usage");
+  const treeRows = rows("tree");
+  for (const c of tree.views) {
+    if (!sameJson(c, contexts.get(c.id))) out.push(v("rebuild-equals-live", c.id, `contexts: live ${JSON.stringify(c).slice(0, 300)} ≠ rebuilt ${JSON.stringify(contexts.get(c.id)).slice(0, 300)}`));
+    const u = await rt.projections.usage.of(c.id);
+    if (!sameJson(u, usage.get(c.id))) out.push(v("rebuild-equals-live", c.id, `usage: live ${JSON.stringify(u)} ≠ rebuilt ${JSON.stringify(usage.get(c.id))}`));
+    const kids = (await rt.projections.tree.children(c.id)).map((k) => k.contextId);
+    const rebuiltKids = ((treeRows.get(c.id) as { children?: { contextId: string }[] } | undefined)?.children ?? []).map((k) => k.contextId);
+    if (!sameJson(kids, rebuiltKids)) out.push(v("rebuild-equals-live", c.id, `tree: live children [${kids.join(", ")}] ≠ rebuilt [${rebuiltKids.join(", ")}]`));
+    const runs = (folded["transcript"] ?? []).map((r) => r.state as RunTranscript).filter((t) => t.contextId === c.id);
+    const live = await rt.projections.transcript.history(c.id);
+    if (!sameJson(live, historyOf(runs))) out.push(v("rebuild-equals-live", c.id, `transcript: live history of ${live.length} message(s) ≠ rebuilt ${historyOf(runs).length}`));
+  }
+  return out;
+};

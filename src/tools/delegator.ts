@@ -1,0 +1,51 @@
+// The ports the built-in tools own: how they reach the runtime (Delegator) and the run they serve (RunScope).
+// The runtime implements both; tools never import the runtime or the actors, so the arrows point one way.
+import type { DataOf, DomainEvent, EventMetadata, RecordedEvent, Superior } from "../events/schema.ts";
+import type { ContextId, RunId } from "../events/ids.ts";
+import type { Clock } from "../events/clock.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import type { RunOutcome } from "../projections/runOutcome.ts";
+import type { Profile } from "../profiles/profiles.ts";
+import type { Job } from "./jobs.ts";
+
+/** The caller's run as its tools see it: its ids, its children and jobs, and its stream. */
+export interface RunScope {
+  readonly runId: RunId;
+  readonly correlationId: string;
+  /** The calling context as its actor holds it now. */
+  view(): ContextView;
+  /** Children the caller created, in order, with their slots. */
+  readonly children: readonly { contextId: string; slot: string }[];
+  /** A subordinate's stored answer, by the tool call that asked (for `§§result(...)`). */
+  storedResult(toolCallId: string): string | undefined;
+  /** Children the run waits on; a stop of the run stops them first. */
+  readonly runningChildren: Set<ContextId>;
+  /** Delegations past the live-children guard whose child is not running yet (so parallel jobs cannot all pass it). */
+  reservedChildren: number;
+  /** The run's `parallel` jobs, by job id. */
+  readonly jobs: Map<string, Job>;
+  /** True once the run's end is recorded: nothing more may be written for it. */
+  readonly ended: boolean;
+  append(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]>;
+  /** Records an effect that is over; it reaches the log with the run's next append. */
+  stage(events: DomainEvent[], metadata?: Partial<EventMetadata>): void;
+  /** Runs `fn` with no append of this stream in between. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/** What delegation needs from the runtime: configuration, and creating, running and stopping contexts. */
+export interface Delegator {
+  readonly clock: Clock;
+  readonly limits: { readonly maxDepth: number; readonly maxLiveChildrenPerRun: number };
+  readonly profiles: ReadonlyMap<string, Profile>;
+  enabledProfiles(project: string | null): string[];
+  configuredPresetOf(profile: string, project: string | null): string;
+  /** The context as its (activated) actor holds it. */
+  view(id: string): Promise<ContextView>;
+  rename(id: string, name: string): Promise<ContextView>;
+  /** Records a new subordinate and activates it. */
+  create(data: DataOf<"ContextCreated">): Promise<ContextView>;
+  /** Starts a run of `id`; resolves once started, with its end boxed; `busy` when another process drives it. */
+  startRun(id: string, text: string, superior: Superior): Promise<{ ended: Promise<RunOutcome> } | "busy">;
+  stop(id: string): Promise<unknown>;
+}
