@@ -1,5 +1,5 @@
 // Persists the projections in the log's own database, checkpointed by global position: a catch-up folds
-// page by page in memory and writes the changed states with the checkpoints in one transaction.
+// page by page in memory and writes the changed states with the checkpoints in one statement.
 import { type EventRow, firstInvalid, verifyRow } from "../events/codec.ts";
 import { READ_RANGE_SQL } from "../events/sql.ts";
 import type { RecordedEvent } from "../events/schema.ts";
@@ -18,8 +18,6 @@ const DEFAULT_PAGE = 1000;
 const CACHE_LIMIT = 50_000;
 /** Changed states kept in memory before they are written (with the checkpoints) mid catch-up. */
 const FLUSH_LIMIT = 20_000;
-/** States per INSERT statement when they are written. */
-const WRITE_BATCH = 2_000;
 
 /**
  * Opens the projections over `store`, creating their tables in the same database. A projection whose
@@ -189,7 +187,7 @@ class ProjectionEngine implements Projections {
 
   /**
    * Folds the log after the checkpoints in memory, page by page, and writes the touched states and
-   * the checkpoints in one transaction at the end (or whenever FLUSH_LIMIT states are waiting), not
+   * the checkpoints in one statement at the end (or whenever FLUSH_LIMIT states are waiting), not
    * once per page: a rebuild then writes each state once instead of once per page that touched it.
    */
   async #advance(requested: number): Promise<number> {
@@ -244,7 +242,7 @@ class ProjectionEngine implements Projections {
       live.complete ? [] : [...keys].filter((k) => !live.cache.has(k)).map((k) => ({ n: live.projection.name, k })),
     );
     if (toLoad.length > 0) {
-      // Outside the flush's transaction: a state another process writes meanwhile moves its checkpoint too, which the flush finds.
+      // Before the flush: a state another process writes meanwhile moves its checkpoint too, which the flush finds.
       const { rows: found } = await this.#sql.query<{ projection: string; key: string; state: unknown }>(
         `SELECT s.projection, s.key, s.state FROM ${this.#state} s
          JOIN jsonb_to_recordset($1::jsonb) AS x(n text, k text) ON s.projection = x.n AND s.key = x.k`,
@@ -268,48 +266,44 @@ class ProjectionEngine implements Projections {
   }
 
   /**
-   * Writes the changed states and moves the checkpoints in one transaction that first locks the
+   * Writes the changed states and moves the checkpoints in one statement that first locks the
    * checkpoints; false (nothing written, everything folded dropped) when another process moved one
    * since this engine read it.
    */
   async #flush(): Promise<boolean> {
     const moving = this.#live.filter((l) => l.pending > l.position);
     if (moving.length === 0) return true;
-    const written = await this.#sql.transaction(async (tx) => {
-      const { rows } = await tx.query<{ name: string; position: string | number }>(
-        `SELECT name, position FROM ${this.#checkpoints} WHERE name IN (SELECT jsonb_array_elements_text($1::jsonb)) FOR UPDATE`,
-        [JSON.stringify(moving.map((l) => l.projection.name))],
-      );
-      const stored = new Map(rows.map((r) => [r.name, Number(r.position)]));
-      const moved = moving.filter((l) => (stored.get(l.projection.name) ?? 0) !== l.position);
-      if (moved.length > 0) {
-        for (const l of moved) l.position = stored.get(l.projection.name) ?? 0;
-        return false;
+    const upserts: { n: string; k: string; g: string | null; o: number; p: number; s: unknown }[] = [];
+    for (const l of moving) {
+      for (const k of l.dirty) {
+        const s = l.cache.get(k);
+        const c = columnsOf(l.projection, k, s);
+        upserts.push({ n: l.projection.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? l.pending, s });
       }
-      const upserts: { n: string; k: string; g: string | null; o: number; p: number; s: unknown }[] = [];
-      for (const l of moving) {
-        for (const k of l.dirty) {
-          const s = l.cache.get(k);
-          const c = columnsOf(l.projection, k, s);
-          upserts.push({ n: l.projection.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? l.pending, s });
-        }
-      }
-      for (let i = 0; i < upserts.length; i += WRITE_BATCH) {
-        await tx.query(
-          `INSERT INTO ${this.#state} (projection, key, grp, ord, position, state)
-           SELECT n, k, g, o, p, s FROM jsonb_to_recordset($1::jsonb) AS x(n text, k text, g text, o bigint, p bigint, s jsonb)
-           ON CONFLICT (projection, key) DO UPDATE
-             SET grp = EXCLUDED.grp, ord = EXCLUDED.ord, position = EXCLUDED.position, state = EXCLUDED.state`,
-          [JSON.stringify(upserts.slice(i, i + WRITE_BATCH))],
-        );
-      }
-      await tx.query(
-        `UPDATE ${this.#checkpoints} c SET position = x.p FROM jsonb_to_recordset($1::jsonb) AS x(n text, p bigint) WHERE c.name = x.n`,
-        [JSON.stringify(moving.map((l) => ({ n: l.projection.name, p: l.pending })))],
-      );
-      return true;
-    });
-    if (!written) {
+    }
+    const want = moving.map((l) => ({ n: l.projection.name, p0: l.position, p: l.pending }));
+    // One statement, so one round trip and atomic without a transaction: lock the checkpoints; only
+    // when each is where this engine left it, write the states and move the checkpoints.
+    const { rows } = await this.#sql.query<{ ok: boolean; stored: { name: string; position: number | string }[] | null }>(
+      `WITH want AS (SELECT n, p0, p FROM jsonb_to_recordset($2::jsonb) AS w(n text, p0 bigint, p bigint)),
+       cp AS (SELECT c.name, c.position FROM ${this.#checkpoints} c WHERE c.name IN (SELECT n FROM want) FOR UPDATE),
+       ok AS (SELECT bool_and(cp.position IS NOT DISTINCT FROM want.p0) AS ok FROM want LEFT JOIN cp ON cp.name = want.n),
+       ins AS (
+         INSERT INTO ${this.#state} (projection, key, grp, ord, position, state)
+         SELECT n, k, g, o, p, s FROM jsonb_to_recordset($1::jsonb) AS x(n text, k text, g text, o bigint, p bigint, s jsonb)
+         WHERE (SELECT ok FROM ok)
+         ON CONFLICT (projection, key) DO UPDATE
+           SET grp = EXCLUDED.grp, ord = EXCLUDED.ord, position = EXCLUDED.position, state = EXCLUDED.state
+         RETURNING 1),
+       upd AS (UPDATE ${this.#checkpoints} c SET position = want.p FROM want WHERE c.name = want.n AND (SELECT ok FROM ok) RETURNING 1)
+       SELECT (SELECT ok FROM ok) AS ok, (SELECT json_agg(json_build_object('name', name, 'position', position)) FROM cp) AS stored,
+              (SELECT count(*) FROM ins) + (SELECT count(*) FROM upd) AS written`,
+      [JSON.stringify(upserts), JSON.stringify(want)],
+    );
+    if (rows[0]?.ok !== true) {
+      // Another process moved a checkpoint since this engine read it: drop what was folded, go on from there.
+      const stored = new Map((rows[0]?.stored ?? []).map((r) => [r.name, Number(r.position)]));
+      for (const l of moving) l.position = stored.get(l.projection.name) ?? 0;
       for (const l of this.#live) this.#forget(l);
       return false;
     }

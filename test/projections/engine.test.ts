@@ -155,6 +155,21 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       }
     });
 
+    it("when another engine on the same tables moved the checkpoints first, drops its own fold and goes on from theirs", async () => {
+      const p = prefix();
+      const mine = await openProjections(store, ALL_PROJECTIONS, { prefix: p });
+      const theirs = await openProjections(store, ALL_PROJECTIONS, { prefix: p });
+      await store.append("ctx-race-1", [created("ctx-race-1")], { expectedVersion: "no_stream" });
+      const head = await theirs.catchUp();
+      await store.append("ctx-race-2", [created("ctx-race-2")], { expectedVersion: "no_stream" });
+      // `mine` still believes the checkpoints are where it opened them; its first write is refused.
+      expect(await mine.catchUp()).toBe(head + 1);
+      expect((await mine.checkpoints()).map((c) => c.position)).toEqual(ALL_PROJECTIONS.map(() => head + 1));
+      expect(await mine.snapshot()).toEqual(await mine.rebuildInto(`${p}check_`));
+      expect(await theirs.catchUp()).toBe(head + 1);
+      await mine.drop();
+    });
+
     it("verify() finds a stored row that differs from a rebuild, and passes otherwise", async () => {
       const p = prefix();
       const engine = await openProjections(store, ALL_PROJECTIONS, { prefix: p });
