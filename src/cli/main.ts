@@ -11,6 +11,7 @@ import { eventsCommand, eventsSpec } from "./commands/events.ts";
 import { replayCommand, replaySpec } from "./commands/replay.ts";
 import { runCommand, runSpec } from "./commands/run.ts";
 import { sendCommand, sendSpec } from "./commands/send.ts";
+import { serveCommand, serveSpec } from "./commands/serve.ts";
 import { stopCommand, stopSpec } from "./commands/stop.ts";
 import { treeCommand, treeSpec } from "./commands/tree.ts";
 
@@ -25,6 +26,7 @@ const COMMANDS: Record<string, Command> = {
   replay: { spec: replaySpec, run: replayCommand },
   send: { spec: sendSpec, run: sendCommand },
   stop: { spec: stopSpec, run: stopCommand },
+  serve: { spec: serveSpec, run: serveCommand },
 };
 
 const overview = (): string => {

@@ -1,0 +1,76 @@
+// `actorzero serve`: the HTTP API (JSON under /v1, Server-Sent Events, OpenAPI) over the log, until SIGTERM or Ctrl-C.
+// Requirements: 127.0.0.1 unless --host says otherwise; a token from --token or ACTORZERO_TOKEN; a non-loopback
+// address without one is refused before anything opens; on SIGTERM/SIGINT: stop accepting, record unfinished runs
+// as interrupted (the runtime's close), close the store, exit 0.
+import { z } from "zod";
+import { loadConfig } from "../config.ts";
+import type { Io } from "../context.ts";
+import { CliError, EXIT } from "../errors.ts";
+import { intFlag, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { chooseModel } from "../modelChoice.ts";
+import { describeLocation, locate, openLog } from "../openLog.ts";
+import { runtimeFor } from "../runtimeFor.ts";
+import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+
+const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
+  port: intFlag("--port").optional(),
+  host: z.string().min(1, "--host needs an address").optional(),
+  token: z.string().min(1, "--token needs a value").optional(),
+});
+type Values = z.infer<typeof Values>;
+
+const { events: _events, ...modelOptions } = MODEL_OPTIONS;
+
+export const serveSpec: CommandSpec<Values> = {
+  name: "serve",
+  summary: "Serve the runtime over HTTP: a JSON API under /v1, the log as Server-Sent Events, an OpenAPI document.",
+  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>]"],
+  options: {
+    port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)" },
+    host: { type: "string", value: "<addr>", description: "address to bind (default 127.0.0.1; any other needs a token)" },
+    token: { type: "string", value: "<secret>", description: "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)" },
+    ...modelOptions,
+    ...STORE_OPTIONS,
+  },
+  details: `Prints one line, "actorzero serving <url> (…)", once it listens. SIGTERM or Ctrl-C drains: new requests get 503,
+event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.`,
+  schema: Values as z.ZodType<Values>,
+};
+
+export const serveCommand = async (v: Values, io: Io): Promise<number> => {
+  const { serve, isLoopback, ServeRefused } = await import("../../server/serve.ts");
+  const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
+  const host = v.host ?? "127.0.0.1";
+  if (!isLoopback(host) && token === undefined) {
+    throw new CliError(`refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token or ACTORZERO_TOKEN)`);
+  }
+  const where = locate(v, "serve");
+  const config = loadConfig(io.cwd);
+  const choice = await chooseModel(v, config, io.env);
+  const store = await openLog(where, { create: true });
+  try {
+    const rt = await runtimeFor(store, config, choice);
+    try {
+      const handle = await serve(rt, { port: v.port ?? 7077, host, token }).catch((e: unknown) => {
+        if (e instanceof ServeRefused) throw new CliError(e.message);
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === "EADDRINUSE") throw new CliError(`port ${v.port ?? 7077} on ${host} is in use: pick another with --port`);
+        throw e;
+      });
+      io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${token ? "bearer token required" : "no token: loopback only"}; ${choice.banner})`);
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once("SIGTERM", () => resolve("SIGTERM"));
+        process.once("SIGINT", () => resolve("SIGINT"));
+      });
+      io.warn(`actorzero: ${signal}: draining (new requests get 503; runs in flight are recorded as interrupted)`);
+      // The runtime closes while the server drains, so a waiting request hears of its run's end before the sockets go.
+      await handle.close({ whileDraining: () => rt.close() });
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await store.close();
+  }
+  io.warn("actorzero: stopped; the log is closed");
+  return EXIT.ok;
+};

@@ -1,0 +1,197 @@
+// The HTTP API over a runtime's public API: routes under /v1, the health check, bearer auth, body limit, one error shape.
+// Requirements: every request is validated by the zod schemas in schemas.ts before the runtime sees it (so bad
+// input writes nothing); /healthz is the only open route when a token is set; 503 once the server is closing.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { z } from "zod";
+import type { Runtime } from "../index.ts";
+import { ApiError, errorBody, toApiError } from "./errors.ts";
+import type { EventHub } from "./eventHub.ts";
+import { openApiDocument } from "./openapi.ts";
+import {
+  ContextIdParam,
+  ContextsQuery,
+  CreateContextBody,
+  describeIssues,
+  EventsQuery,
+  SendMessageBody,
+  StreamQuery,
+} from "./schemas.ts";
+import { eventStream } from "./sse.ts";
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+export type AppOptions = {
+  token?: string | undefined;
+  bodyLimit?: number;
+  /** True once the server is draining: every route but /healthz answers 503. */
+  closing: () => boolean;
+  /** Settles when the server starts closing (waiting requests give up then). */
+  closed: Promise<void>;
+};
+
+const parse = <S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> => {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ApiError("invalid_request", describeIssues(r.error, where));
+  return r.data;
+};
+
+const jsonBody = async (c: Context, optional: boolean): Promise<unknown> => {
+  const text = await c.req.text();
+  if (text.trim() === "") {
+    if (optional) return {};
+    throw new ApiError("invalid_request", "body: a JSON object is required");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new ApiError("invalid_request", `body: malformed JSON (${(e as Error).message})`);
+  }
+};
+
+const sameSecret = (given: string, expected: string): boolean => {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
+};
+
+export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono => {
+  const app = new Hono();
+
+  app.onError((e, c) => {
+    const api = toApiError(e);
+    return c.json(errorBody(api.code, api.message), api.status);
+  });
+  app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+
+  app.get("/healthz", (c) => c.json({ ok: !options.closing(), closing: options.closing() }, options.closing() ? 503 : 200));
+
+  app.use("*", async (c, next) => {
+    if (options.closing()) throw new ApiError("closing", "the server is shutting down");
+    if (options.token !== undefined) {
+      const header = c.req.header("authorization") ?? "";
+      const m = /^Bearer (.+)$/i.exec(header);
+      if (!m || !sameSecret(m[1]!, options.token)) {
+        c.header("WWW-Authenticate", 'Bearer realm="actorzero"');
+        throw new ApiError("unauthorized", header === "" ? "a bearer token is required (Authorization: Bearer <token>)" : "the bearer token is wrong");
+      }
+    }
+    await next();
+  });
+
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      onError: (c) => c.json(errorBody("payload_too_large", `body: over the limit of ${options.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`), 413),
+    }),
+  );
+
+  const known = async (id: string) => {
+    const view = await rt.context(id);
+    if (!view) throw new ApiError("not_found", `no context ${id}`);
+    return view;
+  };
+  const idOf = (c: Context) => parse(ContextIdParam, c.req.param(), "path").id;
+
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
+
+  app.get("/v1/contexts", async (c) => {
+    const q = parse(ContextsQuery, c.req.query(), "query");
+    const filter = { ...(q.status ? { status: q.status } : {}), ...(q.root ? { rootContextId: q.root } : {}) };
+    return c.json({ contexts: await rt.contexts(filter) });
+  });
+
+  app.post("/v1/contexts", async (c) => {
+    const body = parse(CreateContextBody, await jsonBody(c, true), "body");
+    return c.json(await rt.createContext(body), 201);
+  });
+
+  app.get("/v1/contexts/:id", async (c) => c.json(await known(idOf(c))));
+
+  app.get("/v1/contexts/:id/children", async (c) => {
+    const id = idOf(c);
+    await known(id);
+    return c.json({ children: await rt.children(id) });
+  });
+
+  app.get("/v1/contexts/:id/history", async (c) => {
+    const id = idOf(c);
+    await known(id);
+    return c.json({ history: await rt.history(id) });
+  });
+
+  app.post("/v1/contexts/:id/messages", async (c) => {
+    const id = idOf(c);
+    const body = parse(SendMessageBody, await jsonBody(c, false), "body");
+    const before = await known(id);
+    // The run that takes the message shows in the log: its RunStarted, or the intervention in the run going on.
+    let stopWatching = () => {};
+    const runId = new Promise<string>((resolve) => {
+      stopWatching = hub.watch((e) => {
+        if (e.streamId !== id) return;
+        if (e.type === "RunStarted" || e.type === "InterventionReceived") resolve(e.data.runId);
+      });
+    });
+    const sent = rt.send(id, body.text);
+    const closing = options.closed.then(() => {
+      throw new ApiError("closing", "the server shut down before the run ended; it is recorded as interrupted");
+    });
+    try {
+      if (body.wait) return c.json(await Promise.race([sent, closing]), 200);
+      sent.catch(() => undefined);
+      const run = await Promise.race([runId, sent.then((o) => o.runId), closing]);
+      return c.json({ contextId: id, runId: run, intervention: before.status === "running" }, 202);
+    } finally {
+      stopWatching();
+    }
+  });
+
+  app.post("/v1/contexts/:id/stop", async (c) => {
+    const id = idOf(c);
+    await jsonBody(c, true);
+    const before = await known(id);
+    if (before.status !== "running") throw new ApiError("conflict", `context ${id} is not running (${before.status}); nothing to stop`);
+    const outcome = await rt.stop(id);
+    if (!outcome) {
+      const now = await known(id);
+      throw new ApiError("conflict", `context ${id} is not running (${now.status}); nothing to stop`);
+    }
+    return c.json({ contextId: id, outcome, context: await known(id) });
+  });
+
+  for (const action of ["pause", "resume"] as const) {
+    app.post(`/v1/contexts/:id/${action}`, async (c) => {
+      const id = idOf(c);
+      await jsonBody(c, true);
+      await known(id);
+      await rt[action](id);
+      return c.json(await known(id));
+    });
+  }
+
+  app.get("/v1/events", async (c) => {
+    const q = parse(EventsQuery, c.req.query(), "query");
+    const events = await rt.events({
+      ...(q.after !== undefined ? { after: q.after } : {}),
+      ...(q.contextId ? { contextId: q.contextId } : {}),
+      limit: q.limit ?? 1000,
+    });
+    return c.json({ events, next: events.at(-1)?.globalPosition ?? q.after ?? 0 });
+  });
+
+  app.get("/v1/events/stream", (c) => {
+    const q = parse(StreamQuery, c.req.query(), "query");
+    const lastId = c.req.header("last-event-id");
+    let after = q.after ?? 0;
+    if (lastId !== undefined && lastId.trim() !== "") {
+      const n = Number(lastId);
+      if (!Number.isSafeInteger(n) || n < 0) throw new ApiError("invalid_request", "Last-Event-ID: must be a log position (a whole number)");
+      after = n;
+    }
+    return eventStream(c, hub.join(after, q.contextId));
+  });
+
+  return app;
+};

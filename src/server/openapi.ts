@@ -1,0 +1,70 @@
+// The OpenAPI 3.1 document of the HTTP API, generated from the zod schemas that validate its requests.
+// Requirements: no hand-written copy of a request shape (z.toJSONSchema of the very schemas in schemas.ts), so the
+// document cannot drift from what the server accepts.
+import { z } from "zod";
+import { ContextIdParam, ContextsQuery, CreateContextBody, ErrorBody, EventsQuery, SendMessageBody, StreamQuery } from "./schemas.ts";
+
+const schemaOf = (s: z.ZodType) => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+};
+
+const paramsOf = (s: z.ZodObject, where: "query" | "path") =>
+  Object.entries(s.shape).map(([name, field]) => ({
+    name,
+    in: where,
+    required: where === "path" || !(field as z.ZodType).safeParse(undefined).success,
+    schema: schemaOf(field as z.ZodType),
+  }));
+
+const error = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+const ok = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" } } } });
+const body = (s: z.ZodType, required: boolean) => ({ required, content: { "application/json": { schema: schemaOf(s) } } });
+const common = { "400": error("Invalid request: the message names the field"), "401": error("Missing or wrong bearer token"), "503": error("The server is closing") };
+const withContext = { ...common, "404": error("No such context") };
+
+const action = (summary: string, extra: Record<string, unknown> = {}) => ({
+  post: { summary, parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok(summary), ...withContext, ...extra } },
+});
+
+let cached: Record<string, unknown> | null = null;
+
+export const openApiDocument = (): Record<string, unknown> =>
+  (cached ??= {
+    openapi: "3.1.0",
+    info: { title: "actorzero", version: "0.1.0", description: "Control a live agent tree: contexts, messages, stop/pause/resume, and the event log." },
+    components: {
+      schemas: { Error: schemaOf(ErrorBody) },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      "/healthz": { get: { summary: "Liveness (never needs the token)", security: [], responses: { "200": ok("Up"), "503": ok("Closing") } } },
+      "/v1/contexts": {
+        get: { summary: "List contexts", parameters: paramsOf(ContextsQuery, "query"), responses: { "200": ok("{ contexts }"), ...common } },
+        post: { summary: "Create a root context", requestBody: body(CreateContextBody, false), responses: { "201": ok("The new context"), ...common, "413": error("Body too large") } },
+      },
+      "/v1/contexts/{id}": { get: { summary: "One context", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("The context"), ...withContext } } },
+      "/v1/contexts/{id}/children": { get: { summary: "Its subordinates", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ children }"), ...withContext } } },
+      "/v1/contexts/{id}/history": { get: { summary: "Its transcript", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ history }"), ...withContext } } },
+      "/v1/contexts/{id}/messages": {
+        post: {
+          summary: "Send a message (starts a run, or intervenes in the running one)",
+          parameters: paramsOf(ContextIdParam, "path"),
+          requestBody: body(SendMessageBody, true),
+          responses: { "200": ok("The run's outcome (wait: true)"), "202": ok("{ contextId, runId, intervention }"), ...withContext, "413": error("Body too large") },
+        },
+      },
+      "/v1/contexts/{id}/stop": action("Stop the run and every running subordinate", { "409": error("Not running (the message gives its status)") }),
+      "/v1/contexts/{id}/pause": action("Pause at the next checkpoint"),
+      "/v1/contexts/{id}/resume": action("Resume a paused context"),
+      "/v1/events": { get: { summary: "One page of the log", parameters: paramsOf(EventsQuery, "query"), responses: { "200": ok("{ events, next }"), ...common } } },
+      "/v1/events/stream": {
+        get: {
+          summary: "The log as Server-Sent Events; id = global position, Last-Event-ID resumes",
+          parameters: [...paramsOf(StreamQuery, "query"), { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } }],
+          responses: { "200": { description: "text/event-stream", content: { "text/event-stream": { schema: { type: "string" } } } }, ...common },
+        },
+      },
+    },
+  });

@@ -1,0 +1,51 @@
+// The HTTP API's request shapes: one set of zod schemas both validates requests and feeds the OpenAPI document.
+// Requirements: strict objects (an unknown field is a 400 naming it), query strings coerced from text,
+// context ids checked as UUIDs before any read, so a bad id is a 400 and never reaches the store.
+import { z } from "zod";
+
+export const CONTEXT_STATUSES = ["idle", "running", "stopped", "failed"] as const;
+
+export const ContextIdParam = z.strictObject({ id: z.uuid({ error: "must be a context id (a UUID)" }) });
+
+export const ContextsQuery = z.strictObject({
+  status: z.enum(CONTEXT_STATUSES).optional(),
+  root: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
+});
+
+export const CreateContextBody = z.strictObject({
+  name: z.string().max(200).optional(),
+  profile: z.string().max(200).optional(),
+  project: z.string().max(200).optional(),
+});
+
+export const SendMessageBody = z.strictObject({
+  text: z.string().trim().min(1, { error: "must be a non-empty string" }),
+  wait: z.boolean().optional(),
+});
+
+const position = z.coerce.number().int().min(0);
+
+export const EventsQuery = z.strictObject({
+  after: position.optional(),
+  contextId: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
+  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+});
+
+export const StreamQuery = z.strictObject({
+  after: position.optional(),
+  contextId: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
+});
+
+export const ErrorBody = z.strictObject({
+  error: z.strictObject({ code: z.string(), message: z.string() }),
+});
+
+export type Validated<S extends z.ZodType> = z.infer<S>;
+
+/** The first issue as one line that names the field: `text: must be a non-empty string`. */
+export const describeIssues = (error: z.ZodError, where: string): string => {
+  const issue = error.issues[0]!;
+  if (issue.code === "unrecognized_keys") return `${where}: unknown field ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+  const field = issue.path.length > 0 ? issue.path.join(".") : where;
+  return `${field}: ${issue.message}`;
+};

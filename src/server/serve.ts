@@ -1,0 +1,90 @@
+// `serve(rt, options)`: the HTTP API on a port or a Unix socket, safe by default, and a drain that loses nothing acknowledged.
+// Requirements: binds 127.0.0.1 unless told; refuses a non-loopback address without a token; close() answers 503
+// to new requests, ends every event stream, lets waiting requests answer, then stops listening. The runtime and its
+// store belong to the caller (the CLI's serve command closes them after the server).
+import { createServer, type Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import type { Runtime } from "../index.ts";
+import { buildApp } from "./app.ts";
+import { EventHub } from "./eventHub.ts";
+
+export type ServeOptions = {
+  /** TCP port (0 = any free one); ignored with `socketPath`. Default 7077. */
+  port?: number;
+  /** Address to bind; default 127.0.0.1. A non-loopback address needs `token`. */
+  host?: string;
+  /** Bearer token every route but /healthz requires when set. */
+  token?: string | undefined;
+  /** Listen on this Unix socket instead of TCP (the control socket in a data dir). */
+  socketPath?: string;
+  /** Request body limit in bytes (default 1 MB). */
+  bodyLimit?: number;
+  /** How many undelivered events an SSE client may lag before it is cut off (default 10 000). */
+  maxClientQueue?: number;
+};
+
+export type ServerHandle = {
+  /** http://host:port, or the socket path. */
+  readonly url: string;
+  readonly port: number | null;
+  readonly server: Server;
+  /**
+   * Drains: new requests get 503 and event streams end at once; then `whileDraining` runs (e.g. the runtime's
+   * close, which records runs in flight as interrupted) before waiting requests give up; resolves once nothing is open.
+   */
+  close(options?: { whileDraining?: () => Promise<void> }): Promise<void>;
+};
+
+export const DEFAULT_PORT = 7077;
+
+export const isLoopback = (host: string): boolean =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+
+export class ServeRefused extends Error {
+  readonly _tag = "ServeRefused" as const;
+}
+
+export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => {
+  const host = options.host ?? "127.0.0.1";
+  const token = options.token === "" ? undefined : options.token;
+  if (!options.socketPath && !isLoopback(host) && token === undefined) {
+    throw new ServeRefused(`refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token or ACTORZERO_TOKEN)`);
+  }
+  const hub = await EventHub.open(rt, options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {});
+  let closing = false;
+  let markClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+  const app = buildApp(rt, hub, { token, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
+  const server = createServer(getRequestListener(app.fetch));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    if (options.socketPath) server.listen(options.socketPath, resolve);
+    else server.listen(options.port ?? DEFAULT_PORT, host, resolve);
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : null;
+  const shown = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const url = options.socketPath ?? `http://${shown}:${port}`;
+  let done: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    server,
+    close: (closeOptions = {}) =>
+      (done ??= (async () => {
+        closing = true;
+        hub.close();
+        try {
+          await closeOptions.whileDraining?.();
+        } finally {
+          markClosed();
+        }
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        // Requests still in flight answer (503 or their result); then keep-alive sockets are cut.
+        const grace = setTimeout(() => server.closeAllConnections(), 2000);
+        await stopped;
+        clearTimeout(grace);
+      })()),
+  };
+};
