@@ -84,7 +84,8 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     "*",
     bodyLimit({
       maxSize: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-      onError: (c) => c.json(errorBody("payload_too_large", `body: over the limit of ${options.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`), 413),
+      // The rest of the body is never read, so the connection cannot be reused: say so, or the client's next request fails.
+      onError: (c) => c.json(errorBody("payload_too_large", `body: over the limit of ${options.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`), 413, { connection: "close" }),
     }),
   );
 
