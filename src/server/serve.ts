@@ -7,6 +7,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Runtime } from "../index.ts";
 import { buildApp } from "./app.ts";
 import { EventHub } from "./eventHub.ts";
+import { DEFAULT_PORT, isLoopback, ServeRefused } from "./policy.ts";
 
 export type ServeOptions = {
   /** TCP port (0 = any free one); ignored with `socketPath`. Default 7077. */
@@ -35,14 +36,6 @@ export type ServerHandle = {
   close(options?: { whileDraining?: () => Promise<void> }): Promise<void>;
 };
 
-export const DEFAULT_PORT = 7077;
-
-export const isLoopback = (host: string): boolean =>
-  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-
-export class ServeRefused extends Error {
-  readonly _tag = "ServeRefused" as const;
-}
 
 export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => {
   const host = options.host ?? "127.0.0.1";

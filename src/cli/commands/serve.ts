@@ -38,7 +38,7 @@ event streams end, runs still in flight are recorded as interrupted, the log is 
 };
 
 export const serveCommand = async (v: Values, io: Io): Promise<number> => {
-  const { serve, isLoopback, ServeRefused } = await import("../../server/serve.ts");
+  const { serve, isLoopback, ServeRefused } = await import("../../server/index.ts");
   const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
   const host = v.host ?? "127.0.0.1";
   if (!isLoopback(host) && token === undefined) {
