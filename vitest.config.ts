@@ -1,6 +1,13 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // In this repository the package name means the sources (the published exports point at dist/).
+  resolve: {
+    alias: [
+      { find: /^actorzero$/, replacement: new URL("./src/index.ts", import.meta.url).pathname },
+      { find: /^actorzero\/testing$/, replacement: new URL("./src/testing/index.ts", import.meta.url).pathname },
+    ],
+  },
   test: {
     include: ["test/**/*.test.ts"],
     testTimeout: 60_000,

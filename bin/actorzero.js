@@ -1,8 +1,15 @@
 #!/usr/bin/env node
-// The `actorzero` command: runs the TypeScript CLI (src/cli/main.ts) through tsx, in this process; no build step.
-import { register } from "tsx/esm/api";
+// The `actorzero` command: runs the compiled CLI (dist/cli/main.js) in this process, with no loader.
+// In a clone that has not been built (`npm run build`), it runs the TypeScript sources through tsx instead.
+import { existsSync } from "node:fs";
 
-register();
 process.env.ACTORZERO_INVOKED_AS ??= "npx actorzero";
-const { runCli } = await import("../src/cli/main.ts");
-await runCli();
+const built = new URL("../dist/cli/main.js", import.meta.url);
+let main;
+if (existsSync(built)) main = await import(built.href);
+else {
+  const { register } = await import("tsx/esm/api");
+  register();
+  main = await import(new URL("../src/cli/main.ts", import.meta.url).href);
+}
+await main.runCli();
