@@ -1,15 +1,17 @@
 #!/usr/bin/env node
-// The `actorzero` command: runs the compiled CLI (dist/cli/main.js) in this process, with no loader.
-// In a clone that has not been built (`npm run build`), it runs the TypeScript sources through tsx instead.
+// The `actorzero` command. Installed from the package, it runs the compiled CLI (dist/cli/main.js) in this
+// process with no loader. In a clone (src/ is present, and never shipped) it runs the TypeScript sources
+// through tsx, as `npm start` does, so it never runs a stale build.
 import { existsSync } from "node:fs";
 
 process.env.ACTORZERO_INVOKED_AS ??= "npx actorzero";
-const built = new URL("../dist/cli/main.js", import.meta.url);
+const source = new URL("../src/cli/main.ts", import.meta.url);
 let main;
-if (existsSync(built)) main = await import(built.href);
-else {
+if (existsSync(source)) {
   const { register } = await import("tsx/esm/api");
   register();
-  main = await import(new URL("../src/cli/main.ts", import.meta.url).href);
+  main = await import(source.href);
+} else {
+  main = await import(new URL("../dist/cli/main.js", import.meta.url).href);
 }
 await main.runCli();
