@@ -1,5 +1,7 @@
 // The OpenAI adapter of the model port: chat completions with tools, over any OpenAI-compatible endpoint.
 // This is the only file that imports the `openai` SDK.
+// Requirements: streamed (`stream: true`, usage in the final chunk) when asked or when the request wants live deltas,
+// else one JSON completion; a stop aborts the HTTP exchange and returns nothing partial; every failure is one ModelError.
 import OpenAI, {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -7,6 +9,7 @@ import OpenAI, {
   APIUserAbortError,
 } from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { assembleStream } from "./openaiStream.ts";
 import { z } from "zod";
 import { ModelError, type ModelPort, type ModelRequest, type ModelTurn } from "./port.ts";
 
@@ -22,6 +25,12 @@ export type OpenAIModelOptions = {
   fetch?: typeof globalThis.fetch;
   /** The key for an endpoint other than the default one (a preset's `apiKeyEnv`); falls back to `apiKey`. */
   apiKeyFor?: (baseURL: string) => string | undefined;
+  /**
+   * Stream the reply (server-sent chunks, usage from the final one). Default: stream exactly when the request
+   * carries `onDelta` (someone listens live), so a caller that only wants the whole turn keeps one plain JSON exchange.
+   * `false` never streams (for endpoints without streaming; `onDelta` is then never called).
+   */
+  stream?: boolean;
 };
 
 /** The part of a chat completion the adapter reads; anything else the endpoint returns is ignored. */
@@ -94,14 +103,24 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
       const model = request.model || options.model;
       if (!model) throw new ModelError("bad_request", "No model named for the call.", false);
       if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped before it started.", false);
-      let body: unknown;
+      const stream = options.stream ?? request.onDelta !== undefined;
       try {
         const client = clientFor(request.baseURL);
-        body = await client.chat.completions.create(toParams(request, model), { signal: request.signal });
+        if (stream) {
+          const chunks = await client.chat.completions.create(
+            { ...toParams(request, model), stream: true, stream_options: { include_usage: true } },
+            { signal: request.signal },
+          );
+          const turn = await assembleStream(chunks, request.onDelta);
+          // A stop that lands between the last chunk and here still means no reply.
+          if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped.", false);
+          return turn;
+        }
+        const body: unknown = await client.chat.completions.create(toParams(request, model), { signal: request.signal });
+        return toTurn(body);
       } catch (error) {
         throw toModelError(error, request.signal, redact);
       }
-      return toTurn(body);
     },
   };
 }
@@ -142,6 +161,8 @@ const toTurn = (body: unknown): ModelTurn => {
 
 /** Every SDK failure as one ModelError; messages pass through `redact` so a key echoed by the endpoint never leaks. */
 const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string) => string): ModelError => {
+  // First: a stopped stream ends quietly in the SDK and then looks like a cut one.
+  if (signal.aborted) return new ModelError("aborted", "The model call was stopped.", false);
   if (error instanceof ModelError) return error;
   const detail = redact(error instanceof Error ? error.message : String(error));
   if (error instanceof APIUserAbortError || signal.aborted) {
@@ -167,6 +188,10 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
   }
   // A JSON body that does not parse surfaces from the SDK as a SyntaxError.
   if (error instanceof SyntaxError) return new ModelError("invalid_output", `The endpoint returned malformed JSON: ${detail}`, false);
+  // A body cut mid-stream surfaces from fetch as a TypeError ("terminated") or a socket error: the connection dropped.
+  if (error instanceof TypeError || (error instanceof Error && "code" in error && typeof error.code === "string" && /^(ECONN|EPIPE|UND_ERR)/.test(error.code))) {
+    return new ModelError("connection", `The connection to the model endpoint dropped: ${detail}`, true);
+  }
   return new ModelError("unknown", `The model call failed: ${detail}`, false);
 };
 

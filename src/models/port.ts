@@ -16,7 +16,17 @@ export type ModelRequest = {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /**
+   * Live pieces of the reply as they stream in (not stored: the turn still arrives whole from `call`).
+   * An adapter that cannot stream never calls it.
+   */
+  onDelta?: (delta: ModelDelta) => void;
 };
+
+/** One streamed piece: text as it arrives, or a piece of the `index`-th tool call (its name once, then argument text). */
+export type ModelDelta =
+  | { kind: "text"; text: string }
+  | { kind: "tool_call"; index: number; name?: string; arguments: string };
 
 export type ModelTurn = {
   /** The final answer when there are no tool calls. */

@@ -7,6 +7,10 @@
 //   … server.requests[0].body.messages …
 //   server.reply({ hang: true }); … const seen = await server.waitForRequest(0); abort; await seen.closed;  // true: the client hung up
 //   await server.close();
+// A request with `stream: true` gets the same scripted reply as server-sent chunks like the real API: text and
+// tool-call arguments cut into `chunkSize`-character pieces, a finish chunk, a usage chunk when
+// `stream_options.include_usage` is set, then `[DONE]`. `dropAfterChunks: n` destroys the socket after n chunks;
+// `hangAfterChunks: n` sends n chunks and then nothing more.
 // Each request takes the next scripted reply; a request with none left gets a 400 and is listed in `unexpected`.
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,7 +19,14 @@ export type FakeToolCall = { id?: string; name: string; arguments: string };
 
 /** What the server answers to one request. `delayMs` waits before answering (the client may abort meanwhile). */
 export type FakeReply = { delayMs?: number } & (
-  | { text?: string | null; toolCalls?: FakeToolCall[]; usage?: { inputTokens: number; outputTokens: number } }
+  | {
+      text?: string | null;
+      toolCalls?: FakeToolCall[];
+      usage?: { inputTokens: number; outputTokens: number };
+      chunkSize?: number;
+      dropAfterChunks?: number;
+      hangAfterChunks?: number;
+    }
   /** An error in OpenAI's error shape, e.g. `{ status: 429, headers: { "retry-after": "2" } }`. */
   | { status: number; message?: string; headers?: Record<string, string> }
   /** Never answers: the request stays open until the client gives up or the server closes. */
@@ -112,6 +123,10 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       function: { name: call.name, arguments: call.arguments },
     }));
     const usage = reply.usage ?? { inputTokens: 0, outputTokens: 0 };
+    if ((body as { stream?: unknown })?.stream === true) {
+      const includeUsage = (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+      return streamReply(res, { index, model, reply, toolCalls: toolCalls ?? [], usage: includeUsage ? usage : undefined });
+    }
     return send(res, 200, {
       id: `chatcmpl-${index}`,
       object: "chat.completion",
@@ -154,4 +169,50 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
 const send = (res: ServerResponse, status: number, json: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(JSON.stringify(json));
+};
+
+const pieces = (text: string, size: number): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+};
+
+/** The scripted reply as chat.completion.chunk events, each written (and flushed) on its own. */
+const streamReply = async (
+  res: ServerResponse,
+  options: {
+    index: number;
+    model: unknown;
+    reply: { text?: string | null; chunkSize?: number; dropAfterChunks?: number; hangAfterChunks?: number };
+    toolCalls: { id: string; type: string; function: { name: string; arguments: string } }[];
+    usage: { inputTokens: number; outputTokens: number } | undefined;
+  },
+) => {
+  const { index, model, reply, toolCalls, usage } = options;
+  const size = Math.max(1, reply.chunkSize ?? 3);
+  const base = { id: `chatcmpl-${index}`, object: "chat.completion.chunk", created: 0, model };
+  const choice = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+  const chunks: unknown[] = [choice({ role: "assistant", content: "" })];
+  for (const piece of pieces(reply.text ?? "", size)) chunks.push(choice({ content: piece }));
+  toolCalls.forEach((call, i) => {
+    chunks.push(choice({ tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));
+    for (const piece of pieces(call.function.arguments, size)) chunks.push(choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
+  });
+  chunks.push(choice({}, toolCalls.length ? "tool_calls" : "stop"));
+  if (usage) {
+    chunks.push({
+      ...base,
+      choices: [],
+      usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
+    });
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  res.flushHeaders();
+  for (const [n, chunk] of chunks.entries()) {
+    if (reply.dropAfterChunks === n) return void res.socket?.destroy();
+    if (reply.hangAfterChunks === n) return;
+    // Each chunk leaves on its own (as the real API's do), so a drop after n chunks has delivered n.
+    await new Promise<void>((resolve) => res.write(`data: ${JSON.stringify(chunk)}\n\n`, () => resolve()));
+  }
+  res.end("data: [DONE]\n\n");
 };
