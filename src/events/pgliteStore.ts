@@ -1,8 +1,11 @@
 // The event store on PGlite (embedded PostgreSQL in WASM): the only file that imports @electric-sql/pglite.
+import fs from "node:fs";
+import path from "node:path";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
-import { acquireDataDirLock, type DataDirLock } from "./dataDirLock.ts";
+import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
+import { pgliteImage, pgliteStartParams, walSegmentBytes } from "./pgliteImage.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
@@ -38,14 +41,12 @@ export type PgliteStoreOptions = {
  * await store.append(contextId, [event], { expectedVersion: "no_stream" });
  */
 export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise<EventStore> => {
+  const found = options.dataDir === undefined ? undefined : inspectDataDir(options.dataDir);
   const lock = options.dataDir === undefined ? undefined : acquireDataDirLock(options.dataDir);
   let db: PGlite;
   try {
-    db = await PGlite.create({
-      ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-      ...(options.loadDataDir === undefined ? {} : { loadDataDir: options.loadDataDir }),
-    });
-    await ensureSchema(db);
+    db = await createDb(options, found);
+    await ensureSchema(db, options.dataDir);
   } catch (e) {
     lock?.release();
     if (e instanceof StoreError) throw e;
@@ -55,13 +56,60 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
 };
 
 /**
+ * A new database (in memory, or a new data dir) starts from a tarball, never from initdb: the
+ * caller's, else the cached image. An existing data dir is opened as it is, with WAL settings that
+ * fit its segment size.
+ */
+const createDb = async (options: PgliteStoreOptions, found: "empty" | "database" | undefined): Promise<PGlite> => {
+  const dataDir = options.dataDir === undefined ? {} : { dataDir: options.dataDir };
+  if (found === "database") return PGlite.create({ ...dataDir, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
+  // A caller's tarball may come from a data dir with 16 MB segments: keep PostgreSQL's WAL sizes then.
+  const loadDataDir = options.loadDataDir ?? (await pgliteImage());
+  return PGlite.create({ ...dataDir, loadDataDir, startParams: pgliteStartParams(options.loadDataDir ? Infinity : undefined) });
+};
+
+/** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */
+const PG_MAJOR = "18";
+
+/**
+ * Whether `dataDir` is missing/empty (a new log goes there) or holds a PGlite database; anything
+ * else is refused before a byte is written, so a wrong --data-dir cannot damage what it points at.
+ */
+const inspectDataDir = (dataDir: string): "empty" | "database" => {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(dataDir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return "empty";
+    throw new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${code === "ENOTDIR" ? "it is not a directory" : (e as Error).message}`);
+  }
+  const refuse = (reason: string) => new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${reason}; it was left untouched`);
+  if (!entries.includes("PG_VERSION")) {
+    if (entries.every((f) => f === LOCK_FILE_NAME)) return "empty";
+    throw refuse("it holds other files but no PostgreSQL database (no PG_VERSION)");
+  }
+  let major: string;
+  try {
+    major = fs.readFileSync(path.join(dataDir, "PG_VERSION"), "utf8").trim();
+  } catch (e) {
+    throw refuse(`its PG_VERSION cannot be read (${(e as Error).message})`);
+  }
+  if (major !== PG_MAJOR) throw refuse(`it holds a PostgreSQL ${JSON.stringify(major.slice(0, 20))} database, and PGlite runs PostgreSQL ${PG_MAJOR}`);
+  if (!fs.existsSync(path.join(dataDir, "global", "pg_control")) || !fs.existsSync(path.join(dataDir, "base"))) {
+    throw refuse("it is damaged (global/pg_control or base/ is missing)");
+  }
+  return "database";
+};
+
+/**
  * A tarball of a closed data dir, to pass as `loadDataDir` (e.g. to start in-memory stores from a
  * prepared database without paying for initdb each time). Holds the data dir's lock meanwhile.
  */
 export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
   const lock = acquireDataDirLock(dataDir);
   try {
-    const db = await PGlite.create({ dataDir });
+    const db = await PGlite.create({ dataDir, startParams: pgliteStartParams(walSegmentBytes(dataDir)) });
     try {
       return await db.dumpDataDir("none");
     } finally {
@@ -74,12 +122,13 @@ export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
 
-const ensureSchema = async (db: PGlite) => {
+const ensureSchema = async (db: PGlite, dataDir: string | undefined) => {
   const exists = (await db.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
   const version = exists ? ((await db.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
   if (version !== null && version > SCHEMA_VERSION) {
     await db.close();
-    throw new StoreError("refused", `the event log schema is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}).`);
+    const where = dataDir === undefined ? "" : ` in ${dataDir}`;
+    throw new StoreError("refused", `the event log schema${where} is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}); it was left untouched.`);
   }
   if (version !== SCHEMA_VERSION) await db.exec(SCHEMA_SQL);
 };
