@@ -70,15 +70,17 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   const demoReason = v.offline ? "--offline" : io.env["OPENAI_API_KEY"] ? "the demo task always runs offline" : "OPENAI_API_KEY is not set";
   const choice = await chooseModel(demoTask ? { ...v, offline: demoReason } : v, config, io.env);
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
+  // The banner goes first: opening the store and loading the runtime take a moment, and the user
+  // should see at once that the command started and where its log is.
+  if (!v.json) {
+    io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
+    io.print(io.paint.dim(`log: ${describeLocation(where)}`));
+  }
   const store = await openLog(where, { create: true });
   try {
     const rt = await runtimeFor(store, config, choice);
     try {
       const after = await store.headPosition();
-      if (!v.json) {
-        io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
-        io.print(io.paint.dim(`log: ${describeLocation(where)}`));
-      }
       const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}) });
       if (!v.json) {
         io.print(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`);
