@@ -2,6 +2,7 @@
 import type { Paint } from "./ansi.ts";
 import type { AuditReport, ContextAudit, Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
 import { clock, compactJson, count, cut, duration, oneLine, tokens } from "./format.ts";
+import { figuresOf, plural, timesLine, treeRuns } from "./runFigures.ts";
 import { paintStatus } from "./status.ts";
 import { treeTable, type TreeNode } from "./treeTable.ts";
 
@@ -37,8 +38,6 @@ export const summaryTree = (report: AuditReport, paint: Paint): string =>
     paint,
   );
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 const totalsLine = (c: ContextAudit): string => {
   const t = c.tree;
   const parts = [
@@ -47,7 +46,7 @@ const totalsLine = (c: ContextAudit): string => {
     plural(t.modelCalls, "model call"),
     plural(t.toolCalls, "tool call"),
     `tokens ${tokens(t.inputTokens, t.outputTokens)}`,
-    `run time ${duration(t.runTimeMs)}`,
+    timesLine(figuresOf(treeRuns(c))),
   ];
   if (t.stops) parts.push(`${t.stops} stopped`);
   if (t.failures) parts.push(`${t.failures} failed`);

@@ -29,16 +29,38 @@ export const HELP_OPTION: Record<string, OptionSpec> = {
 
 export const STORE_OPTIONS: Record<string, OptionSpec> = {
   "data-dir": { type: "string", value: "<dir>", description: "the PGlite data dir holding the log (default ./.actorzero)" },
-  store: { type: "string", value: "<store>", description: "pglite (default), memory, or a postgres://… URL" },
+  store: { type: "string", value: "<store>", description: "pglite (default) or a postgres://… URL" },
+};
+
+/** `run` and `serve` can use a log in memory: it is gone when the command ends, so no other command would find anything in it. */
+export const RUN_STORE_OPTIONS: Record<string, OptionSpec> = {
+  ...STORE_OPTIONS,
+  store: { type: "string", value: "<store>", description: "pglite (default), memory (kept until the command ends), or a postgres://… URL" },
 };
 
 export const JSON_OPTION: Record<string, OptionSpec> = {
   json: { type: "boolean", description: "print data as JSON (the shape is documented in docs/cli.md)" },
 };
 
-/** The store a command works on, as given on its command line. */
+const DATA_DIR = z.string().min(1, "--data-dir needs a directory").optional();
+
+/** The store a command works on, as given on its command line: a log that outlives the command. */
 export const StoreFlags = z.object({
-  "data-dir": z.string().min(1, "--data-dir needs a directory").optional(),
+  "data-dir": DATA_DIR,
+  store: z
+    .string()
+    .refine((s) => s !== "memory", {
+      message: "--store memory works only with run and serve: a log in memory is gone when its command ends, so there is nothing here to read; use --data-dir or a postgres://… URL",
+    })
+    .refine((s) => s === "memory" || s === "pglite" || /^postgres(ql)?:\/\//.test(s), {
+      message: "--store must be pglite or a postgres://… URL",
+    })
+    .optional(),
+});
+
+/** The store `run` and `serve` work on: also memory. */
+export const RunStoreFlags = z.object({
+  "data-dir": DATA_DIR,
   store: z
     .string()
     .refine((s) => s === "pglite" || s === "memory" || /^postgres(ql)?:\/\//.test(s), {
@@ -49,10 +71,10 @@ export const StoreFlags = z.object({
 export type StoreFlags = z.infer<typeof StoreFlags>;
 
 /** A whole number ≥ min from a flag's string value. */
-export const intFlag = (flag: string, min = 0) =>
+export const intFlag = (flag: string, min = 0, what?: string) =>
   z
     .string()
-    .regex(/^\d+$/, { message: `${flag} needs a whole number` })
+    .regex(/^\d+$/, { message: `${flag} takes ${what ? `${what}: ` : ""}${min === 0 ? "a non-negative integer" : `a whole number, ${min} or more`}` })
     .transform(Number)
     .refine((n) => n >= min, { message: `${flag} must be at least ${min}` });
 
@@ -71,7 +93,7 @@ export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): 
   );
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as typeof parsed;
+    parsed = parseArgs({ args: joinDashValues(spec, argv), options, allowPositionals: true, strict: true }) as typeof parsed;
   } catch (e) {
     throw usageError(parseArgsMessage(e), spec.name);
   }
@@ -83,6 +105,23 @@ export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): 
     throw usageError(issue.message, spec.name);
   }
   return { help: false, value: result.data };
+};
+
+/**
+ * `--after -5`: parseArgs takes `-5` for an option and calls the value missing; it is the flag's value
+ * (a bad one, which the schema then names), so it is passed on as `--after=-5`.
+ */
+const joinDashValues = (spec: CommandSpec<unknown>, argv: readonly string[]): string[] => {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const next = argv[i + 1];
+    if (word.startsWith("--") && spec.options[word.slice(2)]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${word}=${next}`);
+      i++;
+    } else out.push(word);
+  }
+  return out;
 };
 
 /** parseArgs' messages name the flag but carry advice of their own; ours are shorter. */

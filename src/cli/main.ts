@@ -40,7 +40,7 @@ const overview = (): string => {
     "Commands:",
     ...names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n]!.spec.summary}`),
     "",
-    "Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store memory|postgres://…",
+    "Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.",
     "",
   ].join("\n");
 };

@@ -7,7 +7,8 @@ import { EXIT } from "./errors.ts";
 import type { AuditReport } from "./auditReport.ts";
 import { summaryTree } from "./auditText.ts";
 import type { Io } from "./context.ts";
-import { duration, tokens } from "./format.ts";
+import { duration } from "./format.ts";
+import { countsLine, figuresOf, plural, treeRuns, type TreeRun } from "./runFigures.ts";
 import { locationFlags, type LogLocation } from "./openLog.ts";
 import { paintStatus } from "./status.ts";
 
@@ -20,21 +21,26 @@ export type RunJson = {
   audit: AuditReport;
 };
 
-export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, where: LogLocation, command: string): void => {
+/**
+ * `after`: the log position before the command appended anything; the runs that start after it are this
+ * run's (the root's run and the subordinate runs it caused), the rest are the tree's earlier life.
+ */
+export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, where: LogLocation, command: string, after: number): void => {
   const p = io.paint;
   const root = audit.context;
   const run = root.runs.find((r) => r.runId === result.runId);
-  const t = root.tree;
+  const all = treeRuns(root);
+  const mine = all.filter((r) => r.run.positions.first > after);
+  const figures = figuresOf(mine);
   io.print("");
-  io.print(
-    `${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · ${t.contexts} contexts · ${t.modelCalls} model calls · tokens ${tokens(t.inputTokens, t.outputTokens)}`,
-  );
+  io.print(`${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · this run: ${countsLine(figures)}`);
+  if (mine.length < all.length) io.print(p.dim(`tree totals, every run so far: ${plural(all.length, "run")} · ${countsLine(root.tree)}`));
   if (result.status === "completed") {
     io.print("");
     io.print(p.bold("Answer"));
     io.print((result.response ?? "").replace(/^/gm, "  "));
   } else if (result.status === "stopped") {
-    io.print(p.yellow("Stopped: every run of the tree was recorded as stopped; send a message to continue it."));
+    io.print(p.yellow(stoppedLine(mine)));
   } else if (result.failure) {
     io.print(p.red(`Failed (${result.failure.reason}): ${result.failure.message}`));
   }
@@ -60,6 +66,16 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
   for (const [c, what] of cmds) io.print(`  ${c.padEnd(w)}  ${p.dim(what)}`);
 };
 
+/** What a stop stopped, and which runs of this run had already ended by then. */
+export const stoppedLine = (mine: readonly TreeRun[]): string => {
+  const who = (r: TreeRun) => `A${r.context.agentNumber} ${r.context.profile} ${r.context.id.slice(0, 8)}`;
+  const stopped = mine.filter((r) => r.run.status === "stopped").map(who);
+  const ended = mine.filter((r) => r.run.status !== "stopped" && r.run.status !== "running").map((r) => `${who(r)} (${r.run.status})`);
+  const parts = [`Stopped: ${stopped.length > 0 ? stopped.join(", ") : "no run"} (recorded as stopped)`];
+  if (ended.length > 0) parts.push(`already ended before the stop: ${ended.join(", ")}`);
+  return `${parts.join("; ")}. Send a message to continue.`;
+};
+
 /**
  * The end of `run` and `send`: the audit of the context's tree, printed (or as RunJson with --json, none
  * with --json --events, whose lines were the output), and the exit code the outcome calls for.
@@ -69,7 +85,7 @@ export const reportSession = async (o: {
   store: EventStore;
   projections: Projections;
   contextId: string;
-  session: { result: SendResult; interrupted: boolean };
+  session: { result: SendResult; interrupted: boolean; after: number };
   flags: { json?: boolean | undefined; events?: boolean | undefined };
   where: LogLocation;
   command: string;
@@ -80,7 +96,7 @@ export const reportSession = async (o: {
     const out: RunJson = { contextId: o.contextId, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
     o.io.print(JSON.stringify(out));
   } else if (!o.flags.json) {
-    printRunReport(o.io, result, audit, o.where, o.command);
+    printRunReport(o.io, result, audit, o.where, o.command, o.session.after);
   }
   if (result.status === "completed") return EXIT.ok;
   return interrupted && result.status === "stopped" ? EXIT.interrupted : EXIT.failed;

@@ -15,7 +15,8 @@ import { LiveView } from "./liveView.ts";
 
 export type ShowMode = "live" | "lines" | "json-lines" | "quiet";
 
-export type Session = { result: SendResult; interrupted: boolean };
+/** `after`: the log position the session started from; runs begun after it are this session's. */
+export type Session = { result: SendResult; interrupted: boolean; after: number };
 
 export const runSession = async (opts: {
   rt: Runtime;
@@ -62,7 +63,7 @@ export const runSession = async (opts: {
     const result = await opts.start();
     if (stopping) await stopping;
     await drain(store, state);
-    return { result, interrupted };
+    return { result, interrupted, after: opts.after };
   } finally {
     unsubscribe();
     view?.stop();

@@ -39,7 +39,17 @@ describe("when the run gets Ctrl-C", () => {
   it("stops the whole tree, says so, and exits 130", () => {
     expect(ended.code, ended.stderr).toBe(130);
     expect(ended.stderr).toContain("stopping the whole tree");
-    expect(ended.stdout).toContain("Stopped: every run of the tree was recorded as stopped");
+    expect(ended.stdout).toMatch(/^Stopped: A0 default [0-9a-f]{8}.* \(recorded as stopped\)/m);
+  });
+
+  it("names what it stopped and what had already ended", async () => {
+    const rows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as ContextRow[];
+    const line = /^Stopped: .*$/m.exec(ended.stdout)![0];
+    const [stoppedPart, endedPart = ""] = line.split("; already ended before the stop: ");
+    for (const r of rows) {
+      if (r.shownStatus === "stopped") expect(stoppedPart).toContain(r.id.slice(0, 8));
+      else expect(endedPart).toContain(`${r.id.slice(0, 8)} (completed)`);
+    }
   });
 
   it("leaves every context stopped or completed, none running, and the log intact", async () => {

@@ -19,7 +19,7 @@ const Values = StoreFlags.extend({
     })
     .transform((ts) => ts as EventType[])
     .optional(),
-  after: intFlag("--after").optional(),
+  after: intFlag("--after", 0, "a log position").optional(),
   limit: intFlag("--limit", 1).optional(),
   follow: z.boolean().optional(),
   full: z.boolean().optional(),

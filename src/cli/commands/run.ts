@@ -3,7 +3,7 @@ import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { usageError } from "../errors.ts";
-import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { intFlag, JSON_OPTION, positionals, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { reportSession } from "../runReport.ts";
@@ -30,7 +30,7 @@ export const ModelFlagsSchema = z.object({
   json: z.boolean().optional(),
 });
 
-const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
+const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   positionals: positionals("run", [{ name: "<task>", optional: true }]),
   profile: z.string().min(1, "--profile needs a profile name").optional(),
   name: z.string().min(1, "--name needs a name").optional(),
@@ -42,7 +42,7 @@ export const runSpec: CommandSpec<Values> = {
   summary: "Run a task on a new root context (A0) and watch its delegation tree live.",
   usage: ['run "<task>" [--profile <p>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
   options: {
-    ...STORE_OPTIONS,
+    ...RUN_STORE_OPTIONS,
     profile: { type: "string", value: "<profile>", description: "the root's profile: default, developer, researcher, or one of yours" },
     name: { type: "string", value: "<name>", description: "the root context's name (default: A0)" },
     ...MODEL_OPTIONS,

@@ -6,13 +6,13 @@ import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { intFlag, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { intFlag, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
-const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
+const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   port: intFlag("--port").optional(),
   host: z.string().min(1, "--host needs an address").optional(),
   token: z.string().min(1, "--token needs a value").optional(),
@@ -30,7 +30,7 @@ export const serveSpec: CommandSpec<Values> = {
     host: { type: "string", value: "<addr>", description: "address to bind (default 127.0.0.1; any other needs a token)" },
     token: { type: "string", value: "<secret>", description: "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)" },
     ...modelOptions,
-    ...STORE_OPTIONS,
+    ...RUN_STORE_OPTIONS,
   },
   details: `Prints one line, "actorzero serving <url> (…)", once it listens. SIGTERM or Ctrl-C drains: new requests get 503,
 event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.`,

@@ -22,7 +22,7 @@ export const stopSpec: CommandSpec<Values> = {
   options: { ...STORE_OPTIONS, ...JSON_OPTION },
   details: `A PGlite data dir belongs to the process that runs it: stop a run there with Ctrl-C in that process.
 Opened here, a run with no end recorded was cut short (its process is gone); it is recorded as interrupted.
---json: { contextId, wasRunning, status }.`,
+--json: { contextId, wasRunning, stopped, status }.`,
   schema: Values as z.ZodType<Values>,
 };
 
