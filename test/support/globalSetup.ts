@@ -1,6 +1,7 @@
-// Vitest global setup: builds ONE PGlite template (initdb + the event log schema) per test run.
+// Vitest global setup: builds ONE PGlite template (the event log schema) per test run.
 //
-// initdb costs ~3–4 s and ~770 MB; copying the template and opening it costs ~0.6 s. Provides
+// The template starts from the store's cached image (no initdb once the image is cached); a copy of
+// it is still cheaper than loading the image per test. Provides
 // `actorzeroPgliteTemplate`: `{ dir, tarball }`, a data dir to copy and the same as a tar file
 // (PGlite's `loadDataDir`) for in-memory stores. See test/support/pglite.ts.
 import fs from "node:fs/promises";
