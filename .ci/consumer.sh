@@ -14,6 +14,14 @@ ver() { node -p "require('$repo/node_modules/$1/package.json').version"; }
 extras=("fast-check@$(ver fast-check)" "zod@$(ver zod)" "typescript@$(ver typescript)" "@types/node@$(ver @types/node)")
 
 tarball="$(cd "$repo" && npm pack --silent --pack-destination "$scratch" | tail -n 1)"
+# What the tarball holds: under 1 MB unpacked, and no test, benchmark or CI file.
+tar -tzf "$scratch/$tarball" > "$scratch/tarball.txt"
+mkdir "$scratch/unpacked" && tar -xzf "$scratch/$tarball" -C "$scratch/unpacked"
+unpacked="$(find "$scratch/unpacked" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')"
+rm -rf "$scratch/unpacked"
+echo "tarball $(wc -c < "$scratch/$tarball") bytes, $unpacked bytes unpacked, $(wc -l < "$scratch/tarball.txt") files"
+if [ "$unpacked" -ge 1000000 ]; then echo "consumer check: the package is 1 MB or more unpacked" >&2; exit 1; fi
+if grep -E "^package/(test|bench|\.ci)/" "$scratch/tarball.txt"; then echo "consumer check: the tarball ships tests, benchmarks or CI" >&2; exit 1; fi
 cp "$repo/.ci/consumer/"* "$repo/examples/embedOffline.mjs" "$repo/examples/embedOpenAI.mjs" "$scratch/"
 cd "$scratch"
 printf '{ "name": "consumer", "private": true, "type": "module" }\n' > package.json
