@@ -13,6 +13,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   delegation: () => import("./delegation.bench.ts"),
   footprint: () => import("./footprint.bench.ts"),
   peers: () => import("./peers.bench.ts"),
+  serve: () => import("./serve.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";
