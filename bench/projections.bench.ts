@@ -109,7 +109,7 @@ const rawScan = async (store: EventStore) => {
   }
 };
 
-/** The store's own reader: the same scan plus decoding (zod) of every row. */
+/** The store's own reader: the same scan plus decoding (trusted rows: a cheap check of field kinds, no full zod parse). */
 const decodedScan = async (store: EventStore) => {
   let n = 0;
   for await (const _ of store.iterateAll(0, PAGE)) n++;
