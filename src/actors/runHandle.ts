@@ -16,6 +16,8 @@ export class RunHandle {
   readonly runningChildren = new Set<ContextId>();
   /** The `parallel` jobs this run started, by job id. */
   readonly jobs = new Map<string, Job>();
+  /** Why the run ended when the log refused to record that end: close() records it as interrupted. */
+  unrecordedEnd: string | null = null;
   /** Delegations past the live-children guard whose child is not running yet. */
   reservedChildren = 0;
   /** Who asked for the stop, recorded in RunStopped. */

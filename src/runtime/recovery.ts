@@ -95,7 +95,14 @@ const interrupt = async (core: Core, view: ContextView): Promise<void> => {
 export const interruptInFlight = async (actives: readonly ActiveContext[]): Promise<void> => {
   for (const ac of actives) {
     const handle = ac.run;
-    if (!handle || handle.terminal) continue;
+    if (!handle) continue;
+    if (handle.unrecordedEnd !== null) {
+      // The run's end was refused by the store: try once more to close it, as interrupted.
+      handle.unrecordedEnd = null;
+      await ac.writer.append([{ type: "RunInterrupted", data: { runId: handle.runId } }]).catch(() => undefined);
+      continue;
+    }
+    if (handle.terminal) continue;
     await ac.writer.exclusive(async (append) => {
       if (handle.terminal) return;
       const jobs = [...handle.jobs.values()].filter((j) => j.status === "running");

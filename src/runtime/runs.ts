@@ -7,6 +7,7 @@
 //   then records what it aborted (the model call or tool in flight, the jobs) and RunStopped.
 import { Effect } from "effect";
 import type { ContextId } from "../events/ids.ts";
+import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
 import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
@@ -90,20 +91,30 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     if (signal.aborted) throw e;
     // A bug or a broken store: record it so the run still ends exactly once.
     const message = e instanceof Error ? e.message : String(e);
-    try {
-      const facts = await ac.writer.exclusive(async (append) => {
+    const end = () =>
+      ac.writer.exclusive(async (append) => {
         if (handle.terminal) return handle.terminal;
         handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
         return handle.terminal;
       });
-      return { facts };
-    } catch (recordError) {
-      // The log refuses this stream (another process ended the run, or the store is gone): the run is
-      // over all the same, so its waiters learn it and the context takes the next message.
+    try {
+      return { facts: await end() };
+    } catch (first) {
+      // The first try carried the events staged before the failure (one of them may be what the log
+      // refused); they went with it, so the end goes alone once more. A foreign writer is final.
+      if (!(first instanceof ConcurrencyError)) {
+        try {
+          return { facts: await end() };
+        } catch {
+          // The store is unusable: fall through, and close() (or the next open) records the end.
+        }
+      }
+      // The run is over all the same, so its waiters learn it and the context takes the next message.
       handle.terminal ??= [];
+      handle.unrecordedEnd = message;
       ac.outcomes.get(handle.runId)?.resolve({ runId: handle.runId, status: "failed", response: null, failure: { reason: "internal", message } });
       ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
-      throw recordError;
+      throw first;
     }
   } finally {
     handle.settle();

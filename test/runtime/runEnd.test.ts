@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freshPgliteStore } from "../support/pglite.ts";
+import { createRuntime, scriptedModel, StoreError, type EventStore, type ModelPort } from "../../src/index.ts";
+
+const TERMINAL = new Set(["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
+let store: EventStore;
+beforeAll(async () => {
+  store = await freshPgliteStore();
+});
+afterAll(async () => {
+  await store.close();
+});
+
+const terminalsOf = async (id: string) => (await store.readStream(id)).filter((e) => TERMINAL.has(e.type));
+
+/** `depth` arrays nested in one another: JSON the model port hands over, too deep for the log to take. */
+const nested = (depth: number): unknown => {
+  let v: unknown = [];
+  for (let i = 0; i < depth; i++) v = [v];
+  return v;
+};
+
+describe("given a run whose last append is refused", () => {
+  it("when a custom model port sends tool arguments nested 10,000 deep, then the run ends in the log once, as failed", async () => {
+    const model: ModelPort = { call: async () => ({ toolCalls: [{ id: "deep", name: "response", arguments: { text: nested(10_000) } }] }) };
+    const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    const outcome = await rt.send(ctx.id, "go");
+    expect(outcome.status).toBe("failed");
+    const ends = await terminalsOf(ctx.id);
+    expect(ends.map((e) => e.type)).toEqual(["RunFailed"]);
+    expect((await rt.context(ctx.id))!.status).toBe("failed");
+    // The next message starts a fresh run: nothing is left running.
+    await rt.close();
+  });
+
+  it("when the store fails for good mid-run, then the next open records RunInterrupted once", async () => {
+    let broken = false;
+    const flaky: EventStore = Object.create(store, {
+      append: {
+        value: (...a: Parameters<EventStore["append"]>) =>
+          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
+      },
+      close: { value: async () => undefined },
+    });
+    const model = scriptedModel(() => {
+      broken = true;
+      return { text: "never recorded" };
+    });
+    const rt = await createRuntime({ store: flaky, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    const outcome = await rt.send(ctx.id, "go");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.failure?.message).toContain("disk full");
+    await rt.close();
+    broken = false;
+    const again = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })) });
+    const ends = await terminalsOf(ctx.id);
+    expect(ends.map((e) => e.type)).toEqual(["RunInterrupted"]);
+    expect((await again.context(ctx.id))!.status).toBe("failed");
+    await again.close();
+  });
+});
+
+describe("given a run whose end the store refused, and a store that works again by close()", () => {
+  it("when the runtime closes, then close() records the run as interrupted, once", async () => {
+    let broken = false;
+    const flaky: EventStore = Object.create(store, {
+      append: {
+        value: (...a: Parameters<EventStore["append"]>) =>
+          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
+      },
+      close: { value: async () => undefined },
+    });
+    const model = scriptedModel(() => {
+      broken = true;
+      return { text: "never recorded" };
+    });
+    const rt = await createRuntime({ store: flaky, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    expect((await rt.send(ctx.id, "go")).status).toBe("failed");
+    expect(await terminalsOf(ctx.id)).toEqual([]);
+    broken = false;
+    await rt.close();
+    expect((await terminalsOf(ctx.id)).map((e) => e.type)).toEqual(["RunInterrupted"]);
+  });
+});
+
+describe("given a model answer the log stores differently", () => {
+  it("when the model answers with a NUL, then the next model request carries the text the log holds", async () => {
+    let turn = 0;
+    const model = scriptedModel(() => (++turn === 1 ? { text: "a\u0000b" } : { text: "second" }));
+    const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    await rt.send(ctx.id, "one");
+    await rt.send(ctx.id, "two");
+    const logged = (await store.readStream(ctx.id)).find((e) => e.type === "ModelReplied")!;
+    const loggedText = (logged.data as { text: string }).text;
+    expect(loggedText).not.toContain("\u0000");
+    const sent = model.requests[1]!.messages.find((m) => m.role === "assistant")!;
+    expect(sent.content).toBe(loggedText);
+    await rt.close();
+  });
+});
