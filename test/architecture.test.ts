@@ -90,7 +90,6 @@ describe("given the source tree", () => {
   const OVER_LIMIT: Record<string, number> = {
     "cli/auditReport.ts": 454,
     "events/postgresStore.ts": 436,
-    "projections/engine.ts": 502,
   };
 
   it("when files are measured, then none in src/ is over 400 lines but the listed few, and those do not grow", () => {
