@@ -28,15 +28,19 @@ const importsOf = (file: string): string[] => {
   return out;
 };
 
-/** Folder → folders it imports from. */
+/**
+ * Folder → folders it imports from. Files directly in src/ (the package entry, src/index.ts) are no
+ * layer: they re-export every layer, so they are left out, as the repository's own checker does.
+ */
 export const folderGraph = (files: readonly string[]): Map<string, Set<string>> => {
   const graph = new Map<string, Set<string>>();
   for (const f of files) {
     const from = folderOf(f);
+    if (from === ".") continue;
     for (const target of importsOf(f)) {
       if (!target.startsWith(SRC)) continue;
       const to = folderOf(target);
-      if (to === from) continue;
+      if (to === from || to === ".") continue;
       if (!graph.has(from)) graph.set(from, new Set());
       graph.get(from)!.add(to);
     }
