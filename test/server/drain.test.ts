@@ -48,3 +48,30 @@ describe("given actorzero serve in its own process", () => {
     expect(result.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without a token/);
   });
 });
+
+describe("given actorzero serve holding a PGlite data dir", () => {
+  it("when another process asks over the control socket in the data dir, then it gets the same API", async () => {
+    const { request } = await import("node:http");
+    const { join } = await import("node:path");
+    const { existsSync } = await import("node:fs");
+    const proc = startCli(["serve", "--data-dir", dataDir, "--offline", "--port", "0"]);
+    const line = await proc.waitForLine(/^actorzero serving /);
+    const url = /serving (http:\/\/\S+)/.exec(line)![1]!;
+    const created = (await api(url, "POST", "/v1/contexts", { name: "via-tcp" })).body.id as string;
+    const socketPath = join(dataDir, "control.sock");
+    const viaSocket = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = request({ socketPath, path: `/v1/contexts/${created}`, method: "GET" }, (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+    expect(viaSocket.status).toBe(200);
+    expect(viaSocket.body).toMatchObject({ id: created, name: "via-tcp" });
+    proc.child.kill("SIGTERM");
+    expect((await proc.done).code).toBe(0);
+    expect(existsSync(socketPath)).toBe(false);
+  });
+});

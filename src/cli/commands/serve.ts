@@ -2,6 +2,8 @@
 // Requirements: 127.0.0.1 unless --host says otherwise; a token from --token or ACTORZERO_TOKEN; a non-loopback
 // address without one is refused before anything opens; on SIGTERM/SIGINT: stop accepting, record unfinished runs
 // as interrupted (the runtime's close), close the store, exit 0.
+import { chmodSync, rmSync } from "node:fs";
+import path from "node:path";
 import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
@@ -11,6 +13,9 @@ import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+
+/** The control socket's name inside a PGlite data dir. */
+export const CONTROL_SOCKET = "control.sock";
 
 const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   port: intFlag("--port").optional(),
@@ -33,7 +38,8 @@ export const serveSpec: CommandSpec<Values> = {
     ...RUN_STORE_OPTIONS,
   },
   details: `Prints one line, "actorzero serving <url> (…)", once it listens. SIGTERM or Ctrl-C drains: new requests get 503,
-event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.`,
+event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.
+On a PGlite data dir it also answers on the Unix socket <data-dir>/control.sock (same API, this user only).`,
   schema: Values as z.ZodType<Values>,
 };
 
@@ -57,6 +63,15 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
         if (code === "EADDRINUSE") throw new CliError(`port ${v.port ?? 7077} on ${host} is in use: pick another with --port`);
         throw e;
       });
+      // The data dir's holder also answers on a Unix socket beside its lock: the same API, for local tools.
+      // Only this user can reach it (the socket file is made 0600), so it needs no token.
+      let control: Awaited<ReturnType<typeof serve>> | null = null;
+      if (where.kind === "pglite") {
+        const socketPath = path.join(where.dataDir, CONTROL_SOCKET);
+        rmSync(socketPath, { force: true });
+        control = await serve(rt, { socketPath });
+        chmodSync(socketPath, 0o600);
+      }
       io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${token ? "bearer token required" : "no token: loopback only"}; ${choice.banner})`);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -64,7 +79,8 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
       });
       io.warn(`actorzero: ${signal}: draining (new requests get 503; runs in flight are recorded as interrupted)`);
       // The runtime closes while the server drains, so a waiting request hears of its run's end before the sockets go.
-      await handle.close({ whileDraining: () => rt.close() });
+      await Promise.all([handle.close({ whileDraining: () => rt.close() }), control?.close()]);
+      if (control) rmSync(control.url, { force: true });
     } finally {
       await rt.close();
     }
