@@ -53,11 +53,10 @@ export class LiveView {
     this.draw();
   }
 
-  /** Draws the last state and gives the terminal back (cursor shown, below the tree). */
+  /** Draws the last state, keeping the footer (what Ctrl-C said), and gives the terminal back (cursor shown, below the tree). */
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
-    this.#footer = "";
     this.draw();
     this.out.write(ESC.showCursor);
   }

@@ -103,3 +103,22 @@ describe("flags", () => {
     expect(doc).toContain(`\`stop --json\` — \`${shape}\`.`);
   });
 });
+
+describe("what a root was asked", () => {
+  it("contexts and tree show the root's first message, and contexts --grep filters the trees by it", async () => {
+    // One after the other: a PGlite data dir belongs to one process at a time.
+    const all = await cli(["contexts", "--data-dir", dataDir]);
+    const hit = await cli(["contexts", "--grep", "PICNIC", "--json", "--data-dir", dataDir]);
+    const miss = await cli(["contexts", "--grep", "no such task", "--data-dir", dataDir]);
+    const tree = await cli(["tree", "--data-dir", dataDir]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(new RegExp(`^${rootId.slice(0, 8)} .* Plan a picnic for twelve people$`, "m"));
+    const rows = JSON.parse(hit.stdout) as { rootContextId: string; task: string | null; kind: string }[];
+    expect(rows.length).toBe(contextsIn(audit.context).length);
+    expect(rows.every((r) => r.rootContextId === rootId)).toBe(true);
+    expect(rows.find((r) => r.kind === "root")!.task).toBe("Plan a picnic for twelve people");
+    expect(miss.code).toBe(0);
+    expect(miss.stdout).toContain('no contexts under a root whose task contains "no such task"');
+    expect(tree.stdout).toContain(`A0 default ${rootId.slice(0, 8)} · task: "Plan a picnic for twelve people"`);
+  });
+});

@@ -7,6 +7,7 @@ import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { count, table, timestamp } from "../format.ts";
 import { locate } from "../openLog.ts";
+import { firstMessage, shortTask } from "../rootTask.ts";
 import { paintStatus, shownStatus, type Shown } from "../status.ts";
 
 const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted"] as const satisfies readonly Shown[];
@@ -14,6 +15,7 @@ const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted
 const Values = StoreFlags.extend({
   positionals: positionals("contexts", []),
   status: z.enum(SHOWN, { message: `--status must be one of ${SHOWN.join(", ")}` }).optional(),
+  grep: z.string().min(1, "--grep needs a text to look for").optional(),
   json: z.boolean().optional(),
 });
 type Values = z.infer<typeof Values>;
@@ -21,39 +23,47 @@ type Values = z.infer<typeof Values>;
 export const contextsSpec: CommandSpec<Values> = {
   name: "contexts",
   summary: "List every context in the log: agent number, profile, name, status, parent, tokens.",
-  usage: ["contexts [--status <s>] [--json]"],
+  usage: ["contexts [--status <s>] [--grep <text>] [--json]"],
   options: {
     ...STORE_OPTIONS,
     status: { type: "string", value: "<status>", description: `only contexts in this state: ${SHOWN.join(", ")}` },
+    grep: { type: "string", value: "<text>", description: "only the trees whose root's task (its first message) contains this text (any case)" },
     ...JSON_OPTION,
   },
-  details: "--json prints an array of { ...context view, shownStatus, usage } in creation order.",
+  details: `Each root shows its task: the first message it received, shortened.
+--json prints an array of { ...context view, shownStatus, usage, task } in creation order (task: the root's first message, null for a subordinate).`,
   schema: Values as z.ZodType<Values>,
 };
 
-export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | null };
+/** `task`: a root's first message (null for a subordinate, or a root not yet asked anything). */
+export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | null; task: string | null };
 
 export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
-  withLog(locate(v, "contexts"), { create: false }, async ({ projections }) => {
+  withLog(locate(v, "contexts"), { create: false }, async ({ store, projections }) => {
     const views = await projections.contexts.list();
+    const tasks = new Map<string, string | null>();
+    for (const view of views) if (view.kind === "root") tasks.set(view.id, await firstMessage(store, view.id));
+    const needle = v.grep?.toLowerCase();
     const rows: ContextRow[] = [];
     for (const view of views) {
       const shown = shownStatus(view);
       if (v.status && shown !== v.status) continue;
-      rows.push({ ...view, shownStatus: shown, usage: await projections.usage.of(view.id) });
+      if (needle !== undefined && !(tasks.get(view.rootContextId) ?? "").toLowerCase().includes(needle)) continue;
+      rows.push({ ...view, shownStatus: shown, usage: await projections.usage.of(view.id), task: tasks.get(view.id) ?? null });
     }
     if (v.json) {
       io.print(JSON.stringify(rows));
       return EXIT.ok;
     }
     if (rows.length === 0) {
-      io.print(v.status ? `no ${v.status} contexts` : `no contexts yet: start one with actorzero run "<task>"`);
+      const filters = [v.status ? `${v.status}` : "", v.grep ? `under a root whose task contains ${JSON.stringify(v.grep)}` : ""];
+      io.print(v.status || v.grep ? `no ${filters[0] ? `${filters[0]} ` : ""}contexts${filters[1] ? ` ${filters[1]}` : ""}` : `no contexts yet: start one with actorzero run "<task>"`);
       return EXIT.ok;
     }
     const p = io.paint;
     io.print(
       table(
-        ["CONTEXT", "AGENT", "PROFILE", "NAME", "STATUS", "PARENT", "TOKENS", "UPDATED"],
+        ["CONTEXT", "AGENT", "PROFILE", "NAME", "STATUS", "PARENT", "TOKENS", "UPDATED", "TASK"],
         rows.map((r) => [
           r.id.slice(0, 8),
           `A${r.agentNumber}`,
@@ -63,6 +73,7 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
           r.parentContextId ? r.parentContextId.slice(0, 8) : p.dim("–"),
           count((r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0)),
           p.dim(timestamp(r.updatedAt)),
+          r.kind === "root" ? shortTask(r.task, 40) : "",
         ]),
         p.dim,
       ),

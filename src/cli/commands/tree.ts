@@ -6,6 +6,8 @@ import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { count, duration } from "../format.ts";
 import { locate } from "../openLog.ts";
+import type { EventStore } from "../../events/store.ts";
+import { firstMessage, shortTask } from "../rootTask.ts";
 import { paintStatus, shownStatus } from "../status.ts";
 import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
@@ -21,30 +23,31 @@ export const treeSpec: CommandSpec<Values> = {
   summary: "Show the delegation trees (A0 → A1 → A2 …) with each context's status, time and tokens.",
   usage: ["tree [id] [--json]"],
   options: { ...STORE_OPTIONS, ...JSON_OPTION },
-  details: "With an id (or a unique prefix of one): the tree under that context. --json prints nested { ...context row, children: [...] }.",
+  details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. --json prints nested { ...context row, children: [...] }.",
   schema: Values as z.ZodType<Values>,
 };
 
 export type TreeJson = ContextRow & { children: TreeJson[] };
 
-const build = async (projections: Projections, id: string): Promise<TreeJson | null> => {
+const build = async (store: EventStore, projections: Projections, id: string): Promise<TreeJson | null> => {
   const view = await projections.contexts.get(id);
   if (!view) return null;
   const children: TreeJson[] = [];
   for (const c of await projections.tree.children(id)) {
-    const node = await build(projections, c.contextId);
+    const node = await build(store, projections, c.contextId);
     if (node) children.push(node);
   }
-  return { ...view, shownStatus: shownStatus(view), usage: await projections.usage.of(id), children };
+  const task = view.kind === "root" ? await firstMessage(store, id) : null;
+  return { ...view, shownStatus: shownStatus(view), usage: await projections.usage.of(id), task, children };
 };
 
 const toNode = (t: TreeJson): TreeNode<TreeJson> => ({ value: t, children: t.children.map(toNode) });
 
 export const treeCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "tree");
-  return withLog(where, { create: false }, async ({ projections }) => {
+  return withLog(where, { create: false }, async ({ store, projections }) => {
     const ids = v.positionals["[id]"] ? [(await resolveContext(projections, v.positionals["[id]"], where)).id] : await projections.tree.roots();
-    const trees = (await Promise.all(ids.map((id) => build(projections, id)))).filter((t): t is TreeJson => t !== null);
+    const trees = (await Promise.all(ids.map((id) => build(store, projections, id)))).filter((t): t is TreeJson => t !== null);
     if (v.json) {
       io.print(JSON.stringify(trees));
       return EXIT.ok;
@@ -54,9 +57,12 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
       return EXIT.ok;
     }
     const p = io.paint;
-    io.print(
+    for (const [i, t] of trees.entries()) {
+      if (i > 0) io.print("");
+      io.print(`${p.bold(`A${t.agentNumber} ${t.profile}`)} ${p.dim(t.id.slice(0, 8))} · task: ${t.kind === "root" ? JSON.stringify(shortTask(t.task, 100)) : p.dim(`(a subordinate of ${t.parentContextId?.slice(0, 8)})`)}`);
+      io.print(
       treeTable(
-        trees.map(toNode),
+        [toNode(t)],
         ["AGENT", "PROFILE", "NAME", "STATUS", "LAST RUN", "TOKENS", "CONTEXT"],
         (t) => {
           const run = t.lastRun;
@@ -73,7 +79,8 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
         },
         p,
       ),
-    );
+      );
+    }
     return EXIT.ok;
   });
 };
