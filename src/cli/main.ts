@@ -1,4 +1,5 @@
 // The `actorzero` command line: picks the command, parses its flags, runs it, and turns every failure into one line.
+import { redactSecrets } from "../events/redact.ts";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { paintFor } from "./ansi.ts";
@@ -98,9 +99,10 @@ const processIo = (): Io => ({
   env: process.env,
   cwd: process.cwd(),
   print: (line = "") => {
-    if (!outputClosed) process.stdout.write(line + "\n");
+    // Every line out passes the one redaction: no banner, suggestion or error prints a credential.
+    if (!outputClosed) process.stdout.write(redactSecrets(line) + "\n");
   },
-  warn: (line) => process.stderr.write(paintFor(process.stderr).red(line) + "\n"),
+  warn: (line) => process.stderr.write(paintFor(process.stderr).red(redactSecrets(line)) + "\n"),
 });
 
 /** Runs the command line of this process and exits with its status. */

@@ -1,4 +1,5 @@
 // Opens the event log a command names: a PGlite data dir (default ./.actorzero), memory, or a PostgreSQL URL.
+import { redactSecrets } from "../events/redact.ts";
 import fs from "node:fs";
 import path from "node:path";
 import type { EventStore } from "../events/store.ts";
@@ -25,15 +26,7 @@ export const locate = (flags: StoreFlags, command: string): LogLocation => {
 };
 
 /** A PostgreSQL URL without its password, for messages. */
-export const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://…";
-  }
-};
+export const redactUrl = (url: string): string => redactSecrets(url);
 
 export const describeLocation = (where: LogLocation): string =>
   where.kind === "pglite" ? `data dir ${where.shown}` : where.kind === "memory" ? "an in-memory log (kept until this command ends)" : `PostgreSQL at ${redactUrl(where.url)}`;

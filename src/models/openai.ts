@@ -2,6 +2,7 @@
 // This is the only file that imports the `openai` SDK.
 // Requirements: streamed (`stream: true`, usage in the final chunk) when asked or when the request wants live deltas,
 // else one JSON completion; a stop aborts the HTTP exchange and returns nothing partial; every failure is one ModelError.
+import { redactSecrets } from "../events/redact.ts";
 import OpenAI, {
   APIConnectionError,
   APIConnectionTimeoutError,
@@ -95,7 +96,7 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
   const redact = (text: string): string => {
     let out = text;
     for (const secret of secrets) out = out.split(secret).join("[redacted]");
-    return out;
+    return redactSecrets(out); // URL credentials and key shapes too, before the text is stored in an event
   };
 
   return {

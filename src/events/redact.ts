@@ -1,0 +1,40 @@
+// Secrets out of every text that is stored or printed: one redaction for errors, banners and suggestions.
+//
+// Requirements:
+// - Lowest layer (events), so the store, the model clients and the CLI all use the same rules.
+// - Redacts: URL userinfo passwords (`scheme://user:secret@`), credential query parameters
+//   (`?password=`, `token=`, `api_key=` …), known API-key shapes, `Bearer` tokens, and the values of
+//   PGPASSWORD and OPENAI_API_KEY wherever they appear.
+// - Idempotent and cheap on text without secrets (the patterns are anchored on rare characters).
+
+export const REDACTED = "***";
+
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@:]*):([^\s/@]*)@/gi;
+const QUERY_SECRET = /([?&;\s](?:password|passwd|pwd|pass|token|access_token|api[_-]?key|apikey|secret|sslpassword)=)([^&\s#'"]+)/gi;
+const KEY_SHAPES = [
+  /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys, sk-proj-… included
+  /\b(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bAIza[0-9A-Za-z_-]{35}\b/g,
+];
+const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g;
+/** Environment variables whose values are secrets wherever they show up. */
+const SECRET_ENV = ["PGPASSWORD", "OPENAI_API_KEY"];
+
+/** `text` with every secret it holds replaced by `***`. */
+export const redactSecrets = (text: string, extraSecrets: readonly string[] = []): string => {
+  let out = text
+    .replace(USERINFO, (_m, scheme: string, user: string, pass: string) => `${scheme}${user}${pass ? `:${REDACTED}` : ""}@`)
+    .replace(QUERY_SECRET, (_m, key: string) => `${key}${REDACTED}`)
+    .replace(BEARER, (_m, b: string) => `${b}${REDACTED}`);
+  for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
+  for (const secret of [...extraSecrets, ...envSecrets()]) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+};
+
+/** The values of the secret environment variables long enough not to match ordinary text. */
+const envSecrets = (): string[] => {
+  const env = typeof process === "undefined" ? {} : process.env;
+  return SECRET_ENV.map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= 6);
+};
