@@ -11,6 +11,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   postgres: () => import("./postgres.bench.ts"),
   runtime: () => import("./runtime.bench.ts"),
   delegation: () => import("./delegation.bench.ts"),
+  cli: () => import("./cli.bench.ts"),
   footprint: () => import("./footprint.bench.ts"),
   peers: () => import("./peers.bench.ts"),
   serve: () => import("./serve.bench.ts"),
