@@ -11,8 +11,10 @@ import { RepairableToolError, type Tool } from "./defineTool.ts";
 import { mcpToolName, validateMcpServers, type McpServerConfig, type McpServers } from "./mcpConfig.ts";
 
 export type McpHubOptions = {
-  /** One call's deadline (also bounds connecting and listing). Default 30 s. */
+  /** One tool call's deadline. Default 30 s. */
   timeoutMs?: number;
+  /** Connecting to a server and listing its tools. Default 30 s. */
+  connectTimeoutMs?: number;
 };
 
 export type McpHub = {
@@ -34,6 +36,7 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub {
   validateMcpServers(servers);
   const timeout = options.timeoutMs ?? 30_000;
+  const connectTimeout = options.connectTimeoutMs ?? 30_000;
   const connections = new Map<string, Promise<Connection>>();
   const listings = new Map<string, Promise<Tool<Record<string, unknown>>[]>>();
   const taken = new Set<string>();
@@ -52,7 +55,7 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
         if (connections.get(server) === pending) connections.delete(server);
       };
       try {
-        await withTimeout(client.connect(transportFor(config)), timeout, `connecting took longer than ${timeout} ms`);
+        await withTimeout(client.connect(transportFor(config)), connectTimeout, `connecting took longer than ${connectTimeout} ms`);
       } catch (error) {
         await client.close().catch(() => {});
         throw error;
@@ -82,7 +85,7 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
       const listed: Listed[] = [];
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: connectTimeout });
         listed.push(...(page.tools as Listed[]));
         cursor = page.nextCursor;
       } while (cursor);
