@@ -14,6 +14,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from "@opentelemetry/api";
+import { redactSecrets } from "../events/redact.ts";
 
 export type { Context, Span, Tracer } from "@opentelemetry/api";
 
@@ -118,7 +119,8 @@ export function contextFromTraceparent(traceparent: string | undefined): Context
   return trace.isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
 }
 
-const fail = (span: Span, error: unknown, redact: (text: string) => string = (t) => t): void => {
+// The shared redaction is the default, so a caller that passes nothing still records no URL credential or key.
+const fail = (span: Span, error: unknown, redact: (text: string) => string = redactSecrets): void => {
   const name = error instanceof Error ? error.name : "Error";
   const message = redact(error instanceof Error ? error.message : String(error ?? "failed"));
   span.recordException({ name, message });

@@ -88,6 +88,18 @@ describe("given a registered provider", () => {
     expect(span?.events.map((e) => e.name)).toEqual(["exception"]);
     expect(JSON.stringify(span?.events)).not.toContain(secret);
   });
+
+  it("redacts URL credentials and keys by default when the caller passes no redaction", () => {
+    const tracer = actorzeroTracer(provider);
+    const run = startRunSpan(tracer, { contextId: "c0", runId: "r0", agentNumber: 0, profile: "default" });
+    endRunSpan(run, { status: "failed", error: new Error("connect to http://user:hunter2@model.local/v1 failed with sk-proj-abcdefghijklmnop1234") });
+
+    const [span] = exporter.getFinishedSpans();
+    const recorded = JSON.stringify([span?.status, span?.events]);
+    expect(recorded).not.toContain("hunter2");
+    expect(recorded).not.toContain("sk-proj-abcdefghijklmnop1234");
+    expect(recorded).toContain("user:***@model.local");
+  });
 });
 
 describe("given no provider", () => {
