@@ -108,7 +108,17 @@ const processIo = (): Io => ({
 /** Runs the command line of this process and exits with its status. */
 export const runCli = async (): Promise<never> => {
   const code = await main(process.argv.slice(2), processIo());
+  // Writes to a pipe are asynchronous: exiting at once drops what the reader has not taken yet
+  // (`events --json` read by a slow consumer lost its last lines), so wait until both are flushed.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit(code);
 };
+
+/** Resolves once every write queued on `stream` so far has been handed to the OS (at once when none is). */
+const flushed = (stream: NodeJS.WriteStream): Promise<void> =>
+  new Promise((resolve) => {
+    if (stream.writableLength === 0 || stream.destroyed) resolve();
+    else stream.write("", () => resolve());
+  });
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await runCli();

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 /** tsx's loader by absolute URL, so the CLI also starts from a directory outside the project. */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+export const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 export type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };
 
