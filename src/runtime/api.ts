@@ -63,6 +63,9 @@ export type CreateContextOptions = {
 
 export type SendResult = RunOutcome & { contextId: string };
 
+/** A message taken: the run that takes it (`intervention`: the run already going on) and that run's end. */
+export type StartResult = { contextId: string; runId: string; intervention: boolean; ended: Promise<SendResult> };
+
 export type EventsQuery = { after?: number; contextId?: string; limit?: number };
 
 /** One page of the log: `next` is the `after` of the following page, or null when this page reached the end. */
@@ -77,6 +80,8 @@ export interface Runtime {
   createContext(opts?: CreateContextOptions): Promise<ContextView>;
   /** Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends. */
   send(id: string, text: string): Promise<SendResult>;
+  /** As `send`, but resolves as soon as the message is recorded, with the id of the run that takes it. */
+  start(id: string, text: string): Promise<StartResult>;
   /** Stops the context's run and its running subordinates; null when nothing was running. */
   stop(id: string): Promise<RunOutcome | null>;
   /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */

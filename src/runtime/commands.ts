@@ -16,7 +16,8 @@ import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
 import { takeLease } from "./recovery.ts";
 
-export type Started = { ended: Promise<RunOutcome> };
+/** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
+export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
 
 /** Waits until the actor agrees with the log: not stopping, and not still `running` for a run that has ended. */
 export const settle = async (ac: ActiveContext): Promise<void> => {
@@ -34,7 +35,7 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
       await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], { correlationId: handle.correlationId });
       return true;
     });
-    if (delivered) return { ended: ac.outcome(handle.runId) };
+    if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
     await settle(ac);
   }
   return start(core, ac, text, null);
@@ -58,7 +59,7 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
   ac.run = new RunHandle(ac.id, runId, correlationId);
   const outcome = ac.outcome(runId);
   ac.actor.send({ type: "run.start", facts, runId });
-  return { ended: outcome };
+  return { runId, intervention: false, ended: outcome };
 };
 
 export const stopContext = async (core: Core, id: string, by: "user" | "superior"): Promise<RunOutcome | null> => {

@@ -17,7 +17,7 @@ import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import { openProjections } from "../projections/engine.ts";
 import { PROFILE_DEFAULT } from "../profiles/profiles.ts";
-import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOptions, SendResult } from "./api.ts";
+import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOptions, SendResult, StartResult } from "./api.ts";
 import { loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
@@ -32,7 +32,7 @@ import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, c
 
 export { RuntimeError } from "./errors.ts";
 export { DEFAULT_LIMITS } from "./api.ts";
-export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
+export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
 
 /** Opens the runtime's parts on a store; the sweeper takes over runs of dead processes on a shared log. */
 const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper: NodeJS.Timeout | null }> => {
@@ -127,15 +127,21 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
     },
 
     async send(id: string, text: string): Promise<SendResult> {
+      return (await rt.start(id, text)).ended;
+    },
+
+    async start(id: string, text: string): Promise<StartResult> {
       assertOpen();
       checkId("id", id);
       checkMessage(text);
       const ac = await registry.activate(id);
-      const { ended } = await ac.serialize(() => deliver(core, ac, text));
-      const outcome = await ended;
-      // Settle once the run's lease is free, so another process may drive the context at once.
-      await ac.leaseReleased;
-      return { ...outcome, contextId: id };
+      const { runId, intervention, ended } = await ac.serialize(() => deliver(core, ac, text));
+      const settled = ended.then(async (outcome) => {
+        // Settle once the run's lease is free, so another process may drive the context at once.
+        await ac.leaseReleased;
+        return { ...outcome, contextId: id };
+      });
+      return { contextId: id, runId, intervention, ended: settled };
     },
 
     async stop(id: string): Promise<RunOutcome | null> {

@@ -126,27 +126,20 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   app.post("/v1/contexts/:id/messages", async (c) => {
     const id = idOf(c);
     const body = parse(SendMessageBody, await jsonBody(c, false), "body");
-    const before = await known(id);
-    // The run that takes the message shows in the log: its RunStarted, or the intervention in the run going on.
-    let stopWatching = () => {};
-    const runId = new Promise<string>((resolve) => {
-      stopWatching = hub.watch((e) => {
-        if (e.streamId !== id) return;
-        if (e.type === "RunStarted" || e.type === "InterventionReceived") resolve(e.data.runId);
-      });
-    });
-    const sent = rt.send(id, body.text);
+    await known(id);
+    // The runtime names the run that takes the message as it records it: no guessing from the log.
+    const started = rt.start(id, body.text);
+    // Whatever the race below, the run's end (or a refusal) never goes unhandled.
+    started.then((r) => r.ended.catch(() => undefined), () => undefined);
     const closing = options.closed.then(() => {
       throw new ApiError("closing", "the server shut down before the run ended; it is recorded as interrupted");
     });
-    try {
-      if (body.wait) return c.json(await Promise.race([sent, closing]), 200);
-      sent.catch(() => undefined);
-      const run = await Promise.race([runId, sent.then((o) => o.runId), closing]);
-      return c.json({ contextId: id, runId: run, intervention: before.status === "running" }, 202);
-    } finally {
-      stopWatching();
+    closing.catch(() => undefined);
+    const run = await Promise.race([started, closing]);
+    if (!body.wait) {
+      return c.json({ contextId: id, runId: run.runId, intervention: run.intervention }, 202);
     }
+    return c.json(await Promise.race([run.ended, closing]), 200);
   });
 
   app.post("/v1/contexts/:id/stop", async (c) => {

@@ -30,7 +30,6 @@ type Member = {
 
 export class EventHub {
   private readonly members = new Set<Member>();
-  private readonly watchers = new Set<(e: RecordedEvent) => void>();
   private unsubscribe: (() => void) | null = null;
   private closed = false;
 
@@ -47,12 +46,6 @@ export class EventHub {
 
   get clientCount(): number {
     return this.members.size;
-  }
-
-  /** Calls `fn` with every live event until the returned function is called (for waiting on one fact). */
-  watch(fn: (e: RecordedEvent) => void): () => void {
-    this.watchers.add(fn);
-    return () => this.watchers.delete(fn);
   }
 
   /** A client that gets every event after `after` (all of the log's if 0), optionally of one context only. */
@@ -88,7 +81,6 @@ export class EventHub {
     this.closed = true;
     this.unsubscribe?.();
     for (const m of [...this.members]) this.end(m, "closed");
-    this.watchers.clear();
   }
 
   private async readBacklog(m: Member): Promise<void> {
@@ -109,7 +101,6 @@ export class EventHub {
   }
 
   private publish(e: RecordedEvent): void {
-    for (const fn of this.watchers) fn(e);
     for (const m of this.members) {
       if (!this.wanted(m, e)) continue;
       m.queue.push(e);

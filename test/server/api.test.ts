@@ -75,6 +75,24 @@ describe("given a served runtime", () => {
     held.open();
   });
 
+  it("when several messages to one context are sent at once without wait, then each 202 names the run that took that message", async () => {
+    const id = (await api(s.url, "POST", "/v1/contexts", {})).body.id;
+    const texts = ["first", "second", "third", "fourth", "fifth", "sixth"];
+    const answers = await Promise.all(texts.map((text) => api(s.url, "POST", `/v1/contexts/${id}/messages`, { text })));
+    const events = await s.rt.events({ contextId: id });
+    for (const [i, text] of texts.entries()) {
+      expect(answers[i]!.status).toBe(202);
+      const taken = events.find((e) => (e.type === "MessageReceived" || e.type === "InterventionReceived") && e.data.text === text);
+      if (taken?.type !== "MessageReceived" && taken?.type !== "InterventionReceived") throw new Error(`no message '${text}' in the log`);
+      expect({ text, runId: answers[i]!.body.runId, intervention: answers[i]!.body.intervention }).toEqual({
+        text,
+        runId: taken.data.runId,
+        intervention: taken.type === "InterventionReceived",
+      });
+    }
+    expect(new Set(answers.map((a) => a.body.runId)).size).toBeGreaterThan(1);
+  });
+
   it("when requests are malformed, then each gets its status and a message naming the field, and nothing is written", async () => {
     const id = (await api(s.url, "POST", "/v1/contexts", {})).body.id;
     const before = await head();
