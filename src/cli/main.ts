@@ -6,32 +6,31 @@ import { paintFor } from "./ansi.ts";
 import type { Io } from "./context.ts";
 import { describeFailure, EXIT, usageError } from "./errors.ts";
 import { helpText, parseCommand, type CommandSpec } from "./flags.ts";
-import { auditCommand, auditSpec } from "./commands/audit.ts";
-import { contextsCommand, contextsSpec } from "./commands/contexts.ts";
-import { eventsCommand, eventsSpec } from "./commands/events.ts";
-import { replayCommand, replaySpec } from "./commands/replay.ts";
-import { runCommand, runSpec } from "./commands/run.ts";
-import { sendCommand, sendSpec } from "./commands/send.ts";
-import { serveCommand, serveSpec } from "./commands/serve.ts";
-import { stopCommand, stopSpec } from "./commands/stop.ts";
-import { treeCommand, treeSpec } from "./commands/tree.ts";
 
 type Command = { spec: CommandSpec<any>; run: (value: any, io: Io, invokedAs: string) => Promise<number> };
 
-const COMMANDS: Record<string, Command> = {
-  run: { spec: runSpec, run: runCommand },
-  contexts: { spec: contextsSpec, run: contextsCommand },
-  tree: { spec: treeSpec, run: treeCommand },
-  audit: { spec: auditSpec, run: auditCommand },
-  events: { spec: eventsSpec, run: eventsCommand },
-  replay: { spec: replaySpec, run: replayCommand },
-  send: { spec: sendSpec, run: sendCommand },
-  stop: { spec: stopSpec, run: stopCommand },
-  serve: { spec: serveSpec, run: serveCommand },
+/**
+ * Every command, loaded only when it is the one asked for: a read-only command never pays for the
+ * runtime, the model client or the server. Adding a command is one line here.
+ */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: () => import("./commands/run.ts").then((m) => ({ spec: m.runSpec, run: m.runCommand })),
+  contexts: () => import("./commands/contexts.ts").then((m) => ({ spec: m.contextsSpec, run: m.contextsCommand })),
+  tree: () => import("./commands/tree.ts").then((m) => ({ spec: m.treeSpec, run: m.treeCommand })),
+  audit: () => import("./commands/audit.ts").then((m) => ({ spec: m.auditSpec, run: m.auditCommand })),
+  events: () => import("./commands/events.ts").then((m) => ({ spec: m.eventsSpec, run: m.eventsCommand })),
+  replay: () => import("./commands/replay.ts").then((m) => ({ spec: m.replaySpec, run: m.replayCommand })),
+  send: () => import("./commands/send.ts").then((m) => ({ spec: m.sendSpec, run: m.sendCommand })),
+  stop: () => import("./commands/stop.ts").then((m) => ({ spec: m.stopSpec, run: m.stopCommand })),
+  serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
 };
 
-const overview = (): string => {
+const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);
+
+/** The command list with each one's summary: the only path that loads every command. */
+const overview = async (): Promise<string> => {
   const names = Object.keys(COMMANDS);
+  const specs = await Promise.all(names.map(async (n) => (await COMMANDS[n]!()).spec));
   const w = Math.max(...names.map((n) => n.length));
   return [
     "actorzero: run hierarchical LLM agents on an append-only event log; watch, audit and replay them.",
@@ -39,7 +38,7 @@ const overview = (): string => {
     "Usage: actorzero <command> [options]     (no command: the offline demo, `actorzero run`)",
     "",
     "Commands:",
-    ...names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n]!.spec.summary}`),
+    ...names.map((n, i) => `  ${n.padEnd(w)}  ${specs[i]!.summary}`),
     "",
     "Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.",
     "",
@@ -50,21 +49,26 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
   const invokedAs = io.env["ACTORZERO_INVOKED_AS"] ?? "npx actorzero";
   try {
     const [first, ...rest] = argv;
-    if (first === undefined) return await runCommand(parseValue(runSpec, []), io, invokedAs);
+    if (first === undefined) {
+      const run = await COMMANDS["run"]!();
+      return await run.run(parseValue(run.spec, []), io, invokedAs);
+    }
     if (first === "--help" || first === "-h" || first === "help") {
       const topic = first === "help" ? rest[0] : undefined;
-      io.out.write(topic && COMMANDS[topic] ? helpText(COMMANDS[topic].spec) : overview());
+      const load = commandNamed(topic);
+      io.out.write(load ? helpText((await load()).spec) : await overview());
       return EXIT.ok;
     }
     if (first === "--version") {
       io.print("actorzero 0.1.0");
       return EXIT.ok;
     }
-    const command = COMMANDS[first];
-    if (!command) {
+    const load = commandNamed(first);
+    if (!load) {
       if (first.startsWith("-")) throw usageError(`unknown option ${first} before the command (options go after it, e.g. actorzero run --offline)`);
       throw usageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(", ")} (see actorzero --help)`);
     }
+    const command = await load();
     const parsed = parseCommand(command.spec, rest);
     if (parsed.help) {
       io.out.write(helpText(command.spec));
