@@ -92,7 +92,6 @@ describe("given the source tree", () => {
 
   // Files still over the limit, each held at its size until it is split: none may grow, none may join.
   const OVER_LIMIT: Record<string, number> = {
-    "cli/auditReport.ts": 454,
     "events/postgresStore.ts": 436,
   };
 

@@ -2,7 +2,7 @@
 import type { EventStore } from "../events/store.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Projections } from "../projections/engine.ts";
-import { buildAudit, type AuditReport } from "./auditReport.ts";
+import { buildAudit, type AuditReport } from "../projections/auditReport.ts";
 import { subtreeIds } from "./context.ts";
 
 export const loadAudit = async (store: EventStore, projections: Projections, rootId: string): Promise<AuditReport> => {

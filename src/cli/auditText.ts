@@ -1,6 +1,6 @@
 // The audit as text: a summary tree, then each context's runs step by step, children after their parent.
 import type { Paint } from "./ansi.ts";
-import type { AuditReport, ContextAudit, Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
+import type { AuditReport, ContextAudit, Entry, JobAudit, RunAudit, SubordinateLink } from "../projections/auditReport.ts";
 import { clock, compactJson, count, cut, duration, oneLine, tokens } from "./format.ts";
 import { figuresOf, plural, timesLine, treeRuns } from "./runFigures.ts";
 import { paintStatus } from "./status.ts";

@@ -4,7 +4,7 @@
 // - A run's report counts only the runs that command started (this run), not the tree's whole life.
 // - Elapsed is wall time from the first run's start to the last event of the runs; busy time sums the runs,
 //   which overlap when subordinates run in parallel, so it is kept apart and named as such.
-import type { ContextAudit, RunAudit, Totals } from "./auditReport.ts";
+import type { ContextAudit, RunAudit, Totals } from "../projections/auditReport.ts";
 import { count, duration, tokens } from "./format.ts";
 
 /** The audit's counts for these runs, with wall time and busy time beside them. */

@@ -4,7 +4,7 @@ import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
 import { loadAudit } from "./auditLoad.ts";
 import { EXIT } from "./errors.ts";
-import type { AuditReport } from "./auditReport.ts";
+import type { AuditReport } from "../projections/auditReport.ts";
 import { summaryTree } from "./auditText.ts";
 import type { Io } from "./context.ts";
 import { duration } from "./format.ts";

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
-import { buildAudit, type AuditReport, type ContextAudit } from "../../src/cli/auditReport.ts";
+import { buildAudit, type AuditReport, type ContextAudit } from "../../src/projections/auditReport.ts";
 import { auditText } from "../../src/cli/auditText.ts";
 import { paintFor } from "../../src/cli/ansi.ts";
 import type { RecordedEvent } from "../../src/events/schema.ts";

@@ -1,7 +1,7 @@
 // What the figures cover, the words, and the flags: a run and a send on one data dir, read back as a user would.
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AuditReport, ContextAudit } from "../../src/cli/auditReport.ts";
+import type { AuditReport, ContextAudit } from "../../src/projections/auditReport.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { cli, expectOneLineError, jsonLines, type CliResult } from "./support.ts";
 
