@@ -23,5 +23,6 @@ export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./mode
 
 export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "./tools/defineTool.ts";
 export { LEN_MIN } from "./tools/callSubordinate.ts";
+export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
 
 export { serve, DEFAULT_PORT, ServeRefused, type ServeOptions, type ServerHandle } from "./server/index.ts";

@@ -1,8 +1,9 @@
-// `actorzero.config.json` in the working directory (DESIGN §7): presets, profile directories, projects, limits.
+// `actorzero.config.json` in the working directory (DESIGN §7): presets, profile directories, projects, limits, MCP servers.
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { Presets, Projects } from "../models/presets.ts";
+import { McpServersSchema } from "../tools/mcpConfig.ts";
 import { CliError } from "./errors.ts";
 
 export const CONFIG_FILE = "actorzero.config.json";
@@ -26,6 +27,8 @@ export const CliConfig = z
     profiles: z.array(z.string().min(1)).optional(),
     projects: Projects.optional(),
     limits: Limits.optional(),
+    /** MCP servers by name (`stdio`: command/args/env/cwd; `http`: url/headers); profiles and projects choose among them. */
+    mcpServers: McpServersSchema.optional(),
   })
   .strict();
 export type CliConfig = z.infer<typeof CliConfig>;

@@ -1,4 +1,4 @@
-// The runtime a command drives: the config file's profiles, projects and limits, with the chosen model.
+// The runtime a command drives: the config file's profiles, projects, limits and MCP servers, with the chosen model.
 import type { EventStore } from "../events/store.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { CliConfig } from "./config.ts";
@@ -14,5 +14,6 @@ export const runtimeFor = async (store: EventStore, config: CliConfig, choice: M
     ...(config.projects ? { projects: config.projects } : {}),
     ...(config.profiles ? { profiles: config.profiles } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
+    ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
   });
 };

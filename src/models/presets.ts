@@ -23,12 +23,16 @@ export type Presets = z.infer<typeof Presets>;
 /** A preset table in which `Default` always exists. */
 export type PresetTable = Readonly<Record<string, Preset>> & { readonly Default: Preset };
 
-/** A project: the profiles it disables and the presets it chooses, for itself and per profile. */
+/** Which configured MCP servers are allowed: every one (`"*"`) or these by name. */
+export const McpSelection = z.union([z.literal("*"), z.array(z.string().min(1))]);
+
+/** A project: the profiles it disables, the presets it chooses (for itself and per profile), the MCP servers it allows. */
 export const ProjectConfig = z
   .object({
     disabledProfiles: z.array(z.string().min(1)).optional(),
     preset: z.string().optional(),
     profilePresets: z.record(z.string().min(1), z.string()).optional(),
+    mcpServers: McpSelection.optional(),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { McpSelection } from "../models/presets.ts";
 
 export const PROFILE_DEFAULT = "default";
 
@@ -12,6 +13,8 @@ export const ProfileFile = z.object({
   context: z.string().default(""),
   enabled: z.boolean().default(true),
   modelPreset: z.string().optional(),
+  /** The configured MCP servers this profile's agents may use: a list of names or "*" (the default: all of them). */
+  mcpServers: McpSelection.optional(),
 });
 
 export type Profile = z.infer<typeof ProfileFile> & {

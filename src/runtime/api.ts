@@ -10,6 +10,8 @@ import type { Projections } from "../projections/engine.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { UsageRollup, UsageView } from "../projections/usage.ts";
 import type { Tool } from "../tools/defineTool.ts";
+import type { McpHubOptions } from "../tools/mcp.ts";
+import type { McpServers } from "../tools/mcpConfig.ts";
 import type { Clock } from "./clock.ts";
 import type { RunOutcome } from "./activeContext.ts";
 
@@ -47,6 +49,14 @@ export type RuntimeOptions = {
   limits?: Partial<Limits>;
   /** Tools of your own, offered to every agent beside the built-in ones. */
   tools?: Tool<any>[];
+  /**
+   * MCP servers whose tools agents may use, as `<server>__<tool>`: connected on first use, shared by every
+   * context, closed by `close()`. Which ones a context gets: its profile's `mcpServers` (a list or "*", the
+   * default), narrowed by its project's.
+   */
+  mcpServers?: McpServers;
+  /** Deadlines for MCP servers: one tool call (`timeoutMs`), connecting and listing (`connectTimeoutMs`); 30 s each by default. */
+  mcp?: Pick<McpHubOptions, "timeoutMs" | "connectTimeoutMs">;
   clock?: Clock;
   /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
   promptsDir?: string;

@@ -3,11 +3,13 @@
 // Requirements:
 // - A bad option (missing prompts or profiles folder, a profiles list that is not one, a store or model
 //   that is not a port) is a RuntimeError naming the option, before the log is touched.
-// - Which profiles a project offers and which preset a profile runs with are answered here, once.
+// - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
+//   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
 import { BUNDLED_PROMPTS_DIR, ConfigError, loadProfiles, loadPromptLibrary, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
 import { configuredPreset, effectiveModel } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
+import { allowedMcpServers, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
 import { systemClock, type Clock } from "../events/clock.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
@@ -18,6 +20,7 @@ export type Configuration = {
   readonly clock: Clock;
   readonly library: PromptLibrary;
   readonly profiles: Map<string, Profile>;
+  readonly mcpServers: McpServers;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
@@ -43,8 +46,44 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
     if (e instanceof ConfigError) throw invalid("profiles", "folders of valid profile.json files", e.message);
     throw invalid("profiles", "readable profile folders", (e as Error).message);
   }
-  return { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, clock: options.clock ?? systemClock, library, profiles };
+  const config = { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, clock: options.clock ?? systemClock, library, profiles, mcpServers: checkMcp(options) };
+  // Every selection is checked now, so a misspelt server name is a refusal at start rather than a failed run later.
+  for (const profile of profiles.keys()) {
+    for (const project of [null, ...Object.keys(options.projects ?? {})]) {
+      try {
+        mcpServersFor(config, profile, project);
+      } catch (e) {
+        throw invalid(project === null ? "profiles" : "projects", "MCP server names that mcpServers configures", (e as Error).message.replace(/\.$/, ""));
+      }
+    }
+  }
+  return config;
 };
+
+const checkMcp = (options: RuntimeOptions): McpServers => {
+  const deadlines = checkOptions(options.mcp, "mcp");
+  for (const key of ["timeoutMs", "connectTimeoutMs"]) {
+    const v = deadlines[key];
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) > 0)) throw invalid(`mcp.${key}`, "a positive whole number of milliseconds", String(v));
+  }
+  if (options.mcpServers === undefined) return {};
+  const parsed = McpServersSchema.safeParse(options.mcpServers);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const expected = 'an MCP server: { type: "stdio", command, args?, env?, cwd? } or { type: "http", url, headers? }';
+    throw invalid(["mcpServers", ...issue.path.map(String)].join("."), expected, issue.message);
+  }
+  return parsed.data as McpServers;
+};
+
+/** The MCP servers a context of `profile` in `project` may use: the profile's selection narrowed by the project's. */
+export const mcpServersFor = (config: Pick<Configuration, "options" | "profiles" | "mcpServers">, profile: string, project: string | null): string[] =>
+  allowedMcpServers({
+    configured: Object.keys(config.mcpServers),
+    profile: config.profiles.get(profile)?.mcpServers,
+    project: project === null ? undefined : config.options.projects?.[project]?.mcpServers,
+    owner: `Profile '${profile}'`,
+  });
 
 /** The profiles a project offers: enabled ones not disabled by the project. */
 export const enabledProfiles = (config: Configuration, project: string | null): string[] => {

@@ -1,49 +1,110 @@
-// The tools a context's run is offered: the built-in ones, then the embedder's, each with the spec the model sees.
+// The tools a context's run is offered: the built-in ones, the embedder's, then the MCP tools its profile and project allow.
+//
+// Requirements:
+// - Each tool comes with the spec the model sees; `call_subordinate` lists every profile with the MCP servers it may use.
+// - MCP servers connect on the first run that may use them, are shared by every context, and close with `close()`.
+// - A server that cannot be reached leaves its tools out of that run's set; the next run asks again.
+// - `decorate` wraps every tool the runs see (tracing), built-in, own and MCP alike.
 import type { ToolSpec } from "../models/port.ts";
 import { toolSpec } from "../models/toolSpec.ts";
 import type { ContextView } from "../projections/contexts.ts";
-import { describeProfileKeys, toolDescription, type PromptLibrary } from "../profiles/profiles.ts";
+import { describeProfileKeys, toolDescription } from "../profiles/profiles.ts";
 import type { Tool } from "../tools/defineTool.ts";
 import { responseTool } from "../tools/response.ts";
 import { callSubordinateTool } from "../tools/callSubordinate.ts";
 import { parallelTool } from "../tools/parallel.ts";
 import type { Delegator } from "../tools/delegator.ts";
+import { mcpHub, type McpHub } from "../tools/mcp.ts";
+import { mcpServersFor, type Configuration } from "./configuration.ts";
 
 export type RunToolSet = { byName: ReadonlyMap<string, Tool<unknown>>; specs: ToolSpec[] };
-export type RuntimeTools = { forContext(view: ContextView): RunToolSet };
+export type RuntimeTools = {
+  /** Never rejects; a stop (`signal`) while servers are still connecting gives the set without their tools. */
+  forContext(view: Pick<ContextView, "profile" | "project">, signal?: AbortSignal): Promise<RunToolSet>;
+  /** Closes the MCP connections. */
+  close(): Promise<void>;
+};
 
-export const buildTools = (rt: Delegator, library: PromptLibrary, userTools: readonly Tool<any>[]): RuntimeTools => {
+export const buildTools = (
+  rt: Delegator,
+  config: Configuration,
+  decorate: (tool: Tool<unknown>) => Tool<unknown> = (t) => t,
+): RuntimeTools => {
+  const userTools: readonly Tool<any>[] = config.options.tools ?? [];
   const builtIn: Tool<any>[] = [responseTool, callSubordinateTool(rt)];
   const names = new Set([...builtIn.map((t) => t.name), "parallel"]);
   for (const t of userTools) {
     if (names.has(t.name)) throw new Error(`Tool '${t.name}' is defined twice.`);
     names.add(t.name);
   }
-  // The tool set depends only on the project (which profiles call_subordinate offers): build it once per project.
-  const byProject = new Map<string | null, RunToolSet>();
-  return {
-    forContext(view) {
-      const cached = byProject.get(view.project);
-      if (cached) return cached;
-      const profiles = rt
-        .enabledProfiles(view.project)
-        .sort()
-        .map((k) => {
-          const p = rt.profiles.get(k)!;
-          return `  - ${describeProfileKeys([k], rt.profiles)}: ${p.context || p.description}`;
-        })
-        .join("\n");
-      const byName = new Map<string, Tool<unknown>>();
-      const tools = [...builtIn, parallelTool(rt, () => byName), ...userTools];
-      const specs: ToolSpec[] = [];
-      for (const t of tools) {
-        const description = toolDescription(library, t.name, { profiles }) ?? t.description;
-        byName.set(t.name, t as Tool<unknown>);
-        specs.push(toolSpec({ name: t.name, description, input: t.input }));
-      }
-      const set = { byName, specs };
-      byProject.set(view.project, set);
+  const configured = Object.keys(config.mcpServers);
+  const hub: McpHub | null = configured.length > 0 ? mcpHub(config.mcpServers, { ...config.options.mcp, reservedNames: [...names] }) : null;
+
+  /** The `call_subordinate` profile list of a project: each profile, what it is for, and its MCP servers. */
+  const profileList = (project: string | null) =>
+    rt
+      .enabledProfiles(project)
+      .sort()
+      .map((k) => {
+        const p = rt.profiles.get(k)!;
+        const servers = hub ? mcpServersFor(config, k, project).sort() : [];
+        const mcp = hub ? ` (MCP tools from: ${servers.length > 0 ? servers.join(", ") : "none"})` : "";
+        return `  - ${describeProfileKeys([k], rt.profiles)}: ${p.context || p.description}${mcp}`;
+      })
+      .join("\n");
+
+  // A set depends only on the project (which profiles call_subordinate offers) and the profile (its MCP servers).
+  const sets = new Map<string, Promise<RunToolSet>>();
+  const assemble = async (profile: string, project: string | null, withMcp = true): Promise<{ set: RunToolSet; complete: boolean }> => {
+    const mcp = hub && withMcp ? await hub.toolsFor(mcpServersFor(config, profile, project)) : { tools: [], unavailable: [] };
+    const profiles = profileList(project);
+    const byName = new Map<string, Tool<unknown>>();
+    const tools = [...builtIn, parallelTool(rt, () => byName), ...userTools, ...mcp.tools] as Tool<unknown>[];
+    const specs: ToolSpec[] = [];
+    for (const t of tools) {
+      const description = toolDescription(config.library, t.name, { profiles }) ?? t.description;
+      byName.set(t.name, decorate(t));
+      specs.push(toolSpec({ name: t.name, description, input: t.input }));
+    }
+    return { set: { byName, specs }, complete: mcp.unavailable.length === 0 };
+  };
+
+  const setFor = (view: Pick<ContextView, "profile" | "project">): Promise<RunToolSet> => {
+    const key = `${view.project ?? ""}\u0000${view.profile}`;
+    const cached = sets.get(key);
+    if (cached) return cached;
+    const pending: Promise<RunToolSet> = assemble(view.profile, view.project).then(({ set, complete }) => {
+      // A server that was down is asked again by the next run, rather than left out for good.
+      if (!complete && sets.get(key) === pending) sets.delete(key);
       return set;
+    });
+    sets.set(key, pending);
+    pending.catch(() => sets.delete(key));
+    return pending;
+  };
+  const withoutMcp = async (view: Pick<ContextView, "profile" | "project">) => (await assemble(view.profile, view.project, false)).set;
+
+  return {
+    async forContext(view, signal) {
+      if (!signal) return setFor(view).catch(() => withoutMcp(view));
+      if (signal.aborted) return withoutMcp(view);
+      // The run unwinds at once after a stop: it must not wait for a server that is slow to connect.
+      let onAbort = () => {};
+      const stopped = new Promise<"stopped">((resolve) => {
+        onAbort = () => resolve("stopped");
+        signal.addEventListener("abort", onAbort, { once: true });
+      });
+      try {
+        const set = await Promise.race([setFor(view), stopped]);
+        return set === "stopped" ? withoutMcp(view) : set;
+      } catch {
+        return withoutMcp(view);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    },
+    async close() {
+      await hub?.close();
     },
   };
 };

@@ -52,7 +52,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   const view = ac.view;
   const model = modelFor(core.config, view);
   const profile = core.config.profiles.get(view.profile);
-  const tools = core.tools.forContext(view);
+  const tools = await core.tools.forContext(view, signal);
   const scope = scopeOf(ac, handle);
   const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
   try {

@@ -52,7 +52,7 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
       stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => stopActor(core, input)),
     },
   });
-  core.tools = buildTools(delegatorOf(core), config.library, options.tools ?? []);
+  core.tools = buildTools(delegatorOf(core), config);
   await recoverInterruptedRuns(core);
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
@@ -237,6 +237,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       await interruptInFlight(actives);
       registry.active.clear();
       await core.leases.close();
+      await core.tools.close();
       await projections.catchUp();
     },
   };

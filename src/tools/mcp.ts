@@ -15,6 +15,8 @@ export type McpHubOptions = {
   timeoutMs?: number;
   /** Connecting to a server and listing its tools. Default 30 s. */
   connectTimeoutMs?: number;
+  /** Tool names already in use beside the MCP tools (built-in and your own): an MCP tool never takes one. */
+  reservedNames?: readonly string[];
 };
 
 export type McpHub = {
@@ -39,7 +41,7 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
   const connectTimeout = options.connectTimeoutMs ?? 30_000;
   const connections = new Map<string, Promise<Connection>>();
   const listings = new Map<string, Promise<Tool<Record<string, unknown>>[]>>();
-  const taken = new Set<string>();
+  const taken = new Set<string>(options.reservedNames ?? []);
 
   const connect = (server: string): Promise<Connection> => {
     const existing = connections.get(server);

@@ -2,6 +2,7 @@
 // Requirements: pure (no I/O); names within OpenAI's function-name rules ^[a-zA-Z0-9_-]{1,64}$ and unique;
 // a profile's selection is a list of configured server names or "*", and an unknown name is a clear error.
 import { createHash } from "node:crypto";
+import { z } from "zod";
 
 /** One MCP server: a local process over stdio, or a streamable-HTTP endpoint. */
 export type McpServerConfig =
@@ -10,6 +11,23 @@ export type McpServerConfig =
 
 /** Servers by name; the name prefixes each of its tools (`<server>__<tool>`). */
 export type McpServers = Readonly<Record<string, McpServerConfig>>;
+
+/** The same shape as a schema, for configuration read at a boundary (`actorzero.config.json`, runtime options). */
+export const McpServersSchema = z.record(
+  z.string().regex(/^[a-zA-Z0-9_-]{1,32}$/, "a server name of 1-32 characters of [a-zA-Z0-9_-]"),
+  z.discriminatedUnion("type", [
+    z
+      .object({
+        type: z.literal("stdio"),
+        command: z.string().min(1),
+        args: z.array(z.string()).optional(),
+        env: z.record(z.string(), z.string()).optional(),
+        cwd: z.string().min(1).optional(),
+      })
+      .strict(),
+    z.object({ type: z.literal("http"), url: z.url(), headers: z.record(z.string(), z.string()).optional() }).strict(),
+  ]),
+);
 
 /** What a profile (or a project) allows: every configured server, or these by name. */
 export type McpSelection = "*" | readonly string[];
@@ -33,8 +51,7 @@ export function mcpToolName(server: string, tool: string, taken: ReadonlySet<str
 
 /**
  * The servers a context may use: its profile's selection, narrowed by its project's when there is one.
- * No selection means every configured server, so a subordinate gets the same tools as its parent unless its
- * profile says otherwise. A name that is not configured throws, naming it and the configured ones.
+ * No selection means every configured server. A name that is not configured throws, naming it and the configured ones.
  *
  * @example
  * allowedMcpServers({ configured: ["files", "web"], profile: ["web"] }) // ["web"]
