@@ -4,9 +4,6 @@ import type { EventStore } from "../events/store.ts";
 import type { DomainEvent, EventMetadata, RecordedEvent } from "../events/schema.ts";
 import type { ContextId, EventId } from "../events/ids.ts";
 import type { Clock } from "../events/clock.ts";
-import { CURRENT_SCHEMA_VERSION } from "../events/codec.ts";
-import { emptyMetadata } from "../events/schema.ts";
-import { storable } from "../events/storable.ts";
 
 type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined };
 
@@ -61,23 +58,9 @@ export class StreamWriter {
     const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
     const expected = this.version === 0 ? "no_stream" : this.version;
     const result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
-    const recordedAt = this.clock.now().toISOString();
-    // The facts as the row holds them: text JSONB refuses is replaced the way the store's encoder does,
-    // at today's schema version, so the actor, the transcript and the next model call see what a replay sees.
-    const facts = withIds.map(
-      (e, i) =>
-        ({
-          type: e.type,
-          data: storable(e.data),
-          globalPosition: result.positions[i]!,
-          streamId: this.streamId,
-          streamVersion: this.version + i + 1,
-          eventId: e.eventId,
-          schemaVersion: CURRENT_SCHEMA_VERSION[e.type],
-          metadata: storable({ ...emptyMetadata, ...e.metadata }),
-          recordedAt,
-        }) as RecordedEvent,
-    );
+    // The rows as the log holds them (storable text, JSONB's key order, the store's time and schema
+    // version): the actor, the transcript and the next model call see what a replay sees.
+    const facts = result.events;
     this.version = result.nextExpectedVersion;
     this.onAppended(facts);
     return facts;

@@ -8,6 +8,7 @@ import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirL
 import { pgliteImage, pgliteStartParams, walSegmentBytes } from "./pgliteImage.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
+import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
@@ -161,15 +162,18 @@ class PgliteStore implements EventStore {
     this.#guard();
     const expected = options.expectedVersion;
     const rows = appendRows(streamId, events, expected);
+    const recordedAt = this.now();
     let outcome: AppendOutcome;
+    let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend(this.#query, streamId, expected, rows, this.now());
+      outcome = await runAppend(this.#query, streamId, expected, rows, recordedAt);
+      if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
     this.#wakeSubscribers();
-    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number) };
+    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;

@@ -5,6 +5,7 @@ import { decodeRow, type EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
+import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
@@ -131,9 +132,12 @@ class PostgresStore implements EventStore {
     this.#guard();
     const expected = options.expectedVersion;
     const rows = appendRows(streamId, events, expected);
+    const recordedAt = this.now();
     let outcome: AppendOutcome;
+    let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend(this.#query, streamId, expected, rows, this.now());
+      outcome = await runAppend(this.#query, streamId, expected, rows, recordedAt);
+      if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {
         // Lost the race for the same version every time: report it as the conflict it is.
@@ -142,7 +146,7 @@ class PostgresStore implements EventStore {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
-    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number) };
+    return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
@@ -154,8 +158,6 @@ class PostgresStore implements EventStore {
   readonly readAll = this.#reads.readAll;
   readonly iterateAll = this.#reads.iterateAll;
   readonly headPosition = this.#reads.headPosition;
-
-
 
   /** The highest position known to be final (every event at or below it is committed or never will be). */
   #settled = 0;
@@ -178,8 +180,6 @@ class PostgresStore implements EventStore {
     }
     return Math.max(this.#settled, this.#tail.settled);
   }
-
-
 
   /**
    * Replays the stored events after `after`, then delivers each new one, whichever process appended

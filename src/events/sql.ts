@@ -117,8 +117,9 @@ BEGIN
 END
 $fn$;
 
--- The positions and stream version of events already stored under these ids, in the given order;
--- NULL when none is stored; raises when only some are, or when they belong to another stream.
+-- The positions and stream version of events already stored under these ids, in the given order,
+-- marked "stored" (the caller reads those rows back); NULL when none is stored; raises when only
+-- some are, or when they belong to another stream.
 CREATE OR REPLACE FUNCTION actorzero_find_appended(p_stream_id TEXT, p_ids UUID[]) RETURNS JSONB
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -140,7 +141,7 @@ BEGIN
       CASE WHEN v_other > 0 THEN 'in another stream' ELSE 'for only some' END, v_found, cardinality(p_ids)
       USING ERRCODE = '${SQLSTATE_EVENT_ID_REUSED}';
   END IF;
-  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_version);
+  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_version, 'stored', true);
 END
 $fn$;
 
@@ -217,8 +218,17 @@ export const READ_RANGE_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_
 export const STREAM_VERSION_SQL = `SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE stream_id = $1`;
 export const HEAD_POSITION_SQL = `SELECT coalesce(max(global_position), 0) AS position FROM events`;
 
-/** What `actorzero_append` returns. */
-export type AppendOutcome = { positions: number[]; version: number; conflict?: undefined } | { conflict: true; version: number };
+/** Stored events by id (`$1` uuid[]): what an idempotent re-append answers with. */
+export const READ_BY_IDS_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = ANY($1::uuid[])`;
+
+/**
+ * What `actorzero_append` returns. `stored`: the events were already in the log (an idempotent
+ * re-append); a log whose functions predate the flag leaves it out, and then a version other than the
+ * one a fresh append gives says the same.
+ */
+export type AppendOutcome =
+  | { positions: number[]; version: number; stored?: true; conflict?: undefined }
+  | { conflict: true; version: number };
 
 /** An event as `actorzero_append` takes it, in the JSON array of `$3`. */
 export type AppendRow = { event_id: string; type: string; schema_version: number; data: unknown; metadata: unknown };
@@ -250,7 +260,7 @@ export const runAppend = async (
       if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw e;
     }
     const found = await query<{ result: AppendOutcome | null }>(FIND_APPENDED_SQL, [streamId, rows.map((r) => r.event_id)]);
-    if (found[0]?.result) return found[0].result;
+    if (found[0]?.result) return { ...found[0].result, stored: true } as AppendOutcome;
   }
 };
 

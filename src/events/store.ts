@@ -9,6 +9,11 @@ export type AppendResult = {
   nextExpectedVersion: number;
   /** Global positions of the appended events, in order (the original ones for an idempotent re-append). */
   positions: number[];
+  /**
+   * The events as the log holds them, in order: encoded data, schema version, the recorded time the
+   * store wrote, positions and stream versions (the rows stored the first time for a re-append).
+   */
+  events: RecordedEvent[];
 };
 
 export type Unsubscribe = () => void;
@@ -26,7 +31,7 @@ export interface EventStore {
   /**
    * Appends `events` to `streamId` in one transaction and one round trip.
    * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
-   * ids are already stored returns their original positions and writes nothing.
+   * ids are already stored returns their original positions and rows and writes nothing.
    */
   append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
   /** The stream's events from `fromVersion` (inclusive, default 1), in order. */

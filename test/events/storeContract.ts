@@ -67,7 +67,7 @@ export const storeContract = (name: string, open: StoreOpener) => {
         const events = await store.readStream(id);
         expect(events.map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5, 6]);
         expect(texts(events)).toEqual(["1", "2", "3", "4", "5", "6"]);
-        expect(first).toEqual({ nextExpectedVersion: 3, positions: events.slice(0, 3).map((e) => e.globalPosition) });
+        expect(first).toEqual({ nextExpectedVersion: 3, positions: events.slice(0, 3).map((e) => e.globalPosition), events: events.slice(0, 3) });
         expect(texts(await store.readStream(id, 5))).toEqual(["5", "6"]);
         expect(await store.streamVersion(id)).toBe(6);
         expect(await store.streamVersion(newStream())).toBe(0);
@@ -80,6 +80,29 @@ export const storeContract = (name: string, open: StoreOpener) => {
         expect(event).toMatchObject({ streamId: id, streamVersion: 1, schemaVersion: 1, recordedAt: fixedNow.toISOString() });
         expect(event!.eventId).toMatch(/^[0-9a-f-]{36}$/);
         expect(event!.metadata).toEqual({ correlationId: null, causationId: null, actor: null });
+      });
+    });
+
+    describe("when an append's data is stored differently from how it was sent", () => {
+      it("returns the rows as a read gives them: text JSONB refuses replaced, keys in JSONB's order, the store's time", async () => {
+        const id = newStream();
+        const sent: NewEvent = {
+          type: "ModelReplied",
+          data: {
+            runId: asRunId("run-1"),
+            step: 1,
+            text: "a\u0000b",
+            toolCalls: [{ id: "c1", name: "t", arguments: { zeta: 1, a: { yy: "\uD800", b: [1, { "é": 1, z: 2 }] } } }],
+            usage: null,
+          },
+        };
+        const result = await store.append(id, [sent, message("plain")], { expectedVersion: "no_stream" });
+        const read = await store.readStream(id);
+        expect(result.events).toEqual(read);
+        // toEqual ignores key order; the model sees the arguments as JSON text, so the order must match too.
+        expect(JSON.stringify(result.events)).toBe(JSON.stringify(read));
+        expect(result.events[0]).toMatchObject({ schemaVersion: 1, recordedAt: fixedNow.toISOString(), streamVersion: 1 });
+        expect((result.events[0]!.data as { text: string }).text).toBe("a\uFFFDb");
       });
     });
 
@@ -167,6 +190,10 @@ export const storeContract = (name: string, open: StoreOpener) => {
 
         await expect(store.append(id, batch, { expectedVersion: "no_stream" })).resolves.toEqual(first);
         await expect(store.append(id, batch, { expectedVersion: "any" })).resolves.toEqual(first);
+        // The rows answered are the stored ones, not the ones sent again.
+        const resent = await store.append(id, [message("changed", ids[0]), message("too", ids[1])], { expectedVersion: 0 });
+        expect(texts(resent.events)).toEqual(["1", "2"]);
+        expect(resent.events).toEqual((await store.readStream(id)).slice(0, 2));
         expect(await store.headPosition()).toBe(head);
         const { rows } = await store.sql.query<{ n: string | number }>(
           "SELECT count(*) AS n FROM events WHERE event_id = ANY($1::uuid[])",

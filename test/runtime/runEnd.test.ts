@@ -101,4 +101,24 @@ describe("given a model answer the log stores differently", () => {
     expect(sent.content).toBe(loggedText);
     await rt.close();
   });
+
+  it("when the model answers with a NUL and arguments in an order JSONB changes, then the model, rt.history() and a replay read the same text", async () => {
+    let turn = 0;
+    const model = scriptedModel(() =>
+      ++turn === 1 ? { text: "x\u0000y", toolCalls: [{ id: "c1", name: "no_such_tool", arguments: { zeta: "\u0000", a: 1 } }] } : { text: "done" },
+    );
+    const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    await rt.send(ctx.id, "go");
+    const live = model.requests[1]!.messages.slice(1);
+    const assistant = live.find((m) => m.role === "assistant")!;
+    expect(JSON.stringify(assistant)).not.toContain("\\u0000");
+    expect(assistant).toMatchObject({ content: "x\uFFFDy", tool_calls: [{ function: { arguments: '{"a":1,"zeta":"\uFFFD"}' } }] });
+    const history = await rt.history(ctx.id);
+    expect(history.slice(0, live.length)).toEqual(live);
+    await rt.close();
+    const replay = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })) });
+    expect(await replay.history(ctx.id)).toEqual(history);
+    await replay.close();
+  });
 });
