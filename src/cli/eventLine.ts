@@ -55,6 +55,12 @@ export const gist = (e: RecordedEvent, max = 100): string => {
       return `${e.data.jobId} ${e.data.toolName}`;
     case "ParallelJobFinished":
       return `${e.data.jobId} ${e.data.status}${e.data.contextId ? ` (${e.data.contextId.slice(0, 8)})` : ""}`;
+    case "ApprovalRequested":
+      return `${e.data.approvalId} ${e.data.tool} ${oneLine(compactJson(e.data.arguments), max)}`;
+    case "ApprovalGranted":
+      return `${e.data.approvalId} by ${e.data.by}${e.data.note ? `: ${oneLine(e.data.note, max)}` : ""}`;
+    case "ApprovalDenied":
+      return `${e.data.approvalId} by ${e.data.by}: ${oneLine(e.data.reason, max)}`;
     default: {
       const _exhaustive: never = e;
       return "";

@@ -173,6 +173,15 @@ export class LiveState {
       case "ContextResumed":
         n.paused = false;
         break;
+      case "ApprovalRequested":
+        n.activity = `awaiting approval: ${e.data.tool}`;
+        break;
+      case "ApprovalGranted":
+        n.activity = "approved";
+        break;
+      case "ApprovalDenied":
+        n.activity = "rejected";
+        break;
       case "ModelOverrideSet":
         break;
       default: {

@@ -1,6 +1,6 @@
 // Every fact the log can hold: one zod discriminated union, types inferred from it (DESIGN §3).
 import { z } from "zod";
-import { ContextId, EventId, JobId, RunId } from "./ids.ts";
+import { ApprovalId, ContextId, EventId, JobId, RunId } from "./ids.ts";
 
 const Text = z.string();
 const Count = z.number().int().nonnegative();
@@ -149,6 +149,37 @@ export const ParallelJobFinished = event("ParallelJobFinished", {
   error: Text.nullable(),
   contextId: ContextId.nullable(),
 });
+/**
+ * A tool call that needs a person's decision before it runs; the run waits (parks) until one is recorded.
+ * `expiresAt` is when the runtime denies it by itself ("timed out"), null when it waits for ever.
+ */
+export const ApprovalRequested = event("ApprovalRequested", {
+  approvalId: ApprovalId,
+  runId: RunId,
+  step: Count,
+  toolCallId: z.string(),
+  tool: Text,
+  arguments: z.unknown(),
+  contextId: ContextId,
+  agentNumber: Count,
+  expiresAt: Text.nullable(),
+});
+/** Who let the parked call run, and why. */
+export const ApprovalGranted = event("ApprovalGranted", {
+  approvalId: ApprovalId,
+  runId: RunId,
+  toolCallId: z.string(),
+  by: Text.min(1),
+  note: Text.nullable(),
+});
+/** Who refused the parked call and why; the model gets the reason as a repairable tool error. */
+export const ApprovalDenied = event("ApprovalDenied", {
+  approvalId: ApprovalId,
+  runId: RunId,
+  toolCallId: z.string(),
+  by: Text.min(1),
+  reason: Text.min(1),
+});
 
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
@@ -175,6 +206,9 @@ export const DomainEvent = z.discriminatedUnion("type", [
   ContextResumed,
   ParallelJobStarted,
   ParallelJobFinished,
+  ApprovalRequested,
+  ApprovalGranted,
+  ApprovalDenied,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];
@@ -188,6 +222,12 @@ export const RUN_TERMINAL_TYPES = ["RunCompleted", "RunStopped", "RunFailed", "R
 export type RunTerminalType = (typeof RUN_TERMINAL_TYPES)[number];
 export const isRunTerminal = (e: DomainEvent): e is EventOf<RunTerminalType> =>
   (RUN_TERMINAL_TYPES as readonly string[]).includes(e.type);
+
+/** The facts of a tool call's approval. */
+export const APPROVAL_TYPES = ["ApprovalRequested", "ApprovalGranted", "ApprovalDenied"] as const;
+export type ApprovalType = (typeof APPROVAL_TYPES)[number];
+export const isApprovalFact = <E extends DomainEvent>(e: E): e is Extract<E, { type: ApprovalType }> =>
+  (APPROVAL_TYPES as readonly string[]).includes(e.type);
 
 /** Correlation: the root run a fact belongs to; causation: the event or tool call that led to it. */
 export const EventMetadata = z.object({

@@ -226,6 +226,10 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
       case "ContextCreated":
       case "ContextRenamed":
       case "ModelOverrideSet":
+      // An approval changes no entry here: the tool call's own facts (called, returned, failed) do.
+      case "ApprovalRequested":
+      case "ApprovalGranted":
+      case "ApprovalDenied":
         break;
       default: {
         const _exhaustive: never = e;

@@ -169,6 +169,9 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "SubordinateReturned":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
       return s;
     default: {
       const _exhaustive: never = event;

@@ -89,6 +89,9 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "RunInterrupted":
     case "ContextPaused":
     case "ContextResumed":
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
       return state;
     default: {
       const _exhaustive: never = event;

@@ -94,6 +94,9 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "ContextResumed":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
       return state;
     default: {
       const _exhaustive: never = event;

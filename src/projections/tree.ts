@@ -63,6 +63,9 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "ContextResumed":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
       return node;
     default: {
       const _exhaustive: never = event;

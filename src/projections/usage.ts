@@ -58,6 +58,9 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     case "ContextResumed":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
       return u;
     default: {
       const _exhaustive: never = event;

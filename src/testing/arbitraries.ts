@@ -1,6 +1,7 @@
 // fast-check arbitraries for the log: valid events of every type and valid recorded sequences over a few contexts.
 import fc from "fast-check";
 import type { ContextId, EventId, JobId, RunId } from "../events/ids.ts";
+import { approvalEventArb } from "./approvalArbitraries.ts";
 import {
   EVENT_TYPES,
   JobStatus,
@@ -173,6 +174,10 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
           contextId: nullable(cid(p)),
         }),
       );
+    case "ApprovalRequested":
+    case "ApprovalGranted":
+    case "ApprovalDenied":
+      return approvalEventArb(type, p.toolCallId, cid(p), rid(p));
     default: {
       const _exhaustive: never = type;
       throw new Error(`no arbitrary for ${String(_exhaustive)}`);

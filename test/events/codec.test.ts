@@ -5,7 +5,9 @@ import { decodeRow, verifyRow, SCHEMA_VERSIONS, type EventRow, type SchemaVersio
 import { EventDecodeError } from "../../src/events/errors.ts";
 import { EVENT_TYPES } from "../../src/events/schema.ts";
 
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/events-v1.json", import.meta.url), "utf8")) as { rows: EventRow[] };
+// One frozen file per batch of types: rows are never regenerated, types added later get their own file.
+const frozen = (name: string) => (JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as { rows: EventRow[] }).rows;
+const fixture = { rows: [...frozen("events-v1.json"), ...frozen("events-v1-approvals.json")] };
 
 const row = (over: Partial<EventRow>): EventRow => ({
   global_position: "41",
