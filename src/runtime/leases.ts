@@ -1,16 +1,29 @@
 // Run leases: a context is driven by one runtime process at a time (DESIGN §9). PostgreSQL is the coordinator:
 // a lease is a row with an owner and an expiry, renewed while the owner lives, taken over once it has expired.
+//
+// Requirements:
+// - One lease write per run: taking the lease. The run's end in the log frees it (a lease remembers the
+//   stream version it was taken at; a terminal event past that version ends it), so a run that ends
+//   writes nothing more to the lease table, and another process may take the context at once.
+// - Taking a lease also says the stream's version, so a caller whose actor is current reads nothing.
+// - A lease taken for a run that never started (or a recovery that found nothing to close) is released
+//   by deleting its row.
+// - Only leases in force are renewed; a process that stops renewing (it died) loses them after ttlMs.
 import type { SqlExecutor } from "../events/store.ts";
 
-export type LeaseResult = { ok: true; takenOver: boolean } | { ok: false; owner: string };
+/** `version`: the stream's version as the lease was taken (null when the lease store does not read the log). */
+export type LeaseResult = { ok: true; takenOver: boolean; version: number | null } | { ok: false; owner: string };
 
 export interface Leases {
   /** This runtime's owner name (unique per process). */
   readonly owner: string;
   /** Takes the run lease of a context, unless another live owner holds it. */
   acquire(contextId: string): Promise<LeaseResult>;
+  /** Gives up a lease whose run never recorded an end (one write). */
   release(contextId: string): Promise<void>;
-  /** Context ids whose lease has expired (its owner died) or that have none, among `contextIds`. */
+  /** The run's terminal event is in the log, which frees the lease: nothing is written. */
+  runEnded(contextId: string): Promise<void>;
+  /** Context ids whose lease has expired (its owner died), has ended with its run, or that have none, among `contextIds`. */
   unowned(contextIds: readonly string[]): Promise<string[]>;
   /** Stops renewing and releases every lease this owner holds. */
   close(): Promise<void>;
@@ -22,18 +35,34 @@ export interface Leases {
  */
 export const localLeases = (owner: string): Leases => ({
   owner,
-  acquire: async () => ({ ok: true, takenOver: false }),
+  acquire: async () => ({ ok: true, takenOver: false, version: null }),
   release: async () => undefined,
+  runEnded: async () => undefined,
   unowned: async (contextIds) => [...contextIds],
   close: async () => undefined,
 });
 
+// since_version is null in rows a runtime from before it wrote: those leases end only when deleted.
 const DDL = `
 CREATE TABLE IF NOT EXISTS context_leases (
-  context_id TEXT        PRIMARY KEY,
-  owner      TEXT        NOT NULL,
-  expires_at TIMESTAMPTZ NOT NULL
+  context_id    TEXT        PRIMARY KEY,
+  owner         TEXT        NOT NULL,
+  expires_at    TIMESTAMPTZ NOT NULL,
+  since_version INTEGER
 )`;
+const HAS_SINCE = `SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'context_leases'::regclass AND attname = 'since_version' AND NOT attisdropped) AS has`;
+
+const RUN_ENDS = `('RunCompleted', 'RunStopped', 'RunFailed', 'RunInterrupted')`;
+
+/** True for a lease row `l` that no longer binds anyone: expired, or its run's end is in the log. */
+const FREE = (l: string) => `(${l}.expires_at < now() OR EXISTS (
+  SELECT 1 FROM events e WHERE e.stream_id = ${l}.context_id AND e.stream_version > ${l}.since_version AND e.type IN ${RUN_ENDS}))`;
+
+/** The owner of the lease in force on a context, or null: what another process would be refused by. */
+export const leaseHolder = async (sql: SqlExecutor, contextId: string): Promise<string | null> => {
+  const { rows } = await sql.query<{ owner: string }>(`SELECT l.owner FROM context_leases l WHERE l.context_id = $1 AND NOT ${FREE("l")}`, [contextId]);
+  return rows[0]?.owner ?? null;
+};
 
 /**
  * Leases in the log's own database, for several processes on one PostgreSQL log. With `exclusive`, a
@@ -41,26 +70,35 @@ CREATE TABLE IF NOT EXISTS context_leases (
  */
 export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlMs: number; exclusive: boolean }): Promise<Leases> => {
   await sql.exec(DDL);
+  // A table an earlier runtime created gets the column; ALTER locks the table, so only when it is missing.
+  if ((await sql.query<{ has: boolean }>(HAS_SINCE)).rows[0]?.has !== true) {
+    await sql.exec(`ALTER TABLE context_leases ADD COLUMN IF NOT EXISTS since_version INTEGER`);
+  }
   const { owner, ttlMs, exclusive } = options;
   const ttl = `${Math.max(1, Math.round(ttlMs))} milliseconds`;
   const held = new Set<string>();
   // Renew well before expiry; a process that stops renewing (it died) loses its leases after ttlMs.
   const timer = setInterval(() => {
     if (held.size === 0) return;
-    void sql.query(`UPDATE context_leases SET expires_at = now() + $2::interval WHERE owner = $1`, [owner, ttl]).catch(() => undefined);
+    void sql
+      .query(`UPDATE context_leases SET expires_at = now() + $2::interval WHERE owner = $1 AND context_id = ANY($3::text[])`, [owner, ttl, [...held]])
+      .catch(() => undefined);
   }, Math.max(50, ttlMs / 3));
   timer.unref();
 
   return {
     owner,
     async acquire(contextId) {
-      // One statement: insert, or take over a lease that is ours, expired, or (exclusive) anyone's.
-      const { rows } = await sql.query<{ previous: string | null; owner: string }>(
-        `WITH previous AS (SELECT owner FROM context_leases WHERE context_id = $1)
-         INSERT INTO context_leases (context_id, owner, expires_at) VALUES ($1, $2, now() + $3::interval)
-         ON CONFLICT (context_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-           WHERE context_leases.owner = EXCLUDED.owner OR context_leases.expires_at < now() OR $4::boolean
-         RETURNING (SELECT owner FROM previous) AS previous, context_leases.owner`,
+      // One statement: insert, or take over a lease that is ours, free, or (exclusive) anyone's; the
+      // stream's version comes back with it, and is what the lease's run must end past.
+      const { rows } = await sql.query<{ previous: string | null; owner: string; version: number }>(
+        `WITH previous AS (SELECT owner FROM context_leases WHERE context_id = $1),
+              head AS (SELECT coalesce((SELECT stream_version FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1), 0) AS v)
+         INSERT INTO context_leases (context_id, owner, expires_at, since_version)
+           VALUES ($1, $2, now() + $3::interval, (SELECT v FROM head))
+         ON CONFLICT (context_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, since_version = EXCLUDED.since_version
+           WHERE context_leases.owner = EXCLUDED.owner OR $4::boolean OR ${FREE("context_leases")}
+         RETURNING (SELECT owner FROM previous) AS previous, context_leases.owner, context_leases.since_version AS version`,
         [contextId, owner, ttl, exclusive],
       );
       const row = rows[0];
@@ -69,18 +107,22 @@ export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlM
         return { ok: false, owner: current[0]?.owner ?? "unknown" };
       }
       held.add(contextId);
-      return { ok: true, takenOver: row.previous !== null && row.previous !== owner };
+      return { ok: true, takenOver: row.previous !== null && row.previous !== owner, version: Number(row.version) };
     },
     async release(contextId) {
       held.delete(contextId);
       await sql.query(`DELETE FROM context_leases WHERE context_id = $1 AND owner = $2`, [contextId, owner]);
+    },
+    async runEnded(contextId) {
+      // The row stays, freed by the log; it is renewed no more, so it also expires.
+      held.delete(contextId);
     },
     async unowned(contextIds) {
       if (contextIds.length === 0) return [];
       if (exclusive) return [...contextIds];
       const { rows } = await sql.query<{ context_id: string }>(
         `SELECT id AS context_id FROM jsonb_array_elements_text($1::jsonb) AS x(id)
-         WHERE NOT EXISTS (SELECT 1 FROM context_leases l WHERE l.context_id = x.id AND l.expires_at >= now())`,
+         WHERE NOT EXISTS (SELECT 1 FROM context_leases l WHERE l.context_id = x.id AND NOT ${FREE("l")})`,
         [JSON.stringify(contextIds)],
       );
       return rows.map((r) => r.context_id);
