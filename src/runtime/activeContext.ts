@@ -45,7 +45,12 @@ export class ActiveContext {
       if (f.type === "SubordinateCalled" && f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
       if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
-      if (outcome) this.outcomes.get(outcome.runId)?.resolve(outcome);
+      if (outcome) {
+        this.outcomes.get(outcome.runId)?.resolve(outcome);
+        // Runs of a context are sequential: earlier ones have ended and their waiters hold their promises,
+        // so only this run's entry stays (a context taking thousands of messages kept one per run).
+        for (const runId of this.outcomes.keys()) if (runId !== outcome.runId) this.outcomes.delete(runId);
+      }
     }
   }
 

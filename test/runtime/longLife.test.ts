@@ -1,0 +1,70 @@
+// A long life on one store: what the runtime holds after many runs does not grow with their number.
+// (The RSS of 10,000 runs is in the footprint bench; this counts the structures that would hold a leak.)
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EventStore } from "../../src/events/store.ts";
+import type { ModelPort } from "../../src/models/port.ts";
+import { createRuntime, internalsOf, type Runtime } from "../../src/runtime/runtime.ts";
+import { eventually } from "../support/async.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
+
+// A model that keeps nothing (the scripted model records every request, which is a test's memory, not the runtime's).
+const model: ModelPort = { call: async () => ({ text: "done", usage: { inputTokens: 1, outputTokens: 1 } }) };
+
+let store: EventStore;
+beforeAll(async () => {
+  store = await freshPgliteStore();
+});
+afterAll(async () => {
+  await store.close();
+});
+
+/** What the process holds that a leak would grow: timers and handles by kind, and the listeners on `process`. */
+const processHolds = () => {
+  const resources: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) resources[r] = (resources[r] ?? 0) + 1;
+  const listeners = Object.fromEntries(process.eventNames().map((e) => [String(e), process.listenerCount(e)]));
+  return { resources, listeners };
+};
+
+const sendMany = async (rt: Runtime, id: string, from: number, to: number) => {
+  for (let i = from; i <= to; i++) expect((await rt.send(id, `message ${i}`)).status).toBe("completed");
+};
+
+describe("when one context takes many runs", () => {
+  it("keeps one actor and the outcome of its last run only, and the process holds what it held after the first runs", async () => {
+    const rt = await createRuntime({ store, model, tools: [] });
+    try {
+      const ctx = await rt.createContext({ name: "long life" });
+      await sendMany(rt, ctx.id, 1, 10);
+      const early = processHolds();
+      await sendMany(rt, ctx.id, 11, 150);
+      const { active } = internalsOf(rt);
+      expect(active.size).toBe(1);
+      expect(active.get(ctx.id)!.outcomes.size).toBe(1);
+      expect(processHolds()).toEqual(early);
+    } finally {
+      await rt.close();
+    }
+  });
+});
+
+describe("when many contexts each take a run", () => {
+  it("passivates every actor once they are idle, and the process holds what it held before", async () => {
+    const rt = await createRuntime({ store, model, tools: [], limits: { passivateAfterMs: 1 } });
+    try {
+      const first = await rt.createContext({ name: "warm-up" });
+      await sendMany(rt, first.id, 1, 1);
+      const { active } = internalsOf(rt);
+      await eventually(() => active.size === 0 || undefined, 10_000, "the warm-up actor passivated");
+      const before = processHolds();
+      for (let i = 0; i < 100; i++) {
+        const ctx = await rt.createContext({ name: `context ${i}` });
+        await sendMany(rt, ctx.id, 1, 1);
+      }
+      await eventually(() => active.size === 0 || undefined, 10_000, "every actor passivated");
+      expect(processHolds()).toEqual(before);
+    } finally {
+      await rt.close();
+    }
+  });
+});
