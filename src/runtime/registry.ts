@@ -42,7 +42,10 @@ export class Registry {
     if (existing) return this.touch(existing);
     const p = this.load(id, events).finally(() => this.activating.delete(id));
     this.activating.set(id, p);
-    return p;
+    const ac = await p;
+    // Idle until its first message, which touches it: passivated like any idle context meanwhile.
+    if (!ac.actor.getSnapshot().matches("running")) this.schedulePassivation(ac);
+    return ac;
   }
 
   /** Appends the first events of a new stream. */

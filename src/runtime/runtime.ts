@@ -103,7 +103,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, { field: "profile", expected: `one of ${available}` });
       }
       const id = asContextId(core.config.clock.uuid());
-      await registry.appendNew(id, [
+      const created = await registry.appendNew(id, [
         {
           type: "ContextCreated",
           data: {
@@ -123,7 +123,9 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
           },
         },
       ]);
-      return (await rt.context(id))!;
+      // The view is the fold of the fact just recorded, and the actor is up for the first message:
+      // no projection catch-up and no read on the command path.
+      return structuredClone((await registry.activateNew(id, created)).view);
     },
 
     async send(id: string, text: string): Promise<SendResult> {
