@@ -1,5 +1,6 @@
 // What the live view shows of each context, folded from the events as they are appended.
 import type { RecordedEvent } from "../events/schema.ts";
+import type { LiveDelta } from "../runtime/liveDeltas.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { shownStatus, type Shown } from "./status.ts";
 
@@ -20,6 +21,8 @@ export type LiveNode = {
   outputTokens: number;
   /** Jobs of the current parallel call: started and finished. */
   jobs: { started: number; finished: number };
+  /** The text of the model call streaming now (live deltas), keyed by its run, step and attempt. */
+  streamed?: { call: string; text: string };
 };
 
 export class LiveState {
@@ -59,6 +62,17 @@ export class LiveState {
   label(id: string): string {
     const n = this.nodes.get(id);
     return n ? `A${n.agentNumber} ${n.profile}` : `? ${id.slice(0, 8)}`;
+  }
+
+  /** A live delta: the running agent's text as it streams, shown (its newest end) as what it does now. */
+  applyDelta(d: LiveDelta): void {
+    const n = this.nodes.get(d.contextId);
+    if (!n || d.delta.kind !== "text") return;
+    const call = `${d.runId}:${d.step}:${d.attempt}`;
+    const text = (n.streamed?.call === call ? n.streamed.text : "") + d.delta.text;
+    n.streamed = { call, text };
+    const flat = text.replace(/\s+/g, " ").trimStart();
+    n.activity = `“${flat.length > 36 ? `…${flat.slice(-35)}` : flat}`;
   }
 
   apply(e: RecordedEvent): void {

@@ -7,6 +7,7 @@
 // - The screen is given back (cursor shown, handlers removed) on every path.
 import type { EventStore } from "../events/store.ts";
 import type { Runtime, SendResult } from "../runtime/runtime.ts";
+import { isLiveDelta } from "../runtime/liveDeltas.ts";
 import { ESC } from "./ansi.ts";
 import type { Io } from "./context.ts";
 import { eventJson, eventLine } from "./eventLine.ts";
@@ -35,11 +36,13 @@ export const runSession = async (opts: {
   const view = mode === "live" ? new LiveView(io.out, state, rootId, io.paint) : null;
   const unsubscribe = await rt.subscribe(
     (e) => {
+      // Live deltas (the tree only asks for them): the running agent's text as it streams, never a line of the log.
+      if (isLiveDelta(e)) return state.applyDelta(e);
       state.apply(e);
       if (mode === "lines") io.print(eventLine(e, state.label(e.streamId), io.paint));
       if (mode === "json-lines") io.print(eventJson(e));
     },
-    { after: opts.after },
+    { after: opts.after, deltas: mode === "live" } as { after: number; deltas: true },
   );
 
   let interrupted = false;

@@ -234,6 +234,8 @@ export const EventMetadata = z.object({
   correlationId: z.string().nullable(),
   causationId: z.string().nullable(),
   actor: z.string().nullable(),
+  /** A delegated run's start: the W3C trace context of its caller's tool span (absent when nobody traces). */
+  traceparent: z.string().optional(),
 });
 export type EventMetadata = z.infer<typeof EventMetadata>;
 

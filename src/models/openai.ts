@@ -100,6 +100,7 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
   };
 
   return {
+    provider: "openai",
     async call(request: ModelRequest): Promise<ModelTurn> {
       const model = request.model || options.model;
       if (!model) throw new ModelError("bad_request", "No model named for the call.", false);

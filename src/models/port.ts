@@ -38,6 +38,8 @@ export type ModelTurn = {
 
 export interface ModelPort {
   call(request: ModelRequest): Promise<ModelTurn>;
+  /** Who serves the calls, for traces (`gen_ai.system`): "openai" for the OpenAI adapter; "_OTHER" when unset. */
+  readonly provider?: string;
 }
 
 /** One error type for every way a model call can fail; `retryable` tells the loop whether to back off and try again. */

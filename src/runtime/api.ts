@@ -1,6 +1,7 @@
 // The runtime's public shape (DESIGN §8): what `createRuntime` returns and the options it takes.
 // The implementation is internal; embedders see only this interface, so nothing else leaks.
 import type { AnyActorRef } from "xstate";
+import type { TracerProvider } from "@opentelemetry/api";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
 import type { ModelOverride, RecordedEvent } from "../events/schema.ts";
 import type { ModelPort } from "../models/port.ts";
@@ -14,6 +15,7 @@ import type { McpHubOptions } from "../tools/mcp.ts";
 import type { McpServers } from "../tools/mcpConfig.ts";
 import type { Clock } from "./clock.ts";
 import type { RunOutcome } from "./activeContext.ts";
+import type { LiveEvent } from "./liveDeltas.ts";
 
 export type Limits = {
   /** Deepest agent number a subordinate may have (A0 is depth 0). */
@@ -57,6 +59,8 @@ export type RuntimeOptions = {
   mcpServers?: McpServers;
   /** Deadlines for MCP servers: one tool call (`timeoutMs`), connecting and listing (`connectTimeoutMs`); 30 s each by default. */
   mcp?: Pick<McpHubOptions, "timeoutMs" | "connectTimeoutMs">;
+  /** Where run, model and tool spans go; default: the globally registered provider (a no-op unless you register one). */
+  tracerProvider?: TracerProvider;
   clock?: Clock;
   /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
   promptsDir?: string;
@@ -107,7 +111,12 @@ export interface Runtime {
   /** One page of at most `limit` (default 1000) events, and where the next page starts. */
   eventsPage(opts?: EventsQuery): Promise<EventsPage>;
   /** Every event appended from now on (or after `after`), in log order. */
-  subscribe(listener: (e: RecordedEvent) => void, opts?: { after?: number }): Promise<Unsubscribe>;
+  subscribe(listener: (e: RecordedEvent) => void, opts?: { after?: number; deltas?: false }): Promise<Unsubscribe>;
+  /**
+   * The same, and with `deltas: true` the model's output as it streams: `LiveDelta`s (`type: "ModelDelta"`,
+   * no `globalPosition`; `isLiveDelta(e)` tells them apart), never stored. The log keeps one `ModelReplied` per call.
+   */
+  subscribe(listener: (e: LiveEvent) => void, opts: { after?: number; deltas: true }): Promise<Unsubscribe>;
   /** The context's actor while it is active (for inspection), else undefined. */
   actor(id: string): AnyActorRef | undefined;
   /** Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. */

@@ -11,7 +11,10 @@ import { configuredPreset, effectiveModel } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { allowedMcpServers, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
 import { systemClock, type Clock } from "../events/clock.ts";
+import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
+import { LiveDeltas } from "./liveDeltas.ts";
+import { RunObserver } from "./runObserver.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
 
 export type Configuration = {
@@ -21,6 +24,9 @@ export type Configuration = {
   readonly library: PromptLibrary;
   readonly profiles: Map<string, Profile>;
   readonly mcpServers: McpServers;
+  /** Live deltas for subscribers, and spans: the store, the model (in `options.model`) and the tools go through it. */
+  readonly deltas: LiveDeltas;
+  readonly observer: RunObserver;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
@@ -46,7 +52,22 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
     if (e instanceof ConfigError) throw invalid("profiles", "folders of valid profile.json files", e.message);
     throw invalid("profiles", "readable profile folders", (e as Error).message);
   }
-  const config = { options, limits: { ...DEFAULT_LIMITS, ...options.limits }, clock: options.clock ?? systemClock, library, profiles, mcpServers: checkMcp(options) };
+  if (options.tracerProvider !== undefined && typeof options.tracerProvider?.getTracer !== "function") {
+    throw invalid("tracerProvider", "an OpenTelemetry TracerProvider", String(options.tracerProvider));
+  }
+  const deltas = new LiveDeltas();
+  const observer = new RunObserver(actorzeroTracer(options.tracerProvider), deltas);
+  const config = {
+    // The model every run calls is the observed one: spans, and deltas for live listeners.
+    options: { ...options, model: observer.model(options.model) },
+    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    clock: options.clock ?? systemClock,
+    library,
+    profiles,
+    mcpServers: checkMcp(options),
+    deltas,
+    observer,
+  };
   // Every selection is checked now, so a misspelt server name is a refusal at start rather than a failed run later.
   for (const profile of profiles.keys()) {
     for (const project of [null, ...Object.keys(options.projects ?? {})]) {

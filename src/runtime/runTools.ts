@@ -4,7 +4,7 @@
 // - Each tool comes with the spec the model sees; `call_subordinate` lists every profile with the MCP servers it may use.
 // - MCP servers connect on the first run that may use them, are shared by every context, and close with `close()`.
 // - A server that cannot be reached leaves its tools out of that run's set; the next run asks again.
-// - `decorate` wraps every tool the runs see (tracing), built-in, own and MCP alike.
+// - `decorate` (by default the run observer's: a span per call) wraps every tool the runs see, built-in, own and MCP alike.
 import type { ToolSpec } from "../models/port.ts";
 import { toolSpec } from "../models/toolSpec.ts";
 import type { ContextView } from "../projections/contexts.ts";
@@ -28,7 +28,7 @@ export type RuntimeTools = {
 export const buildTools = (
   rt: Delegator,
   config: Configuration,
-  decorate: (tool: Tool<unknown>) => Tool<unknown> = (t) => t,
+  decorate: (tool: Tool<unknown>) => Tool<unknown> = config.observer.tool,
 ): RuntimeTools => {
   const userTools: readonly Tool<any>[] = config.options.tools ?? [];
   const builtIn: Tool<any>[] = [responseTool, callSubordinateTool(rt)];

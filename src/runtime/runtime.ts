@@ -28,6 +28,7 @@ import { interruptInFlight, recoverInterruptedRuns } from "./recovery.ts";
 import { Registry } from "./registry.ts";
 import { runActor, stopActor } from "./runs.ts";
 import { buildTools } from "./runTools.ts";
+import { subscribeLive, type LiveEvent } from "./liveDeltas.ts";
 import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export { RuntimeError } from "./errors.ts";
@@ -44,8 +45,9 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   const shared = options.store.kind !== "pglite";
   const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
   const registry = new Registry();
-  const core: Core = { config, store: options.store, projections, leases, registry, tools: null as never, closed: false };
+  const core: Core = { config, store: config.observer.store(options.store), projections, leases, registry, tools: null as never, closed: false };
   registry.core = core;
+  config.observer.subject = (id) => registry.active.get(id)?.view;
   registry.machine = contextMachine.provide({
     actors: {
       run: fromPromise<RunOutput, RunActorInput>(({ input, signal }) => runActor(core, input, signal)),
@@ -215,10 +217,11 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       return { events, next: rows.length > limit ? events.at(-1)!.globalPosition : null };
     },
 
-    async subscribe(listener: (e: RecordedEvent) => void, opts: { after?: number } = {}): Promise<Unsubscribe> {
+    // One body for both overloads: a listener that did not ask for deltas never gets one.
+    async subscribe(listener: (e: never) => void, opts: { after?: number; deltas?: boolean } = {}): Promise<Unsubscribe> {
       if (typeof listener !== "function") throw invalid("listener", "a function", typeof listener);
       const after = checkPosition("after", checkOptions(opts, "options").after) ?? (await store.headPosition());
-      return store.subscribe(after, listener);
+      return subscribeLive(store, core.config.deltas, after, listener as (e: LiveEvent) => void, checkOptions(opts, "options").deltas === true);
     },
 
     actor(id: string) {

@@ -2,8 +2,10 @@
 // Requirements: a client resuming after position P gets every event after P exactly once, in order (backlog read
 // from the log, then live events, joined by position); a slow client never holds up the log or other clients
 // (the hub never waits on a client; a client whose queue overflows is cut off and may resume with Last-Event-ID);
-// closing ends every stream.
+// closing ends every stream. Live model deltas pass through as they come, never queued in the backlog nor counted
+// as positions (they have none).
 import type { RecordedEvent } from "../index.ts";
+import { isLiveDelta, type LiveEvent } from "../runtime/liveDeltas.ts";
 import type { Runtime } from "../index.ts";
 
 /** How many undelivered events a client may lag behind before it is cut off. */
@@ -12,7 +14,7 @@ const BACKLOG_PAGE = 500;
 
 export type HubClient = {
   /** The next event for this client, or null once it has been cut off or the hub closed. */
-  next(): Promise<RecordedEvent | null>;
+  next(): Promise<LiveEvent | null>;
   /** Why the stream ended (null while it runs). */
   readonly endReason: "overflow" | "closed" | null;
   close(): void;
@@ -22,8 +24,8 @@ type Member = {
   contextId: string | undefined;
   /** Highest position handed to the client (backlog or live): later events at or below it are duplicates. */
   delivered: number;
-  queue: RecordedEvent[];
-  waiting: ((e: RecordedEvent | null) => void) | null;
+  queue: LiveEvent[];
+  waiting: ((e: LiveEvent | null) => void) | null;
   ended: "overflow" | "closed" | null;
   backlog: boolean;
 };
@@ -40,7 +42,7 @@ export class EventHub {
 
   static async open(rt: Runtime, options: { maxQueue?: number } = {}): Promise<EventHub> {
     const hub = new EventHub(rt, options.maxQueue ?? DEFAULT_CLIENT_QUEUE);
-    hub.unsubscribe = await rt.subscribe((e) => hub.publish(e));
+    hub.unsubscribe = await rt.subscribe((e) => hub.publish(e), { deltas: true });
     return hub;
   }
 
@@ -61,12 +63,13 @@ export class EventHub {
         for (;;) {
           if (m.ended) return null;
           const e = m.queue.shift();
+          if (e && isLiveDelta(e)) return e;
           if (e) {
             if (e.globalPosition <= m.delivered) continue;
             m.delivered = e.globalPosition;
             return e;
           }
-          const got = await new Promise<RecordedEvent | null>((resolve) => (m.waiting = resolve));
+          const got = await new Promise<LiveEvent | null>((resolve) => (m.waiting = resolve));
           if (got === null) return null;
         }
       },
@@ -86,7 +89,7 @@ export class EventHub {
   private async readBacklog(m: Member): Promise<void> {
     // Reads until the log has nothing after the cursor: by then every later event is in the live queue.
     let cursor = m.delivered;
-    const stored: RecordedEvent[] = [];
+    const stored: LiveEvent[] = [];
     for (;;) {
       const page = await this.rt.events({ after: cursor, limit: BACKLOG_PAGE });
       for (const e of page) if (this.wanted(m, e)) stored.push(e);
@@ -100,7 +103,7 @@ export class EventHub {
     this.wake(m);
   }
 
-  private publish(e: RecordedEvent): void {
+  private publish(e: LiveEvent): void {
     for (const m of this.members) {
       if (!this.wanted(m, e)) continue;
       m.queue.push(e);
@@ -109,8 +112,8 @@ export class EventHub {
     }
   }
 
-  private wanted(m: Member, e: RecordedEvent): boolean {
-    return m.contextId === undefined || e.streamId === m.contextId;
+  private wanted(m: Member, e: LiveEvent): boolean {
+    return m.contextId === undefined || (isLiveDelta(e) ? e.contextId : e.streamId) === m.contextId;
   }
 
   private wake(m: Member): void {

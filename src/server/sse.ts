@@ -1,8 +1,10 @@
 // One Server-Sent Events response: each event of the log as `id: <global position>`, `event: <type>`, `data: <json>`.
 // Requirements: the id is the global position, so a client reconnecting with Last-Event-ID resumes exactly there;
+// a live model delta goes as `event: ModelDelta` with no id, so it never moves the client's resume point;
 // a comment line every 15 s keeps proxies from closing an idle stream; a client cut off for lagging is told why.
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { isLiveDelta } from "../runtime/liveDeltas.ts";
 import type { HubClient } from "./eventHub.ts";
 
 const HEARTBEAT_MS = 15_000;
@@ -16,7 +18,8 @@ export const eventStream = (c: Context, client: HubClient): Response =>
       for (;;) {
         const e = await client.next();
         if (e === null) break;
-        await stream.writeSSE({ id: String(e.globalPosition), event: e.type, data: JSON.stringify(e) });
+        if (isLiveDelta(e)) await stream.writeSSE({ event: e.type, data: JSON.stringify(e) });
+        else await stream.writeSSE({ id: String(e.globalPosition), event: e.type, data: JSON.stringify(e) });
       }
       if (client.endReason === "overflow") {
         await stream.writeSSE({ event: "overflow", data: JSON.stringify({ message: "this client fell too far behind; reconnect with Last-Event-ID to resume" }) });

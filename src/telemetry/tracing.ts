@@ -47,7 +47,10 @@ export function startRunSpan(tracer: Tracer, run: RunSpanInput): Span {
 }
 
 /** Ends a run span with the run's final status; `failed` sets the error status and records the error. */
-export function endRunSpan(span: Span, end: { status: "completed" | "failed" | "stopped"; error?: unknown; redact?: (text: string) => string }): void {
+export function endRunSpan(
+  span: Span,
+  end: { status: "completed" | "failed" | "stopped" | "interrupted"; error?: unknown; redact?: (text: string) => string },
+): void {
   span.setAttribute("actorzero.run.status", end.status);
   if (end.status === "failed") fail(span, end.error, end.redact);
   span.end();

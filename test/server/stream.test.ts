@@ -1,6 +1,7 @@
 // The log as Server-Sent Events over real HTTP: resume after a dropped connection, 100 clients at once, a slow client.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventHub } from "../../src/server/eventHub.ts";
+import { isLiveDelta } from "../../src/index.ts";
 import { call, isFirstStep } from "../delegation/support.ts";
 import { api, served, sse, type Served } from "./support.ts";
 
@@ -77,6 +78,7 @@ describe("given the event stream", () => {
         for (let completed = 0; completed < 6; ) {
           const e = await reader.next();
           if (!e) break;
+          if (isLiveDelta(e)) continue;
           out.push(e.globalPosition);
           if (e.type === "RunCompleted") completed++;
         }
