@@ -56,8 +56,12 @@ export class RunObserver {
   store(store: EventStore): EventStore {
     this.log = store;
     return new Proxy(store, {
-      get: (target, prop, receiver) => {
-        if (prop !== "append") return Reflect.get(target, prop, receiver);
+      get: (target, prop) => {
+        if (prop !== "append") {
+          // The adapter's own methods run on the adapter itself (its private fields are not the proxy's).
+          const value: unknown = Reflect.get(target, prop, target);
+          return typeof value === "function" ? value.bind(target) : value;
+        }
         const append: EventStore["append"] = async (streamId, events, options) => {
           const withTrace = events.map((e) => this.traced(e));
           const result = await target.append(streamId, withTrace, options);
