@@ -21,6 +21,7 @@ unpacked="$(find "$scratch/unpacked" -type f -printf '%s\n' | awk '{ s += $1 } E
 rm -rf "$scratch/unpacked"
 echo "tarball $(wc -c < "$scratch/$tarball") bytes, $unpacked bytes unpacked, $(wc -l < "$scratch/tarball.txt") files"
 if [ "$unpacked" -ge 1000000 ]; then echo "consumer check: the package is 1 MB or more unpacked" >&2; exit 1; fi
+if ! grep -q "^package/dist/server/web/index.html$" "$scratch/tarball.txt"; then echo "consumer check: the tarball lacks the web page" >&2; exit 1; fi
 if grep -E "^package/(test|bench|\.ci)/" "$scratch/tarball.txt"; then echo "consumer check: the tarball ships tests, benchmarks or CI" >&2; exit 1; fi
 cp "$repo/.ci/consumer/"* "$repo/examples/embedOffline.mjs" "$repo/examples/embedOpenAI.mjs" "$scratch/"
 cd "$scratch"

@@ -51,14 +51,3 @@ export const resolveContext = async (projections: Projections, arg: string, wher
       .join(", ")}${matches.length > 4 ? ", …" : ""}): give more of the id`,
   );
 };
-
-/** Every context under `id` (itself included), depth first in creation order. */
-export const subtreeIds = async (projections: Projections, id: string): Promise<string[]> => {
-  const out: string[] = [];
-  const walk = async (at: string) => {
-    out.push(at);
-    for (const child of await projections.tree.children(at)) await walk(child.contextId);
-  };
-  await walk(id);
-  return out;
-};

@@ -2,7 +2,7 @@
 import type { SendResult } from "../runtime/runtime.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
-import { loadAudit } from "./auditLoad.ts";
+import { loadAudit } from "../projections/auditLoad.ts";
 import { EXIT } from "./errors.ts";
 import type { AuditReport } from "../projections/auditReport.ts";
 import { summaryTree } from "./auditText.ts";

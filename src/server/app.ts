@@ -1,6 +1,6 @@
 // The HTTP API over a runtime's public API: routes under /v1, the health check, bearer auth, body limit, one error shape.
 // Requirements: every request is validated by the zod schemas in schemas.ts before the runtime sees it (so bad
-// input writes nothing); /healthz is the only open route when a token is set; 503 once the server is closing.
+// input writes nothing); /healthz and the web page's files are the only open routes when a token is set; 503 once the server is closing.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -19,6 +19,8 @@ import {
   StreamQuery,
 } from "./schemas.ts";
 import { eventStream } from "./sse.ts";
+import { webAssets } from "./webAssets.ts";
+import { webRoutes } from "./webRoutes.ts";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -66,6 +68,8 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
 
   app.get("/healthz", (c) => c.json({ ok: !options.closing(), closing: options.closing() }, options.closing() ? 503 : 200));
+  // The web page's files are open like /healthz; the API calls it makes carry the token.
+  webAssets(app);
 
   app.use("*", async (c, next) => {
     if (options.closing()) throw new ApiError("closing", "the server is shutting down");
@@ -97,6 +101,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   const idOf = (c: Context) => parse(ContextIdParam, c.req.param(), "path").id;
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
+  webRoutes(app, rt);
 
   app.get("/v1/contexts", async (c) => {
     const q = parse(ContextsQuery, c.req.query(), "query");

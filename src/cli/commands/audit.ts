@@ -1,6 +1,6 @@
 // `actorzero audit <id>`: the full story of a context and everything it delegated.
 import { z } from "zod";
-import { loadAudit } from "../auditLoad.ts";
+import { loadAudit } from "../../projections/auditLoad.ts";
 import { auditText } from "../auditText.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";

@@ -1,0 +1,105 @@
+// The delegation tree as the web page shows it, folded in memory from the log with the projections' own evolve.
+//
+// Requirements:
+// - One row per created context: identity, status, task (its first message), last run's times, own tokens, and
+//   the call that first delegated to it (so the page groups parallel jobs under that call).
+// - Status and tokens come from `contextsProjection` and `usageProjection` (the same fold the stored projections
+//   run), so the tree at a position is exactly what the projections held then.
+// - Folding continues from where it stopped: feed it events in log order, any number of times.
+import type { RecordedEvent, Superior } from "../events/schema.ts";
+import { contextsProjection, type ContextView } from "../projections/contexts.ts";
+import { foldEvents } from "../projections/projection.ts";
+import { usageProjection, type UsageView } from "../projections/usage.ts";
+
+/** Longest task text a row carries; the timeline has the whole message. */
+export const TASK_CHARS = 240;
+
+export type TreeRow = {
+  id: string;
+  parentId: string | null;
+  rootId: string;
+  agentNumber: number;
+  depth: number;
+  name: string;
+  profile: string;
+  slot: string | null;
+  status: ContextView["status"];
+  paused: boolean;
+  failure: ContextView["failure"];
+  /** The context's first message (cut to TASK_CHARS), null before it got one. */
+  task: string | null;
+  /** The superior's call behind the context's first run (jobId set for a parallel job), null for a root. */
+  call: { contextId: string; toolCallId: string; jobId: string | null } | null;
+  /** For a context a parallel job started: the tool call that started the jobs (its siblings share it). */
+  parallelCall: string | null;
+  /** The last run: when it started and ended (null while running). */
+  startedAt: string | null;
+  endedAt: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  createdPosition: number;
+  /** The last position applied to this context. */
+  position: number;
+};
+
+export class TreeFold {
+  private readonly contexts = new Map<string, ContextView>();
+  private readonly usage = new Map<string, UsageView>();
+  private readonly tasks = new Map<string, string>();
+  private readonly calls = new Map<string, Superior>();
+  /** Job id → the `parallel` tool call that started it. */
+  private readonly jobCalls = new Map<string, string>();
+  /** The last position folded in. */
+  position = 0;
+
+  apply(events: readonly RecordedEvent[]): void {
+    if (events.length === 0) return;
+    foldEvents(contextsProjection, events, this.contexts);
+    foldEvents(usageProjection, events, this.usage);
+    for (const e of events) {
+      if (e.globalPosition <= this.position) continue;
+      if (e.type === "MessageReceived" && !this.tasks.has(e.streamId)) this.tasks.set(e.streamId, e.data.text.slice(0, TASK_CHARS));
+      if (e.type === "ParallelJobStarted") this.jobCalls.set(e.data.jobId, e.data.toolCallId);
+      if (e.type === "RunStarted" && e.data.superior && !this.calls.has(e.streamId)) this.calls.set(e.streamId, e.data.superior);
+      this.position = e.globalPosition;
+    }
+  }
+
+  /** Rows of every created context (or of `ids` only), in creation order. */
+  rows(ids?: readonly string[]): TreeRow[] {
+    const views = ids ? ids.flatMap((id) => this.contexts.get(id) ?? []) : [...this.contexts.values()];
+    return views
+      .filter((v) => v.createdPosition > 0)
+      .sort((a, b) => a.createdPosition - b.createdPosition)
+      .map((v) => this.row(v));
+  }
+
+  private row(v: ContextView): TreeRow {
+    const u = this.usage.get(v.id);
+    const sup = this.calls.get(v.id);
+    return {
+      id: v.id,
+      parentId: v.parentContextId,
+      rootId: v.rootContextId,
+      agentNumber: v.agentNumber,
+      depth: v.depth,
+      name: v.name,
+      profile: v.profile,
+      slot: v.slot,
+      status: v.status,
+      paused: v.paused,
+      failure: v.failure,
+      task: this.tasks.get(v.id) ?? null,
+      call: sup ? { contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : null,
+      parallelCall: sup?.jobId ? (this.jobCalls.get(sup.jobId) ?? null) : null,
+      startedAt: v.lastRun?.startedAt ?? null,
+      endedAt: v.lastRun?.endedAt ?? null,
+      inputTokens: u?.inputTokens ?? 0,
+      outputTokens: u?.outputTokens ?? 0,
+      modelCalls: u?.modelCalls ?? 0,
+      createdPosition: v.createdPosition,
+      position: v.position,
+    };
+  }
+}

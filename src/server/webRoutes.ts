@@ -1,0 +1,99 @@
+// The read routes the web page needs beyond the control API: the tree (now, or as it was at a position) and the audit.
+//
+// Requirements:
+// - `GET /v1/tree` folds the log with the projections' own evolve (TreeFold): now, for some `ids` only, or `at` a
+//   global position (time travel: everything after it left out). The live fold continues from where the last
+//   request left it, so a page refreshing a few rows costs the events since, not the whole log.
+// - `GET /v1/contexts/:id/audit` answers the very report `actorzero audit --json` prints (the same loader and
+//   fold, src/projections/auditLoad.ts); `at` cuts it at a position; `children=summary` keeps each child's
+//   identity and totals but not its runs (a page showing one context need not carry the whole subtree).
+// - Reads never go past the store's settled position, so a row never misses an event that commits late.
+import type { Hono } from "hono";
+import { z } from "zod";
+import type { Runtime } from "../index.ts";
+import { loadAudit } from "../projections/auditLoad.ts";
+import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
+import { ApiError } from "./errors.ts";
+import { ContextIdParam, describeIssues } from "./schemas.ts";
+import { TreeFold } from "./treeFold.ts";
+
+const PAGE = 2000;
+const MAX_IDS = 500;
+
+const position = z.coerce.number().int().min(0);
+
+export const TreeQuery = z.strictObject({
+  at: position.optional(),
+  ids: z
+    .string()
+    .transform((s) => s.split(",").filter((x) => x !== ""))
+    .pipe(z.array(z.uuid({ error: "must be context ids (UUIDs) separated by commas" })).max(MAX_IDS))
+    .optional(),
+});
+
+export const AuditQuery = z.strictObject({
+  at: position.optional(),
+  children: z.enum(["full", "summary"]).optional(),
+});
+
+const parse = <S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> => {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new ApiError("invalid_request", describeIssues(r.error, where));
+  return r.data;
+};
+
+/** Each child as its identity and totals, without runs or grandchildren. */
+const summarised = (c: ContextAudit): ContextAudit => ({ ...c, children: c.children.map((k) => ({ ...k, runs: [], children: [] })) });
+
+export const webRoutes = (app: Hono, rt: Runtime): void => {
+  const live = new TreeFold();
+  let travel: TreeFold | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
+  // One fold at a time: two requests catching up the same fold would apply a page twice over each other.
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const p = queue.then(work);
+    queue = p.catch(() => undefined);
+    return p;
+  };
+  const settled = async () => (rt.store.settledPosition ? rt.store.settledPosition() : rt.store.headPosition());
+  const foldUpTo = async (fold: TreeFold, until: number) => {
+    for (;;) {
+      const page = await rt.store.readAll(fold.position, PAGE);
+      const wanted = page.filter((e) => e.globalPosition <= until);
+      fold.apply(wanted);
+      if (page.length < PAGE || wanted.length < page.length) return;
+    }
+  };
+
+  app.get("/v1/tree", async (c) => {
+    const q = parse(TreeQuery, c.req.query(), "query");
+    const head = await settled();
+    return c.json(
+      await serial(async () => {
+        if (q.at === undefined) {
+          await foldUpTo(live, head);
+          return { position: head, head, rows: live.rows(q.ids) };
+        }
+        const at = Math.min(q.at, head);
+        // Moving the slider forward continues the last fold; moving it back starts again from zero.
+        if (!travel || travel.position > at) travel = new TreeFold();
+        await foldUpTo(travel, at);
+        return { position: at, head, rows: travel.rows(q.ids) };
+      }),
+    );
+  });
+
+  app.get("/v1/contexts/:id/audit", async (c) => {
+    const id = parse(ContextIdParam, c.req.param(), "path").id;
+    const q = parse(AuditQuery, c.req.query(), "query");
+    if (!(await rt.context(id))) throw new ApiError("not_found", `no context ${id}`);
+    let report: AuditReport;
+    try {
+      report = await loadAudit(rt.store, rt.projections, id, q.at === undefined ? {} : { until: q.at });
+    } catch (e) {
+      if (q.at !== undefined && /^no ContextCreated/.test((e as Error).message)) throw new ApiError("not_found", `context ${id} did not exist yet at position ${q.at}`);
+      throw e;
+    }
+    return c.json(q.children === "summary" ? { ...report, context: summarised(report.context) } : report);
+  });
+};

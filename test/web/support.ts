@@ -1,0 +1,56 @@
+// Shared by the browser tests: Debian's Chromium driven by playwright-core (no browser download), a page that
+// fails its test on any console error, and small waits on what the page shows.
+import { existsSync } from "node:fs";
+import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+
+export const CHROMIUM = process.env["ACTORZERO_CHROMIUM"] ?? "/usr/bin/chromium";
+
+export const launchBrowser = async (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set ACTORZERO_CHROMIUM`);
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+};
+
+export type WatchedPage = {
+  page: Page;
+  /** Console errors and uncaught exceptions so far, as text. */
+  errors: string[];
+  /** Console errors that are the browser's note of an HTTP error status the test caused on purpose. */
+  httpErrors: string[];
+};
+
+/** A page at 1280×800 whose console errors are collected (the tests assert there are none). */
+export const watchedPage = async (browser: Browser): Promise<WatchedPage> => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const errors: string[] = [];
+  const httpErrors: string[] = [];
+  page.on("console", (m: ConsoleMessage) => {
+    if (m.type() !== "error") return;
+    // Chromium logs every 4xx/5xx answer to fetch as a console error; those are sorted out, the rest fail the test.
+    if (/^Failed to load resource: the server responded with a status of \d+/.test(m.text())) httpErrors.push(`${m.text()} (${m.location().url})`);
+    else errors.push(m.text());
+  });
+  page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
+  return { page, errors, httpErrors };
+};
+
+/** The tree rows on screen: agent, task and status of each. */
+export const treeRows = (page: Page) =>
+  page.$$eval("#tree [role=treeitem][data-id]", (els) =>
+    els.map((el) => ({
+      id: (el as any).dataset["id"]!,
+      agent: el.querySelector(".agent")?.textContent ?? "",
+      task: el.querySelector(".task")?.textContent ?? "",
+      status: el.querySelector(".pill")?.textContent ?? "",
+    })),
+  );
+
+/** Waits until `check` holds for the tree rows on screen. */
+export const waitForTree = async (page: Page, check: (rows: Awaited<ReturnType<typeof treeRows>>) => boolean, what: string, timeoutMs = 30_000) => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await treeRows(page);
+    if (check(rows)) return rows;
+    if (Date.now() > until) throw new Error(`the tree never showed ${what}; it shows:\n${JSON.stringify(rows, null, 1)}`);
+    await page.waitForTimeout(100);
+  }
+};
