@@ -10,7 +10,9 @@
 // - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
 //   completes while an intervention is undelivered.
-import { Effect, Result } from "effect";
+// Subpaths, not the package root: the root loads all of effect (247 modules) where these need 65.
+import * as Effect from "effect/Effect";
+import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";

@@ -1,7 +1,8 @@
 // The event store on a PostgreSQL server, shared by many runtime processes: the only file that imports `pg`.
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { decodeRow, type EventRow } from "./codec.ts";
+import { redactSecrets } from "./redact.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
@@ -41,6 +42,9 @@ const RECONNECT_MAX_MS = 5_000;
 /** How the connection that LISTENs shows in pg_stat_activity. */
 export const LISTENER_APPLICATION_NAME = "actorzero-listen";
 
+/** The `pg` driver, loaded by the first PostgreSQL store: a process on PGlite never pays for it. */
+let Pg: typeof pg | undefined;
+
 /**
  * Opens the event log on a PostgreSQL server (15 or later), creating the schema when missing. Any
  * number of processes may open the same database: appends are guarded by the expected version,
@@ -51,8 +55,9 @@ export const LISTENER_APPLICATION_NAME = "actorzero-listen";
  * store.subscribe(0, (event) => console.log(event.globalPosition, event.type));
  */
 export const openPostgresStore = async (options: PostgresStoreOptions): Promise<EventStore> => {
+  Pg ??= (await import("pg")).default;
   const config = { connectionString: options.url, max: options.poolSize ?? 10 };
-  const pool = new pg.Pool(config);
+  const pool = new Pg.Pool(config);
   // An idle client whose connection drops emits here; the next query gets a fresh one.
   pool.on("error", () => {});
   try {
@@ -60,23 +65,12 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
   } catch (e) {
     await pool.end().catch(() => {});
     if (e instanceof StoreError) throw e;
-    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redact(options.url)}: ${(e as Error).message}`, { cause: e });
+    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url)}: ${(e as Error).message}`, { cause: e });
   }
   return new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
 };
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
-
-/** The URL without its password, for messages. */
-const redact = (url: string) => {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparseable URL)";
-  }
-};
 
 const ensureSchema = async (pool: pg.Pool) => {
   const exists = (await pool.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
@@ -362,7 +356,7 @@ class LogTail {
   /** LISTEN first, then read the horizon: a commit between the two is then never missed. */
   async #listen() {
     while (!this.#stopped) {
-      const client = new pg.Client({ ...this.clientConfig, application_name: LISTENER_APPLICATION_NAME });
+      const client = new Pg!.Client({ ...this.clientConfig, application_name: LISTENER_APPLICATION_NAME });
       const lost = new Promise<void>((resolve) => {
         client.on("error", () => resolve());
         client.on("end", () => resolve());

@@ -3,12 +3,7 @@
 // Requirements: streamed (`stream: true`, usage in the final chunk) when asked or when the request wants live deltas,
 // else one JSON completion; a stop aborts the HTTP exchange and returns nothing partial; every failure is one ModelError.
 import { redactSecrets } from "../events/redact.ts";
-import OpenAI, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from "openai";
+import type OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { assembleStream } from "./openaiStream.ts";
 import { z } from "zod";
@@ -68,6 +63,9 @@ const Completion = z.object({
  * @example
  * const model = openAIModel({ apiKey: process.env.OPENAI_API_KEY, timeoutMs: 120_000 });
  */
+/** The SDK, loaded by the first call: a process that never calls the model never pays for it (~240 modules). */
+let sdk: typeof import("openai") | undefined;
+
 export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
   const clients = new Map<string, OpenAI>();
   const secrets = new Set<string>();
@@ -81,7 +79,7 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
       throw new ModelError("authentication", `No API key for ${baseURL ?? "the default endpoint"}.`, false);
     }
     secrets.add(apiKey);
-    const client = new OpenAI({
+    const client = new sdk!.OpenAI({
       apiKey,
       baseURL: baseURL ?? options.baseURL,
       maxRetries: 0,
@@ -107,6 +105,7 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
       if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped before it started.", false);
       const stream = options.stream ?? request.onDelta !== undefined;
       try {
+        sdk ??= await import("openai");
         const client = clientFor(request.baseURL);
         if (stream) {
           const chunks = await client.chat.completions.create(
@@ -166,16 +165,17 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
   // First: a stopped stream ends quietly in the SDK and then looks like a cut one.
   if (signal.aborted) return new ModelError("aborted", "The model call was stopped.", false);
   if (error instanceof ModelError) return error;
+  if (sdk === undefined) return new ModelError("connection", `The OpenAI SDK did not load: ${redact(String(error))}`, false);
   const detail = redact(error instanceof Error ? error.message : String(error));
-  if (error instanceof APIUserAbortError || signal.aborted) {
+  if (error instanceof sdk.APIUserAbortError || signal.aborted) {
     return new ModelError("aborted", "The model call was stopped.", false);
   }
-  if (error instanceof APIConnectionTimeoutError) return new ModelError("timeout", `The model call timed out: ${detail}`, true);
-  if (error instanceof APIConnectionError) {
+  if (error instanceof sdk.APIConnectionTimeoutError) return new ModelError("timeout", `The model call timed out: ${detail}`, true);
+  if (error instanceof sdk.APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${redact(error.cause.message)}` : "";
     return new ModelError("connection", `Could not reach the model endpoint${cause}`, true);
   }
-  if (error instanceof APIError && typeof error.status === "number") {
+  if (error instanceof sdk.APIError && typeof error.status === "number") {
     const status = error.status;
     const options = { status };
     if (status === 429) {

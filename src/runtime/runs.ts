@@ -5,7 +5,7 @@
 // - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed.
 // - A stop first cancels the run's jobs and stops its running children, waits for the loop to unwind,
 //   then records what it aborted (the model call or tool in flight, the jobs) and RunStopped.
-import { Effect } from "effect";
+import * as Effect from "effect/Effect"; // a subpath: the package root loads all of effect
 import type { ContextId } from "../events/ids.ts";
 import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
