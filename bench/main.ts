@@ -15,6 +15,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   footprint: () => import("./footprint.bench.ts"),
   peers: () => import("./peers.bench.ts"),
   serve: () => import("./serve.bench.ts"),
+  web: () => import("./web.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";
