@@ -97,8 +97,8 @@ export class RunObserver {
     }
   }
 
-  private startRun(contextId: string, runId: string, traceparent: string | undefined): Run {
-    const subject = this.subject(contextId);
+  private startRun(contextId: string, runId: string, traceparent: string | undefined, known?: RunSubject): Run {
+    const subject = known ?? this.subject(contextId);
     const parent = traceparent ? contextFromTraceparent(traceparent) : otelContext.active();
     const span = startRunSpan(this.tracer, {
       contextId,
@@ -133,10 +133,11 @@ export class RunObserver {
   private async runOf(contextId: string, runId: string | undefined): Promise<Run | undefined> {
     const known = this.runs.get(contextId);
     if (known || !this.log || !runId) return known;
-    const started = (await this.log.readStream(contextId)).findLast(
-      (e): e is Extract<RecordedEvent, { type: "RunStarted" }> => e.type === "RunStarted" && e.data.runId === runId,
-    );
-    return started ? this.startRun(contextId, runId, started.metadata.traceparent) : undefined;
+    const stream = await this.log.readStream(contextId);
+    const started = stream.findLast((e): e is Extract<RecordedEvent, { type: "RunStarted" }> => e.type === "RunStarted" && e.data.runId === runId);
+    const created = stream.find((e): e is Extract<RecordedEvent, { type: "ContextCreated" }> => e.type === "ContextCreated");
+    const subject = created ? { agentNumber: created.data.agentNumber, profile: created.data.profile } : undefined;
+    return started ? this.startRun(contextId, runId, started.metadata.traceparent, subject) : undefined;
   }
 
   /** The model port, observed: a span per call, and live deltas while anyone listens. */
