@@ -14,7 +14,7 @@ import { responseTool } from "../tools/response.ts";
 import { callSubordinateTool } from "../tools/callSubordinate.ts";
 import { parallelTool } from "../tools/parallel.ts";
 import type { Delegator } from "../tools/delegator.ts";
-import { mcpHub, type McpHub } from "../tools/mcp.ts";
+import type { McpHub } from "../tools/mcp.ts";
 import { mcpServersFor, type Configuration } from "./configuration.ts";
 
 export type RunToolSet = { byName: ReadonlyMap<string, Tool<unknown>>; specs: ToolSpec[] };
@@ -38,7 +38,11 @@ export const buildTools = (
     names.add(t.name);
   }
   const configured = Object.keys(config.mcpServers);
-  const hub: McpHub | null = configured.length > 0 ? mcpHub(config.mcpServers, { ...config.options.mcp, reservedNames: [...names] }) : null;
+  const hub = configured.length > 0;
+  // The MCP SDK loads with the first run that may use a server, not with the package.
+  let opened: Promise<McpHub> | null = null;
+  const openHub = () =>
+    (opened ??= import("../tools/mcp.ts").then(({ mcpHub }) => mcpHub(config.mcpServers, { ...config.options.mcp, reservedNames: [...names] })));
 
   /** The `call_subordinate` profile list of a project: each profile, what it is for, and its MCP servers. */
   const profileList = (project: string | null) =>
@@ -56,7 +60,8 @@ export const buildTools = (
   // A set depends only on the project (which profiles call_subordinate offers) and the profile (its MCP servers).
   const sets = new Map<string, Promise<RunToolSet>>();
   const assemble = async (profile: string, project: string | null, withMcp = true): Promise<{ set: RunToolSet; complete: boolean }> => {
-    const mcp = hub && withMcp ? await hub.toolsFor(mcpServersFor(config, profile, project)) : { tools: [], unavailable: [] };
+    const servers = hub && withMcp ? mcpServersFor(config, profile, project) : [];
+    const mcp = servers.length > 0 ? await (await openHub()).toolsFor(servers) : { tools: [], unavailable: [] };
     const profiles = profileList(project);
     const byName = new Map<string, Tool<unknown>>();
     const tools = [...builtIn, parallelTool(rt, () => byName), ...userTools, ...mcp.tools] as Tool<unknown>[];
@@ -104,7 +109,7 @@ export const buildTools = (
       }
     },
     async close() {
-      await hub?.close();
+      await (await opened)?.close();
     },
   };
 };
