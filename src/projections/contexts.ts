@@ -1,6 +1,6 @@
 // The `contexts` projection: one view per context (identity, names, lifecycle status, last run), DESIGN §4.
 import type { ContextKind, ModelOverride, RecordedEvent, RunFailureReason, Superior } from "../events/schema.ts";
-import { defineProjection, onceByPosition } from "./projection.ts";
+import { defineProjection, onceByPositionFresh } from "./projection.ts";
 
 export type ContextStatus = "idle" | "running" | "stopped" | "failed";
 export type RunStatus = "running" | "completed" | "stopped" | "failed" | "interrupted";
@@ -186,7 +186,7 @@ export const contextsProjection = defineProjection<ContextView>({
   version: 1,
   keysOf: (event) => [event.streamId],
   init: initContext,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   // Grouped by root so `list({ rootContextId })` is an index scan; ordered by creation.
   columns: (_key, s) => ({ group: s.rootContextId, order: s.createdPosition }),
 });

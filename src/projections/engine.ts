@@ -5,7 +5,7 @@ import { READ_RANGE_SQL } from "../events/sql.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
 import { ALL_PROJECTIONS } from "./all.ts";
-import { foldEvents, type Projection } from "./projection.ts";
+import type { Projection } from "./projection.ts";
 import { columnsOf, sameJson, sortRows } from "./snapshot.ts";
 import { projectionQueries } from "./queries.ts";
 import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
@@ -230,17 +230,19 @@ class ProjectionEngine implements Projections {
   async #foldPage(page: RecordedEvent[]): Promise<void> {
     const first = page[0]!.globalPosition;
     const last = page[page.length - 1]!.globalPosition;
-    const work: { live: Live; events: RecordedEvent[]; keys: Set<string> }[] = [];
+    const work: { live: Live; events: RecordedEvent[] }[] = [];
     for (const l of this.#live) {
       if (l.pending >= last) continue;
-      const events = l.pending < first ? page : page.filter((e) => e.globalPosition > l.pending);
-      const keys = new Set<string>();
-      for (const e of events) for (const k of l.projection.keysOf(e)) keys.add(k);
-      work.push({ live: l, events, keys });
+      work.push({ live: l, events: l.pending < first ? page : page.filter((e) => e.globalPosition > l.pending) });
     }
-    const toLoad = work.flatMap(({ live, keys }) =>
-      live.complete ? [] : [...keys].filter((k) => !live.cache.has(k)).map((k) => ({ n: live.projection.name, k })),
-    );
+    // States not cached are loaded first; a rebuild from zero (`complete`) has every state cached already.
+    const toLoad: { n: string; k: string }[] = [];
+    for (const { live, events } of work) {
+      if (live.complete) continue;
+      const keys = new Set<string>();
+      for (const e of events) for (const k of live.projection.keysOf(e)) if (!live.cache.has(k)) keys.add(k);
+      for (const k of keys) toLoad.push({ n: live.projection.name, k });
+    }
     if (toLoad.length > 0) {
       // Before the flush: a state another process writes meanwhile moves its checkpoint too, which the flush finds.
       const { rows: found } = await this.#sql.query<{ projection: string; key: string; state: unknown }>(
@@ -251,16 +253,21 @@ class ProjectionEngine implements Projections {
       const byName = new Map(work.map((w) => [w.live.projection.name, w.live]));
       for (const r of found) byName.get(r.projection)?.cache.set(r.key, r.state);
     }
-    for (const { live, events, keys } of work) {
+    // One pass per projection: each event's keys are asked once, and every state they name is in the cache or new.
+    for (const { live, events } of work) {
       const p = live.projection;
-      for (const k of keys) if (!live.cache.has(k)) live.cache.set(k, p.init(k));
+      const { cache, dirty } = live;
       try {
-        foldEvents(p, events, live.cache);
+        for (const e of events) {
+          for (const k of p.keysOf(e)) {
+            cache.set(k, p.evolve(cache.get(k) ?? p.init(k), e));
+            dirty.add(k);
+          }
+        }
       } catch (e) {
         // Folds never throw on valid events; a row written around the store may not be one.
         throw firstInvalid(events) ?? e;
       }
-      for (const k of keys) live.dirty.add(k);
       live.pending = last;
     }
   }

@@ -1,6 +1,6 @@
 // The `jobs` projection: the items of `parallel` tool calls (DESIGN §6), by job id and by the context that started them.
 import type { JobStatus, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPosition } from "./projection.ts";
+import { defineProjection, onceByPositionFresh } from "./projection.ts";
 
 export type JobView = {
   jobId: string;
@@ -116,6 +116,6 @@ export const jobsProjection = defineProjection<JobView>({
     }
   },
   init: initJob,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   columns: (_key, j) => ({ group: j.contextId, order: j.firstPosition }),
 });

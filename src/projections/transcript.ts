@@ -1,7 +1,7 @@
 // The `transcript` projection: a context's messages exactly as the model is sent them (chat shape, no system prompt).
 import type { RecordedEvent } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
-import { defineProjection, foldEvents, onceByPosition } from "./projection.ts";
+import { defineProjection, foldEvents, onceByPositionFresh } from "./projection.ts";
 
 /**
  * One run of one context: the cost of saving a step is bounded by the run's length, not the history's.
@@ -21,8 +21,11 @@ export type RunTranscript = {
 export const NOT_RUN_RESULT = "(not run: the run ended before this tool call finished)";
 
 /** `<contextId>/<runId>`, each part URI-encoded so no two pairs share a key. */
-export const transcriptKey = (contextId: string, runId: string): string =>
-  `${encodeURIComponent(contextId)}/${encodeURIComponent(runId)}`;
+export const transcriptKey = (contextId: string, runId: string): string => `${keyPart(contextId)}/${keyPart(runId)}`;
+
+/** Ids of letters, digits and `-` (uuids) are their own encoding: skip the call, it runs for every event of a fold. */
+const UNRESERVED = /^[A-Za-z0-9-]*$/;
+const keyPart = (s: string): string => (UNRESERVED.test(s) ? s : encodeURIComponent(s));
 
 export const initRunTranscript = (key: string): RunTranscript => {
   const [c = "", r = ""] = key.split("/");
@@ -128,7 +131,7 @@ export const transcriptProjection = defineProjection<RunTranscript>({
       ? [transcriptKey(event.streamId, event.data.runId)]
       : [],
   init: initRunTranscript,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   columns: (_key, t) => ({ group: t.contextId, order: t.firstPosition }),
 });
 

@@ -1,6 +1,6 @@
 // The `tree` projection: the delegation tree, one node per context with its children in creation order.
 import type { ContextKind, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, distinctKeys, onceByPosition } from "./projection.ts";
+import { defineProjection, distinctKeys, onceByPositionFresh } from "./projection.ts";
 
 export type TreeChild = { contextId: string; agentNumber: number; slot: string | null; kind: ContextKind };
 
@@ -82,7 +82,7 @@ export const treeProjection = defineProjection<TreeNode>({
   version: 1,
   keysOf: (event) => (event.type === "ContextCreated" ? distinctKeys(event.streamId, event.data.parentContextId) : []),
   init: initTreeNode,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   columns: (_key, n) => ({
     group: n.created ? (n.parentContextId === null ? ROOT_GROUP : n.parentContextId) : null,
     order: n.createdPosition,

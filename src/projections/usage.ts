@@ -1,6 +1,6 @@
 // The `usage` projection: tokens and model calls per context, rolled up per delegation root.
 import type { RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPosition } from "./projection.ts";
+import { defineProjection, onceByPositionFresh } from "./projection.ts";
 
 export type UsageView = {
   contextId: string;
@@ -75,7 +75,7 @@ export const usageProjection = defineProjection<UsageView>({
   version: 1,
   keysOf: (event) => (event.type === "ContextCreated" || event.type === "ModelReplied" ? [event.streamId] : []),
   init: initUsage,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   columns: (_key, u) => ({ group: u.rootContextId, order: 0 }),
 });
 
