@@ -16,6 +16,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   peers: () => import("./peers.bench.ts"),
   serve: () => import("./serve.bench.ts"),
   web: () => import("./web.bench.ts"),
+  ecosystem: () => import("./ecosystem.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";

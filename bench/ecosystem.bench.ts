@@ -1,0 +1,127 @@
+// Ecosystem figures: what streaming to a live listener adds to a delegation, and MCP tool calls run in parallel.
+// - Streaming: a 3-call delegation (A0 delegates, A1 answers, A0 composes) through the real `openai` client against a
+//   local zero-latency server, once as plain JSON exchanges (nobody listens), once streamed to a `{ deltas: true }` listener.
+// - MCP: the registry's everything server over stdio, one tool call of 200 ms beside 8 of them as `parallel` jobs.
+import { createRequire } from "node:module";
+import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import { createRuntime } from "../src/runtime/runtime.ts";
+import { openAIModel } from "../src/models/openai.ts";
+import { scriptedModel } from "../src/models/scripted.ts";
+import type { ModelRequest } from "../src/models/port.ts";
+import { startFakeOpenAIServer } from "../test/support/fakeOpenAIServer.ts";
+import type { Row } from "./main.ts";
+
+const quick = process.env.BENCH_QUICK === "1";
+const TRIPS = quick ? 15 : 150;
+const WARM_UP = quick ? 3 : 10;
+const MCP_RUNS = quick ? 3 : 10;
+const MCP_CALL_S = 0.2;
+
+const ANSWER = "The Belém Tower, then pastries nearby; the tram back along the river before sunset.";
+
+/** Milliseconds per trip of `TRIPS` delegations, streamed to a listener or not. */
+const delegations = async (streamed: boolean): Promise<number> => {
+  const server = await startFakeOpenAIServer();
+  const store = await openPgliteStore();
+  const rt = await createRuntime({
+    store,
+    model: openAIModel({ apiKey: "sk-bench-0123456789", baseURL: server.baseURL, model: "bench-model" }),
+    presets: { Default: { model: "bench-model" } },
+    limits: { passivateAfterMs: 60_000 },
+  });
+  let deltas = 0;
+  const unsubscribe = streamed ? await rt.subscribe(() => void deltas++, { deltas: true }) : () => {};
+  const trip = async (i: number) => {
+    // Real chunk sizes: a token or so (4 characters) per chunk.
+    server.reply(
+      { toolCalls: [{ name: "call_subordinate", arguments: JSON.stringify({ message: `look up sight ${i}`, reset: true }) }], chunkSize: 4, usage: { inputTokens: 50, outputTokens: 12 } },
+      { text: ANSWER, chunkSize: 4, usage: { inputTokens: 40, outputTokens: 20 } },
+      { text: `Day plan: ${ANSWER}`, chunkSize: 4, usage: { inputTokens: 90, outputTokens: 25 } },
+    );
+    const root = await rt.createContext({ name: `trip-${i}` });
+    const r = await rt.send(root.id, "plan a day");
+    if (r.status !== "completed") throw new Error(`delegation did not complete: ${r.status} ${r.failure?.message}`);
+  };
+  for (let i = 0; i < WARM_UP; i++) await trip(-i - 1);
+  const started = performance.now();
+  for (let i = 0; i < TRIPS; i++) await trip(i);
+  const ms = (performance.now() - started) / TRIPS;
+  unsubscribe();
+  await rt.close();
+  await store.close();
+  await server.close();
+  const asked = server.requests.filter((r) => r.body?.stream === true).length;
+  if (streamed ? deltas === 0 || asked !== server.requests.length : asked !== 0) throw new Error("the streaming setup did not hold");
+  return ms;
+};
+
+const streaming = async (): Promise<Row[]> => {
+  const plain = await delegations(false);
+  const streamed = await delegations(true);
+  return [
+    { name: "delegation, 3 model calls over HTTP, not streamed (nobody listens)", value: plain, unit: "ms/trip" },
+    {
+      name: "the same, streamed to a live listener (4-character chunks)",
+      value: streamed,
+      unit: "ms/trip",
+      compareTo: "not streamed",
+      ratio: streamed / plain,
+      target: "≤ 1.05× not streamed",
+    },
+  ];
+};
+
+const mcpParallel = async (): Promise<Row[]> => {
+  const everything = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js");
+  const store = await openPgliteStore();
+  const tool = "everything__trigger-long-running-operation";
+  const args = { duration: MCP_CALL_S, steps: 1 };
+  const answered = (req: ModelRequest) => req.messages.at(-1)?.role === "tool";
+  const model = scriptedModel((req) => {
+    if (answered(req)) return { text: "done" };
+    const fan = String(req.messages.at(-1)?.content) === "eight";
+    const calls = Array.from({ length: 8 }, () => ({ name: tool, arguments: args }));
+    return fan
+      ? { toolCalls: [{ id: "p", name: "parallel", arguments: JSON.stringify({ tool_calls: calls }) }] }
+      : { toolCalls: [{ id: "one", name: tool, arguments: JSON.stringify(args) }] };
+  });
+  const rt = await createRuntime({
+    store,
+    model,
+    mcpServers: { everything: { type: "stdio", command: process.execPath, args: [everything, "stdio"] } },
+    limits: { passivateAfterMs: 60_000 },
+  });
+  const timed = async (text: "one" | "eight") => {
+    const root = await rt.createContext();
+    const started = performance.now();
+    const r = await rt.send(root.id, text);
+    const ms = performance.now() - started;
+    const failed = (await rt.events({ contextId: root.id })).filter((e) => e.type === "ToolFailed" || (e.type === "ParallelJobFinished" && e.data.status !== "success"));
+    if (r.status !== "completed" || failed.length > 0) throw new Error(`MCP run did not complete cleanly: ${r.status}, ${failed.length} failed calls`);
+    return ms;
+  };
+  await timed("one"); // connects and lists the tools once
+  let one = 0;
+  let eight = 0;
+  for (let i = 0; i < MCP_RUNS; i++) {
+    one += await timed("one");
+    eight += await timed("eight");
+  }
+  await rt.close();
+  await store.close();
+  return [
+    { name: `run with one MCP tool call over stdio (${MCP_CALL_S * 1000} ms each)`, value: one / MCP_RUNS, unit: "ms" },
+    {
+      name: "run with 8 MCP tool calls as parallel jobs",
+      value: eight / MCP_RUNS,
+      unit: "ms",
+      compareTo: "one call",
+      ratio: eight / one,
+      target: "≤ 1.5× one call",
+    },
+  ];
+};
+
+export async function run(): Promise<Row[]> {
+  return [...(await streaming()), ...(await mcpParallel())];
+}
