@@ -1,20 +1,28 @@
-// One footprint scenario in its own process: `tsx bench/footprintChild.ts memory|new|reopen [dataDir]`,
-// or `long <runs>`: that many sequential runs on one in-memory store.
-// Prints one JSON line {ms, maxRssMb}: wall time since this process started, and its peak RSS
-// (`long` adds rssAfterTenthMb and rssAtEndMb: RSS after a tenth of the runs, and after all of them).
-import { openPgliteStore } from "../src/events/pgliteStore.ts";
-import { scriptedModel } from "../src/models/scripted.ts";
-import { createRuntime } from "../src/runtime/runtime.ts";
+// One footprint scenario in its own process: `node bench/footprintChild.ts memory | new <dir> | reopen <dir> | long <runs> <dir>`.
+//
+// It loads the library as an embedder does: the package entry (`actorzero`, i.e. the built dist/),
+// run by plain node (which strips this file's types). With FOOTPRINT_FROM=source it loads src/
+// instead, for a run under tsx (how a clone's `npm start` and tests run).
+// Prints one JSON line {ms, maxRssMb}: wall time since this process started, and its peak RSS.
+// `long` runs that many messages one after another to one context on a data dir, with a model that
+// keeps nothing (a recording test model would be the growth measured), and adds rssAfterTenthMb
+// and rssAtEndMb: RSS after a tenth of the runs, and after all of them.
+import type { ModelPort } from "../src/models/port.ts";
 
-const [scenario, dataDir] = process.argv.slice(2);
-if (scenario !== "memory" && scenario !== "long" && (dataDir === undefined || (scenario !== "new" && scenario !== "reopen"))) {
-  throw new Error("usage: footprintChild.ts memory | new <dataDir> | reopen <dataDir>");
-}
-const store = await openPgliteStore(scenario === "memory" || scenario === "long" ? {} : { dataDir: dataDir! });
-const model = scriptedModel(() => ({ text: "done", usage: { inputTokens: 1, outputTokens: 1 } }));
-const rt = await createRuntime({ store, model, tools: [] });
+type Library = Pick<typeof import("../src/index.ts"), "openPgliteStore" | "createRuntime">;
+const lib: Library = process.env["FOOTPRINT_FROM"] === "source" ? await import("../src/index.ts") : ((await import("actorzero" as string)) as Library);
+
+const [scenario, arg, arg2] = process.argv.slice(2);
+const usage = "usage: footprintChild.ts memory | new <dataDir> | reopen <dataDir> | long <runs> <dataDir>";
+if (scenario === undefined || !["memory", "new", "reopen", "long"].includes(scenario)) throw new Error(usage);
+const dataDir = scenario === "long" ? arg2 : arg;
+if (scenario !== "memory" && dataDir === undefined) throw new Error(usage);
+
+const store = await lib.openPgliteStore(dataDir === undefined ? {} : { dataDir });
+const model: ModelPort = { call: async () => ({ text: "done", usage: { inputTokens: 1, outputTokens: 1 } }) };
+const rt = await lib.createRuntime({ store, model, tools: [] });
 const root = await rt.createContext({ name: "footprint" });
-const runs = scenario === "long" ? Number(dataDir ?? 10_000) : 1;
+const runs = scenario === "long" ? Number(arg) : 1;
 const mb = () => process.memoryUsage().rss / 1024 / 1024;
 let rssAfterTenthMb = 0;
 for (let i = 1; i <= runs; i++) {
