@@ -3,6 +3,7 @@
 // document cannot drift from what the server accepts.
 import { z } from "zod";
 import { ContextIdParam, ContextsQuery, CreateContextBody, ErrorBody, EventsQuery, SendMessageBody, StreamQuery } from "./schemas.ts";
+import { AuditQuery, TreeQuery } from "./webRoutes.ts";
 
 const schemaOf = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -46,6 +47,16 @@ export const openApiDocument = (): Record<string, unknown> =>
       },
       "/v1/contexts/{id}": { get: { summary: "One context", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("The context"), ...withContext } } },
       "/v1/contexts/{id}/children": { get: { summary: "Its subordinates", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ children }"), ...withContext } } },
+      "/v1/contexts/{id}/audit": {
+        get: {
+          summary: "Its audit, as `actorzero audit --json` prints it (at = as it was at that log position)",
+          parameters: [...paramsOf(ContextIdParam, "path"), ...paramsOf(AuditQuery, "query")],
+          responses: { "200": ok("The audit report (format 1)"), ...withContext },
+        },
+      },
+      "/v1/tree": {
+        get: { summary: "The delegation tree, one row per context (at = as it was at that log position)", parameters: paramsOf(TreeQuery, "query"), responses: { "200": ok("{ position, head, rows }"), ...common } },
+      },
       "/v1/contexts/{id}/history": { get: { summary: "Its transcript", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ history }"), ...withContext } } },
       "/v1/contexts/{id}/messages": {
         post: {
