@@ -126,6 +126,30 @@ describe("given a served log with two finished delegation trees", () => {
     held.open();
   });
 
+  it("when a message, a pause and a resume are sent from the page, then the log records each and the row follows", async () => {
+    const id = roots["Hold"]!;
+    held = gate();
+    await w.page.fill("#send-text", "Hold on once more");
+    await w.page.keyboard.press("Enter");
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "running"), "the root running again");
+    await w.page.click("#pause");
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "paused"), "the root paused");
+    await w.page.click("#resume");
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "running"), "the root resumed");
+    held.open();
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle"), "the run finished");
+    const log = (await rt.events({ contextId: id })).map((e) => e.type);
+    expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "RunCompleted"].includes(t))).toEqual([
+      "MessageReceived",
+      "MessageReceived",
+      "ContextPaused",
+      "ContextResumed",
+      "RunCompleted",
+    ]);
+    const sent = (await rt.events({ contextId: id })).filter((e) => e.type === "MessageReceived");
+    expect(sent.at(-1)!.type === "MessageReceived" && sent.at(-1)!.data.text).toBe("Hold on once more");
+  });
+
   it("when a delegation step's link is followed with the keyboard, then the child's timeline lists its run step by step", async () => {
     await w.page.click(`#tree-${roots["Write"]} .task`);
     await w.page.waitForSelector(`#timeline [data-kind=tool_call]`);
