@@ -8,12 +8,15 @@ import type { EventStore } from "../src/events/store.ts";
 import type { NewEvent } from "../src/events/schema.ts";
 import { asRunId } from "../src/events/ids.ts";
 import type { Row } from "./main.ts";
+import { APPEND_SQL, encodeExpectedVersion } from "../src/events/sql.ts";
+import { UNCHAINED_APPEND_FUNCTION, UNCHAINED_APPEND_SQL } from "./support/unchainedAppend.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const APPEND_ROWS = quick ? 2_000 : 10_000; // events per measured block
 const ROUNDS = 3; // raw and append blocks alternate, so drift hits both
 const BIG_LOG = quick ? 100_000 : 1_000_000;
 const OPENS = 3;
+const VERIFY_LOG = quick ? 10_000 : 100_000;
 
 const data = { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" as const };
 const metadata = { correlationId: "run-1", causationId: null, actor: "bench" };
@@ -69,6 +72,44 @@ const appendRates = async (store: EventStore, batch: number): Promise<Row[]> => 
   ];
 };
 
+/**
+ * The hash chain's cost: the append function as it is against the one before the chain, the same SQL
+ * call with the same rows (no validation in JS around either), blocks alternating.
+ */
+const chainCost = async (store: EventStore): Promise<Row[]> => {
+  await store.sql.exec(UNCHAINED_APPEND_FUNCTION);
+  const call = (sql: string) => async (streamId: string, version: number, n: number) => {
+    const rows = Array.from({ length: n }, () => ({ event_id: randomUUID(), type: "MessageReceived", schema_version: 1, data, metadata }));
+    await store.sql.query(sql, [streamId, encodeExpectedVersion(version === 0 ? "no_stream" : version), JSON.stringify(rows), new Date().toISOString()]);
+  };
+  const chained = call(APPEND_SQL);
+  const unchained = call(UNCHAINED_APPEND_SQL);
+  await measure(chained, "warm-c", 500, 1);
+  await measure(unchained, "warm-u", 500, 1);
+  let chainedMs = 0;
+  let unchainedMs = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    unchainedMs += await measure(unchained, `unchained-${round}`, APPEND_ROWS, 1);
+    chainedMs += await measure(chained, `chained-${round}`, APPEND_ROWS, 1);
+  }
+  const unchainedRate = (ROUNDS * APPEND_ROWS) / (unchainedMs / 1000);
+  const chainedRate = (ROUNDS * APPEND_ROWS) / (chainedMs / 1000);
+  const before = "append function without the hash chain (schema 1), 1 event/append";
+  return [
+    { name: before, value: unchainedRate, unit: "events/s" },
+    { name: "append function with the hash chain, 1 event/append", value: chainedRate, unit: "events/s", compareTo: before, ratio: chainedRate / unchainedRate, target: "ratio ≥ 0.9" },
+  ];
+};
+
+/** verify-log's pace: the whole log read, every link recomputed and every row parsed in full. */
+const verifyRate = async (store: EventStore): Promise<Row> => {
+  const started = performance.now();
+  const result = await store.verify();
+  const ms = performance.now() - started;
+  if (!result.ok) throw new Error(`the bench log does not verify: ${JSON.stringify(result.problems[0])}`);
+  return { name: `verify a log of ${result.events.toLocaleString("en")} events`, value: result.events / (ms / 1000), unit: "events/s" };
+};
+
 /** Fills a log with `count` valid events straight in SQL: many streams of 100 events. */
 const fillLog = async (store: EventStore, count: number) => {
   const chunk = 100_000;
@@ -102,8 +143,17 @@ export async function run(): Promise<Row[]> {
     try {
       rows.push(...(await appendRates(store, 1)));
       rows.push(...(await appendRates(store, 10)));
+      rows.push(...(await chainCost(store)));
     } finally {
       await store.close();
+    }
+    // A log of appends only (the one above holds raw INSERTs, which verify rightly reports as unchained).
+    const chained = await openPgliteStore({ dataDir: path.join(root, "chained") });
+    try {
+      await measure(async (streamId, version, n) => void (await chained.append(streamId, Array.from({ length: n }, event), { expectedVersion: version === 0 ? "no_stream" : version })), "v", VERIFY_LOG, 10);
+      rows.push(await verifyRate(chained));
+    } finally {
+      await chained.close();
     }
 
     const emptyDir = path.join(root, "empty");

@@ -19,6 +19,7 @@ export const recordingStore = (store: EventStore): EventStore & { appends: Recor
     readAll: store.readAll.bind(store),
     iterateAll: store.iterateAll.bind(store),
     headPosition: store.headPosition.bind(store),
+    verify: store.verify.bind(store),
     subscribe: store.subscribe.bind(store),
     close: store.close.bind(store),
   });

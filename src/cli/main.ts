@@ -23,6 +23,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   send: () => import("./commands/send.ts").then((m) => ({ spec: m.sendSpec, run: m.sendCommand })),
   stop: () => import("./commands/stop.ts").then((m) => ({ spec: m.stopSpec, run: m.stopCommand })),
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
+  "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
 };
 
 const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);

@@ -9,16 +9,17 @@ import { pgliteImage, pgliteStartParams, walSegmentBytes } from "./pgliteImage.t
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
+import { schemaAction } from "./schemaCheck.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
   type AppendOutcome,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
-  SCHEMA_VERSION,
   SCHEMA_VERSION_QUERY,
   SQLSTATE_EVENT_ID_REUSED,
   runAppend,
 } from "./sql.ts";
+import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
 export type PgliteStoreOptions = {
@@ -30,6 +31,8 @@ export type PgliteStoreOptions = {
   now?: () => Date;
   /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
   onSubscriberError?: (error: unknown) => void;
+  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it. */
+  schema?: "create" | "existing";
 };
 
 
@@ -47,7 +50,7 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
   let db: PGlite;
   try {
     db = await createDb(options, found);
-    await ensureSchema(db, options.dataDir);
+    await ensureSchema(db, options.dataDir, options.schema ?? "create");
   } catch (e) {
     lock?.release();
     if (e instanceof StoreError) throw e;
@@ -123,15 +126,17 @@ export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
 
-const ensureSchema = async (db: PGlite, dataDir: string | undefined) => {
+const ensureSchema = async (db: PGlite, dataDir: string | undefined, schema: "create" | "existing") => {
   const exists = (await db.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
   const version = exists ? ((await db.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
-  if (version !== null && version > SCHEMA_VERSION) {
+  let action: ReturnType<typeof schemaAction>;
+  try {
+    action = schemaAction(version, schema, dataDir === undefined ? "" : ` in ${dataDir}`);
+  } catch (e) {
     await db.close();
-    const where = dataDir === undefined ? "" : ` in ${dataDir}`;
-    throw new StoreError("refused", `the event log schema${where} is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}); it was left untouched.`);
+    throw e;
   }
-  if (version !== SCHEMA_VERSION) await db.exec(SCHEMA_SQL);
+  if (action === "run-schema-sql") await db.exec(SCHEMA_SQL);
 };
 
 type Subscription = {
@@ -184,6 +189,7 @@ class PgliteStore implements EventStore {
   readonly readAll = this.#reads.readAll;
   readonly iterateAll = this.#reads.iterateAll;
   readonly headPosition = this.#reads.headPosition;
+  readonly verify = (options?: VerifyLogOptions): Promise<LogVerification> => verifyEventLog(this.sql, options);
 
 
 

@@ -1,8 +1,9 @@
 // The event store on a PostgreSQL server, shared by many runtime processes: the only file that imports `pg`.
 import { createHash } from "node:crypto";
 import type pg from "pg";
+import { schemaAction } from "./schemaCheck.ts";
 import { decodeRow, type EventRow } from "./codec.ts";
-import { redactSecrets } from "./redact.ts";
+import { redactSecrets, urlPasswords } from "./redact.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
@@ -17,10 +18,10 @@ import {
   runAppend,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
-  SCHEMA_VERSION,
   SCHEMA_VERSION_QUERY,
   SQLSTATE_EVENT_ID_REUSED,
 } from "./sql.ts";
+import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
 export type PostgresStoreOptions = {
@@ -32,6 +33,8 @@ export type PostgresStoreOptions = {
   poolSize?: number;
   /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
   onSubscriberError?: (error: unknown) => void;
+  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it. */
+  schema?: "create" | "existing";
 };
 
 const UNIQUE_VIOLATION = "23505";
@@ -61,25 +64,23 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
   // An idle client whose connection drops emits here; the next query gets a fresh one.
   pool.on("error", () => {});
   try {
-    await ensureSchema(pool);
+    await ensureSchema(pool, options.schema ?? "create");
   } catch (e) {
     await pool.end().catch(() => {});
     if (e instanceof StoreError) throw e;
-    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url)}: ${(e as Error).message}`, { cause: e });
+    const secrets = urlPasswords(options.url);
+    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url, secrets)}: ${redactSecrets((e as Error).message, secrets)}`);
   }
   return new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
 };
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
 
-const ensureSchema = async (pool: pg.Pool) => {
+const ensureSchema = async (pool: pg.Pool, schema: "create" | "existing") => {
   const exists = (await pool.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
   const version = exists ? ((await pool.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
-  if (version !== null && version > SCHEMA_VERSION) {
-    throw new StoreError("refused", `the event log schema is at version ${version}, newer than this runtime knows (${SCHEMA_VERSION}).`);
-  }
   // Without parameters pg sends the simple protocol: the whole script runs as one implicit transaction.
-  if (version !== SCHEMA_VERSION) await pool.query(SCHEMA_SQL);
+  if (schemaAction(version, schema, "") === "run-schema-sql") await pool.query(SCHEMA_SQL);
 };
 
 /** Our own hot statements are prepared once per connection, under a name derived from their text. */
@@ -152,6 +153,7 @@ class PostgresStore implements EventStore {
   readonly readAll = this.#reads.readAll;
   readonly iterateAll = this.#reads.iterateAll;
   readonly headPosition = this.#reads.headPosition;
+  readonly verify = (options?: VerifyLogOptions): Promise<LogVerification> => verifyEventLog(this.sql, options);
 
   /** The highest position known to be final (every event at or below it is committed or never will be). */
   #settled = 0;
@@ -262,7 +264,7 @@ class PostgresStore implements EventStore {
     if (this.#closed) return new StoreError("closed", "the event store was closed during the call", { cause: e });
     const code = (e as { code?: unknown }).code;
     if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
-    if (isConnectionError(code)) return new StoreError("unavailable", `the PostgreSQL server is unavailable: ${(e as Error).message}`, { cause: e });
+    if (isConnectionError(code)) return new StoreError("unavailable", `the PostgreSQL server is unavailable: ${redactSecrets((e as Error).message)}`);
     return e;
   }
 

@@ -38,3 +38,16 @@ const envSecrets = (): string[] => {
   const env = typeof process === "undefined" ? {} : process.env;
   return SECRET_ENV.map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= 6);
 };
+
+/**
+ * The passwords a URL carries (userinfo, `?password=`), decoded: a driver's error may quote them in
+ * another form than the URL's, so a message about that URL is redacted of these too.
+ */
+export const urlPasswords = (url: string): string[] => {
+  try {
+    const u = new URL(url);
+    return [decodeURIComponent(u.password), u.searchParams.get("password") ?? ""].filter((p) => p.length >= 4);
+  } catch {
+    return [];
+  }
+};

@@ -2,8 +2,13 @@
 //
 // Written for PostgreSQL 15 and later (PGlite is PostgreSQL 18): nothing here may use a newer feature.
 
-/** The schema version this code writes and expects; a database at a higher version is refused. */
-export const SCHEMA_VERSION = 1;
+import { GENESIS_HASH_SQL, CHAIN_LOCK_KEY, eventEncodingSql } from "./chainSql.ts";
+
+/**
+ * The schema version this code writes and expects; a database at a higher version is refused.
+ * 2: every event row carries `hash`, its link in the log's hash chain (see chainSql.ts).
+ */
+export const SCHEMA_VERSION = 2;
 
 /** `expectedVersion` as the append function takes it: -1 = `no_stream`, -2 = `any`, n ≥ 0 = that version. */
 export const EXPECT_NO_STREAM = -1;
@@ -59,6 +64,22 @@ CREATE TABLE IF NOT EXISTS events (
   recorded_at     TIMESTAMPTZ NOT NULL,
   UNIQUE (stream_id, stream_version)
 );
+
+-- Version 2: the hash chain. Adding a nullable column is a catalog change, however long the log;
+-- the rows already there keep a NULL hash. The ALTER waits for every insert in flight, so the
+-- sequence read below is past every position handed out before the chain existed.
+ALTER TABLE events ADD COLUMN IF NOT EXISTS hash BYTEA;
+
+-- Where the chain starts: events at or below after_position were written before it existed (a log
+-- upgraded from version 1); every later one is chained. One row, written once.
+CREATE TABLE IF NOT EXISTS actorzero_chain (
+  one            BOOLEAN     PRIMARY KEY DEFAULT true CHECK (one),
+  after_position BIGINT      NOT NULL,
+  started_at     TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+INSERT INTO actorzero_chain (after_position)
+  VALUES (coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'global_position')::regclass), 0))
+  ON CONFLICT DO NOTHING;
 
 -- The log is append-only for every client, not just ours. A statement trigger also fires when no
 -- row matches, so "DELETE FROM events" on an empty log is refused too.
@@ -146,20 +167,29 @@ END
 $fn$;
 
 -- Appends p_events (a JSON array of {event_id, type, schema_version, data, metadata}) to a stream in
--- one statement. Returns {"positions": [...], "version": n} on success or for an idempotent
--- re-append (the original positions), and {"conflict": true, "version": actual} when the stream is
--- not at p_expected_version. A unique violation (a concurrent append took the version, or "any"
--- re-appends stored ids) is raised as is: the caller resolves it with actorzero_find_appended and
--- calls again (see runAppend), which keeps the common path free of a subtransaction.
+-- one statement. Returns {"positions": [...], "version": n, "hashes": [...]} on success, and for an
+-- idempotent re-append the original positions; {"conflict": true, "version": actual} when the stream
+-- is not at p_expected_version. A unique violation ("any" re-appends stored ids) is raised as is:
+-- the caller resolves it with actorzero_find_appended and calls again (see runAppend).
+--
+-- The hash chain: each event's hash is sha256(hash of the event before it ‖ its canonical encoding).
+-- The chain lock is taken first and held until this transaction ends, so appends run one after the
+-- other from here to their commit: each one reads the hash its predecessor committed, and takes its
+-- positions after it, so position order is commit order for every chained event.
 CREATE OR REPLACE FUNCTION actorzero_append(
   p_stream_id TEXT, p_expected_version INTEGER, p_events JSONB, p_recorded_at TIMESTAMPTZ
 ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
 DECLARE
   v_current INTEGER;
   v_event JSONB;
+  v_count INTEGER := jsonb_array_length(p_events);
   v_position BIGINT;
-  v_positions BIGINT[];
+  v_positions BIGINT[] := '{}';
+  v_hash BYTEA;
+  v_hashes BYTEA[] := '{}';
+  v_sequence REGCLASS := pg_get_serial_sequence('events', 'global_position')::regclass;
 BEGIN
+  PERFORM pg_advisory_xact_lock(${CHAIN_LOCK_KEY});
   -- A backward scan of the (stream_id, stream_version) index: the cost does not grow with the stream.
   SELECT stream_version INTO v_current FROM events
     WHERE stream_id = p_stream_id ORDER BY stream_version DESC LIMIT 1;
@@ -170,27 +200,43 @@ BEGIN
       actorzero_find_appended(p_stream_id, ARRAY(SELECT (e->>'event_id')::uuid FROM jsonb_array_elements(p_events) AS x(e))),
       jsonb_build_object('conflict', true, 'version', v_current));
   END IF;
-  IF jsonb_array_length(p_events) = 1 THEN
-    -- The common case, a third cheaper than the set-returning path below (measured on PGlite).
+  -- The last event's hash (a backward scan of the primary key); an unchained one starts a new link.
+  SELECT hash INTO v_hash FROM events ORDER BY global_position DESC LIMIT 1;
+  v_hash := coalesce(v_hash, ${GENESIS_HASH_SQL});
+  IF v_count = 1 THEN
+    -- The common case: one INSERT of values, cheaper than the set-returning path below.
     v_event := p_events->0;
-    INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
-      VALUES ((v_event->>'event_id')::uuid, p_stream_id, v_current + 1, v_event->>'type',
-              (v_event->>'schema_version')::smallint, v_event->'data', v_event->'metadata', p_recorded_at)
-      RETURNING global_position INTO v_position;
-    RETURN jsonb_build_object('positions', jsonb_build_array(v_position), 'version', v_current + 1);
+    v_position := nextval(v_sequence);
+    v_hash := sha256(v_hash || ${eventEncodingSql({
+      position: "v_position", stream: "p_stream_id", version: "v_current + 1", type: "v_event->>'type'",
+      schemaVersion: "(v_event->>'schema_version')::smallint", data: "v_event->'data'", metadata: "v_event->'metadata'", recordedAt: "p_recorded_at",
+    })});
+    INSERT INTO events (global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+      VALUES (v_position, (v_event->>'event_id')::uuid, p_stream_id, v_current + 1, v_event->>'type',
+              (v_event->>'schema_version')::smallint, v_event->'data', v_event->'metadata', p_recorded_at, v_hash);
+    RETURN jsonb_build_object('positions', jsonb_build_array(v_position), 'version', v_current + 1,
+                              'hashes', jsonb_build_array(encode(v_hash, 'hex')));
   END IF;
-  WITH inserted AS (
-    INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
-    SELECT x.event_id, p_stream_id, v_current + x.ord::int, x.type, x.schema_version, x.data, x.metadata, p_recorded_at
-      FROM ROWS FROM (jsonb_to_recordset(p_events)
-             AS (event_id UUID, type TEXT, schema_version SMALLINT, data JSONB, metadata JSONB))
-           WITH ORDINALITY AS x(event_id, type, schema_version, data, metadata, ord)
-      ORDER BY x.ord
-    RETURNING global_position, stream_version
-  )
-  SELECT array_agg(global_position ORDER BY stream_version) INTO v_positions FROM inserted;
-  RETURN jsonb_build_object('positions', to_jsonb(coalesce(v_positions, '{}')),
-                            'version', v_current + jsonb_array_length(p_events));
+  -- Each hash depends on the one before: computed in order here, then one INSERT writes them all.
+  FOR i IN 0 .. v_count - 1 LOOP
+    v_event := p_events->i;
+    v_position := nextval(v_sequence);
+    v_hash := sha256(v_hash || ${eventEncodingSql({
+      position: "v_position", stream: "p_stream_id", version: "v_current + 1 + i", type: "v_event->>'type'",
+      schemaVersion: "(v_event->>'schema_version')::smallint", data: "v_event->'data'", metadata: "v_event->'metadata'", recordedAt: "p_recorded_at",
+    })});
+    v_positions := v_positions || v_position;
+    v_hashes := v_hashes || v_hash;
+  END LOOP;
+  INSERT INTO events (global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
+  SELECT v_positions[x.ord], x.event_id, p_stream_id, v_current + x.ord::int, x.type, x.schema_version, x.data, x.metadata,
+         p_recorded_at, v_hashes[x.ord]
+    FROM ROWS FROM (jsonb_to_recordset(p_events)
+           AS (event_id UUID, type TEXT, schema_version SMALLINT, data JSONB, metadata JSONB))
+         WITH ORDINALITY AS x(event_id, type, schema_version, data, metadata, ord)
+    ORDER BY x.ord;
+  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_current + v_count,
+                            'hashes', (SELECT coalesce(jsonb_agg(encode(h, 'hex')), '[]'::jsonb) FROM unnest(v_hashes) AS h));
 END
 $fn$;
 
@@ -224,10 +270,10 @@ export const READ_BY_IDS_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE event_
 /**
  * What `actorzero_append` returns. `stored`: the events were already in the log (an idempotent
  * re-append); a log whose functions predate the flag leaves it out, and then a version other than the
- * one a fresh append gives says the same.
+ * one a fresh append gives says the same. `hashes`: the appended events' links in the chain (hex).
  */
 export type AppendOutcome =
-  | { positions: number[]; version: number; stored?: true; conflict?: undefined }
+  | { positions: number[]; version: number; stored?: true; hashes?: string[]; conflict?: undefined }
   | { conflict: true; version: number };
 
 /** An event as `actorzero_append` takes it, in the JSON array of `$3`. */

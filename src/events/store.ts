@@ -1,5 +1,6 @@
 // The event store port: one append-only log, read by stream, in pages, or live (DESIGN §3).
 import type { NewEvent, RecordedEvent } from "./schema.ts";
+import type { LogVerification, VerifyLogOptions } from "./verifyLog.ts";
 
 /** `no_stream`: the stream must not exist yet; `any`: no check; a number: the stream's current version. */
 export type ExpectedVersion = number | "no_stream" | "any";
@@ -55,6 +56,12 @@ export interface EventStore {
    * each new one as it commits; never skips one that committed out of order.
    */
   subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe;
+  /**
+   * Checks the whole log against itself (verifyLog.ts): the hash chain, stream versions contiguous
+   * from 1, every row decodable, the append-only guard in place; with `since`, that the log only grew
+   * after that anchor. Writes nothing. StoreError `refused` when the database holds no actorzero log.
+   */
+  verify(options?: VerifyLogOptions): Promise<LogVerification>;
   /** SQL in the same database, for projections. */
   readonly sql: SqlExecutor;
   close(): Promise<void>;

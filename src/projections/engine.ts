@@ -1,7 +1,9 @@
 // Persists the projections in the log's own database, checkpointed by global position: a catch-up folds
 // page by page in memory and writes the changed states with the checkpoints in one statement.
 import { type EventRow, firstInvalid, verifyRow } from "../events/codec.ts";
+import { StoreError } from "../events/errors.ts";
 import { READ_RANGE_SQL } from "../events/sql.ts";
+import { logShorterThanProjections } from "./logLength.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
 import { ALL_PROJECTIONS } from "./all.ts";
@@ -104,6 +106,8 @@ class ProjectionEngine implements Projections {
         position BIGINT  NOT NULL
       );
     `);
+    const shorter = await logShorterThanProjections(this.#sql, await this.store.headPosition(), this.#checkpoints);
+    if (shorter) throw new StoreError("refused", `${shorter} (actorzero verify-log says more); nothing was opened`);
     const stored = new Map((await this.checkpoints()).map((c) => [c.name, c]));
     const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
     if (stale.length > 0) await this.#reset(stale);

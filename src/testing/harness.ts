@@ -95,6 +95,7 @@ export const crashableStore = (store: EventStore): CrashableStore => {
     readAll: track((a, l) => store.readAll(a, l)),
     iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
     headPosition: track(() => store.headPosition()),
+    verify: track((o) => store.verify(o)),
     subscribe: (after, listener) => store.subscribe(after, (e) => (dead ? undefined : listener(e))),
     // The store outlives its handles: the test closes it.
     close: async () => undefined,

@@ -77,6 +77,7 @@ export const holdingStore = (store: EventStore, hold: (streamId: string, types: 
   readAll: (after, limit) => store.readAll(after, limit),
   iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
   headPosition: () => store.headPosition(),
+  verify: (options) => store.verify(options),
   subscribe: (after, listener) => store.subscribe(after, listener),
   close: () => store.close(),
 });

@@ -12,7 +12,16 @@ const message = (text: string): NewEvent => ({
   metadata: { correlationId: "run-1", causationId: null, actor: "test" },
 });
 
-/** The append function called inside a transaction of the SQL door, so the test decides when it commits. */
+/**
+ * An event inserted around the append function, inside a transaction of the SQL door, so the test
+ * decides when it commits. Appends through actorzero_append cannot commit out of order (they hold the
+ * chain lock from their position to their commit); a raw INSERT, as a foreign or old writer does, can,
+ * and readers must still never skip it.
+ */
+const INSERT_IN_TX = `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+  VALUES ($1, $2, 1, 'MessageReceived', 1, $3::jsonb, $4::jsonb, now()) RETURNING global_position`;
+const raw = (streamId: string, text: string) => [crypto.randomUUID(), streamId, JSON.stringify(message(text).data), JSON.stringify(message(text).metadata)];
+/** The append function itself inside a transaction of the SQL door. */
 const APPEND_IN_TX = `SELECT actorzero_append($1, -2, $2::jsonb, now()) AS result`;
 const row = (text: string) => JSON.stringify([{ event_id: crypto.randomUUID(), type: "MessageReceived", schema_version: 1, data: message(text).data, metadata: message(text).metadata }]);
 
@@ -68,7 +77,7 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
     expect(sub.seen.map((e) => e.type === "MessageReceived" && e.data.text)).toEqual(["a", "b", "c"]);
   });
 
-  describe("when transactions commit out of order", () => {
+  describe("when transactions commit out of order (rows inserted around the append function)", () => {
     it("when a later position commits first, holds it back until the earlier one commits, then delivers both in order", async () => {
       const url = await db.fresh();
       const writer = await open(url);
@@ -78,8 +87,8 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
       let heldPosition = 0;
       // Transaction 1 takes position 1 and stays open; transaction 2 takes position 2 and commits.
       const held = writer.sql.transaction(async (tx) => {
-        const { rows } = await tx.query<{ result: { positions: number[] } }>(APPEND_IN_TX, ["held", row("first")]);
-        heldPosition = rows[0]!.result.positions[0]!;
+        const { rows } = await tx.query<{ global_position: string }>(INSERT_IN_TX, raw("held", "first"));
+        heldPosition = Number(rows[0]!.global_position);
         await release.opened;
       });
       let later: Awaited<ReturnType<EventStore["append"]>>;
@@ -107,7 +116,7 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
       let taken = false;
       const rolledBack = writer.sql
         .transaction(async (tx) => {
-          await tx.query(APPEND_IN_TX, ["doomed", row("never")]);
+          await tx.query(INSERT_IN_TX, raw("doomed", "never"));
           taken = true;
           await release.opened;
           throw new Error("roll back");
@@ -130,6 +139,37 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
     });
   });
 
+  describe("when an append through the append function holds its transaction open", () => {
+    it("holds the next append back until it commits, so positions follow commit order and the chain verifies", async () => {
+      const url = await db.fresh();
+      const writer = await open(url);
+      const reader = await open(url);
+      const sub = collect(reader);
+      const release = gate();
+      let heldPosition = 0;
+      const held = writer.sql.transaction(async (tx) => {
+        const { rows } = await tx.query<{ result: { positions: number[] } }>(APPEND_IN_TX, ["held", row("first")]);
+        heldPosition = rows[0]!.result.positions[0]!;
+        await release.opened;
+      });
+      await until(() => heldPosition > 0, "the held append");
+      let next = 0;
+      const later = writer.append("later", [message("second")], { expectedVersion: "no_stream" }).then((r) => (next = r.positions[0]!));
+      await sleep(300);
+      expect(next, "the second append went through while the first held the chain").toBe(0);
+      expect(sub.seen).toEqual([]);
+      release.open();
+      await held;
+      await later;
+      expect(next).toBe(heldPosition + 1);
+      await until(() => sub.seen.length === 2, "both events");
+      expect(sub.positions()).toEqual([heldPosition, next]);
+      const verified = await reader.verify();
+      expect(verified.problems).toEqual([]);
+      expect(verified.head.position).toBe(next);
+    });
+  });
+
   it("given many writers whose transactions commit in any order, delivers every event exactly once in position order", async () => {
     const url = await db.fresh();
     const writers = await Promise.all(Array.from({ length: 6 }, () => open(url)));
@@ -140,9 +180,9 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
     const work = writers.map(async (writer, w) => {
       for (let i = 0; i < 25; i++) {
         if (i % 5 === 2) {
-          // Take positions now, commit after a pause, while the other writers commit theirs.
+          // Take a position now, commit after a pause, while the other writers commit theirs.
           await writer.sql.transaction(async (tx) => {
-            await tx.query(APPEND_IN_TX, [`w${w}`, row(`w${w}-${i}`)]);
+            await tx.query(INSERT_IN_TX, raw(`raw-w${w}-${i}`, `w${w}-${i}`));
             await tx.query(`SELECT pg_sleep($1)`, [0.02 + ((w * 7 + i) % 5) * 0.03]);
           });
           total.appended += 1;

@@ -7,6 +7,7 @@ import { ConcurrencyError, EventDecodeError, EventValidationError, StoreError } 
 import { asEventId, asRunId } from "../../src/events/ids.ts";
 import type { NewEvent, RecordedEvent } from "../../src/events/schema.ts";
 import type { EventStore } from "../../src/events/store.ts";
+import { ROW_ENCODING_SQL } from "../../src/events/chainSql.ts";
 
 /** Opens a store on a log that has the schema; `fresh` says the test needs an empty log of its own. */
 export type StoreOpener = (options: { fresh: boolean; now?: () => Date }) => Promise<EventStore>;
@@ -227,6 +228,46 @@ export const storeContract = (name: string, open: StoreOpener) => {
         await expect(store.sql.exec("DELETE FROM events")).rejects.toThrow(/append-only/);
         await expect(store.sql.exec("TRUNCATE events")).rejects.toThrow(/append-only/);
         expect(texts(await store.readStream(id))).toEqual(["keep me"]);
+      });
+    });
+
+    describe("when the log is verified", () => {
+      it("chains every appended event to the one before, so verify passes and names the last as head", async () => {
+        const fresh = await open({ fresh: true });
+        try {
+          const a = newStream();
+          await fresh.append(a, [message("one")], { expectedVersion: "no_stream" });
+          await fresh.append(a, [message("two"), message("three")], { expectedVersion: 1 });
+          const { positions } = await fresh.append(newStream(), [message("four")], { expectedVersion: "any" });
+          const { rows } = await fresh.sql.query<{ position: number; hash: string; linked: boolean }>(
+            `SELECT global_position::int AS position, encode(hash, 'hex') AS hash,
+                    hash = sha256(coalesce(lag(hash) OVER (ORDER BY global_position), '\\x${"00".repeat(32)}'::bytea) || ${ROW_ENCODING_SQL}) AS linked
+               FROM events e ORDER BY global_position`,
+          );
+          expect(rows.map((r) => r.linked)).toEqual([true, true, true, true]);
+          const result = await fresh.verify();
+          expect(result).toMatchObject({ ok: true, events: 4, problems: [], unchained: 0, head: { position: positions[0], hash: rows[3]!.hash } });
+        } finally {
+          await fresh.close();
+        }
+      });
+
+      it("names a row written around the append (no hash) and a stream version gap, at their positions", async () => {
+        const fresh = await open({ fresh: true });
+        try {
+          const id = newStream();
+          await fresh.append(id, [message("one")], { expectedVersion: "no_stream" });
+          const raw = await fresh.sql.query<{ global_position: string }>(INSERT_ROW, [randomUUID(), id, 3, "MessageReceived", JSON.stringify({ runId: "run-1", text: "x", sender: "user" })]);
+          const result = await fresh.verify();
+          expect(result.ok).toBe(false);
+          const at = Number(raw.rows[0]!.global_position);
+          expect(result.problems).toEqual([
+            { position: at, problem: expect.stringMatching(/has no hash/) },
+            { position: at, problem: expect.stringMatching(new RegExp(`stream ${id} jumps from version 1 to 3`)) },
+          ]);
+        } finally {
+          await fresh.close();
+        }
       });
     });
 

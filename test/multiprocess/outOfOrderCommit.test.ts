@@ -20,7 +20,9 @@ const created = (id: string): DomainEvent => ({
 describeWithPostgres("projections over a log that many processes append to", () => {
   const db = usePostgresDatabase("actorzero_out_of_order");
 
-  describe("when an append holding an earlier position commits after a later one, with a catch-up in between", () => {
+  // Appends through actorzero_append hold the chain lock until they commit, so among them positions
+  // follow commit order; a row inserted around the function (a foreign or old writer) still can not.
+  describe("when an insert holding an earlier position commits after a later append, with a catch-up in between", () => {
     // Catch-up reads only up to the settled position (store.settledPosition): while the earlier append
     // is in flight its checkpoint stays below the later one, and once it commits both are projected.
     it("projects the earlier append too", async () => {
@@ -35,10 +37,11 @@ describeWithPostgres("projections over a log that many processes append to", () 
         // The slow writer takes the first position and holds its transaction open.
         const e = encodeEvent(created(slow));
         await writer.query("BEGIN");
-        await writer.query(`SELECT actorzero_append($1, -1, $2::jsonb, now())`, [
-          slow,
-          JSON.stringify([{ event_id: randomUUID(), type: e.type, schema_version: e.schemaVersion, data: e.data, metadata: e.metadata }]),
-        ]);
+        await writer.query(
+          `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+           VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6::jsonb, now())`,
+          [randomUUID(), slow, e.type, e.schemaVersion, JSON.stringify(e.data), JSON.stringify(e.metadata)],
+        );
         const { positions } = await store.append(fast, [created(fast)], { expectedVersion: "no_stream" });
         expect(await projections.catchUp()).toBeLessThan(positions[0]!);
         await writer.query("COMMIT");

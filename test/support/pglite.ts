@@ -60,6 +60,7 @@ const withDataDir = (store: EventStore, dataDir: string | undefined): FreshPglit
   readAll: (after, limit) => store.readAll(after, limit),
   iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
   headPosition: () => store.headPosition(),
+  verify: (options) => store.verify(options),
   subscribe: (after, listener) => store.subscribe(after, listener),
   close: async () => {
     await store.close();

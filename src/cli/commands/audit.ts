@@ -26,7 +26,8 @@ export const auditSpec: CommandSpec<Values> = {
     ...JSON_OPTION,
   },
   details: `<id> is a context id or a unique prefix of one (see actorzero contexts).
-Each line names the time and the log position (#n) of the event it comes from.
+Each line names the time and the log position (#n) of the event it comes from. The last line says
+whether the log verified (its hash chain, stream versions and rows; see actorzero verify-log).
 --json prints the audit report (format 1, documented in docs/cli.md): texts are never cut there.`,
   schema: Values as z.ZodType<Values>,
 };
@@ -36,8 +37,19 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
   return withLog(where, { create: false }, async ({ store, projections }) => {
     const view = await resolveContext(projections, v.positionals["<id>"]!, where);
     const report = await loadAudit(store, projections, view.id);
-    if (v.json) io.print(JSON.stringify(report));
-    else io.out.write(auditText(report, { max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX, paint: io.paint }));
+    if (v.json) {
+      io.print(JSON.stringify(report));
+      return EXIT.ok;
+    }
+    io.out.write(auditText(report, { max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX, paint: io.paint }));
+    // What the audit says is worth what the log is: say whether it holds together (the log only; verify-log does the rest).
+    const log = await store.verify();
+    const first = log.problems[0];
+    io.print(
+      first
+        ? io.paint.red(`log NOT verified: ${first.position === null ? "" : `position ${first.position}: `}${first.problem} (actorzero verify-log lists every problem)`)
+        : `log verified: hash chain intact over ${log.events} events, head ${log.head.position}:${(log.head.hash ?? "").slice(0, 16)}…${log.unchained > 0 ? ` (${log.unchained} events predate the chain)` : ""}`,
+    );
     return EXIT.ok;
   });
 };
