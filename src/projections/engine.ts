@@ -1,9 +1,8 @@
 // Persists the projections in the log's own database, checkpointed by global position: a catch-up folds
 // page by page in memory and writes the changed states with the checkpoints in one statement.
 import { type EventRow, firstInvalid, verifyRow } from "../events/codec.ts";
-import { StoreError } from "../events/errors.ts";
 import { READ_RANGE_SQL } from "../events/sql.ts";
-import { logShorterThanProjections } from "./logLength.ts";
+import { refuseShorterLog } from "./logLength.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
 import { ALL_PROJECTIONS } from "./all.ts";
@@ -106,8 +105,7 @@ class ProjectionEngine implements Projections {
         position BIGINT  NOT NULL
       );
     `);
-    const shorter = await logShorterThanProjections(this.#sql, await this.store.headPosition(), this.#checkpoints);
-    if (shorter) throw new StoreError("refused", `${shorter} (actorzero verify-log says more); nothing was opened`);
+    await refuseShorterLog(this.store, this.#checkpoints);
     const stored = new Map((await this.checkpoints()).map((c) => [c.name, c]));
     const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
     if (stale.length > 0) await this.#reset(stale);
@@ -331,13 +329,10 @@ class ProjectionEngine implements Projections {
 
   follow(onError: (error: unknown) => void = (e) => console.error("actorzero: projections failed to catch up:", e)): Unsubscribe {
     const after = Math.min(...this.#live.map((l) => l.position));
-    return this.store.subscribe(after, () => {
-      this.catchUp().catch(onError);
-    });
+    return this.store.subscribe(after, () => void this.catchUp().catch(onError));
   }
 
-  // ---- queries (src/projections/queries.ts) ---------------------------------------------------------
-
+  // The queries (src/projections/queries.ts).
   readonly contexts: Projections["contexts"];
   readonly tree: Projections["tree"];
   readonly transcript: Projections["transcript"];
