@@ -190,6 +190,9 @@ DECLARE
   v_sequence REGCLASS := pg_get_serial_sequence('events', 'global_position')::regclass;
 BEGIN
   PERFORM pg_advisory_xact_lock(${CHAIN_LOCK_KEY});
+  -- An xid before the first nextval below, as the insert trigger gives one before a default position:
+  -- actorzero_log_horizon relies on every transaction holding a position being older than its fence.
+  PERFORM pg_current_xact_id();
   -- A backward scan of the (stream_id, stream_version) index: the cost does not grow with the stream.
   SELECT stream_version INTO v_current FROM events
     WHERE stream_id = p_stream_id ORDER BY stream_version DESC LIMIT 1;
