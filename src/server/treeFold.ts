@@ -38,6 +38,8 @@ export type TreeRow = {
   inputTokens: number;
   outputTokens: number;
   modelCalls: number;
+  /** For a root: the tokens of its whole tree (itself and every context below it); null for the others. */
+  treeTokens: { inputTokens: number; outputTokens: number } | null;
   createdPosition: number;
   /** The last position applied to this context. */
   position: number;
@@ -69,13 +71,23 @@ export class TreeFold {
   /** Rows of every created context (or of `ids` only), in creation order. */
   rows(ids?: readonly string[]): TreeRow[] {
     const views = ids ? ids.flatMap((id) => this.contexts.get(id) ?? []) : [...this.contexts.values()];
+    const totals = new Map<string, { inputTokens: number; outputTokens: number }>();
+    if (views.some((v) => v.parentContextId === null)) {
+      for (const u of this.usage.values()) {
+        if (u.rootContextId === null) continue;
+        const t = totals.get(u.rootContextId) ?? { inputTokens: 0, outputTokens: 0 };
+        t.inputTokens += u.inputTokens;
+        t.outputTokens += u.outputTokens;
+        totals.set(u.rootContextId, t);
+      }
+    }
     return views
       .filter((v) => v.createdPosition > 0)
       .sort((a, b) => a.createdPosition - b.createdPosition)
-      .map((v) => this.row(v));
+      .map((v) => this.row(v, v.parentContextId === null ? (totals.get(v.id) ?? { inputTokens: 0, outputTokens: 0 }) : null));
   }
 
-  private row(v: ContextView): TreeRow {
+  private row(v: ContextView, treeTokens: TreeRow["treeTokens"]): TreeRow {
     const u = this.usage.get(v.id);
     const sup = this.calls.get(v.id);
     return {
@@ -98,6 +110,7 @@ export class TreeFold {
       inputTokens: u?.inputTokens ?? 0,
       outputTokens: u?.outputTokens ?? 0,
       modelCalls: u?.modelCalls ?? 0,
+      treeTokens,
       createdPosition: v.createdPosition,
       position: v.position,
     };

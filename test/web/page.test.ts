@@ -84,9 +84,9 @@ describe("given a served log with two finished delegation trees", () => {
   it("when the page opens, then each root shows its task, and the keyboard expands it to its subordinates, jobs grouped", async () => {
     await w.page.goto(server.url);
     const shown = await waitForTree(w.page, (r) => r.length === 2, "the two roots");
-    expect(shown.map((r) => [r.agent, r.task, r.status])).toEqual([
-      ["A0", "Survey actor runtimes for the design doc", "idle"],
-      ["A0", "Write the release notes for 0.1", "idle"],
+    expect(shown.map((r) => [r.agent, r.task, r.status, r.tokens])).toEqual([
+      ["A0", "Survey actor runtimes for the design doc", "idle", "500"],
+      ["A0", "Write the release notes for 0.1", "idle", "400"],
     ]);
     // Keyboard only: focus the tree, go to the first root, open it.
     await w.page.focus("#tree");
@@ -136,8 +136,10 @@ describe("given a served log with two finished delegation trees", () => {
     await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "paused"), "the root paused");
     await w.page.click("#resume");
     await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "running"), "the root resumed");
+    expect((await treeRows(w.page)).find((x) => x.id === id)!.tokens).toBe("0");
     held.open();
-    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle"), "the run finished");
+    // The numbers follow too: the finished model call's 80 + 20 tokens arrive without a reload.
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle" && x.tokens === "100"), "the run finished with its tokens");
     const log = (await rt.events({ contextId: id })).map((e) => e.type);
     expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "RunCompleted"].includes(t))).toEqual([
       "MessageReceived",

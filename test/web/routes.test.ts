@@ -54,6 +54,13 @@ describe("given a served log of two delegation trees", () => {
       expect(r.task).toBe(first?.type === "MessageReceived" ? first.data.text : null);
     }
     expect(rows.filter((r) => r.parentId === roots[0]).map((r) => r.task).sort()).toEqual(["left", "right"]);
+    // A root's row also carries its whole tree's tokens: the usage projection's rollup.
+    for (const root of roots) {
+      const rollup = (await s.rt.usage(root)).rollup!;
+      expect(rows.find((r) => r.id === root)!.treeTokens).toEqual({ inputTokens: rollup.inputTokens, outputTokens: rollup.outputTokens });
+      expect(rollup.inputTokens).toBeGreaterThan(rows.find((r) => r.id === root)!.inputTokens);
+    }
+    expect(rows.filter((r) => r.parentId !== null).every((r) => r.treeTokens === null)).toBe(true);
     // Both jobs of the fan-out name the one parallel call; the single delegation names none.
     const jobs = rows.filter((r) => r.parentId === roots[0]);
     expect(jobs[0]!.parallelCall).not.toBeNull();

@@ -41,6 +41,7 @@ export const treeRows = (page: Page) =>
       agent: el.querySelector(".agent")?.textContent ?? "",
       task: el.querySelector(".task")?.textContent ?? "",
       status: el.querySelector(".pill")?.textContent ?? "",
+      tokens: el.querySelector(".tokens")?.textContent ?? "",
     })),
   );
 

@@ -119,6 +119,9 @@ const onEvent = (e) => {
   setHead(e.globalPosition);
   if (state.at !== null) return;
   state.dirty.add(e.streamId);
+  // A root's row carries its whole tree's tokens, so any event below it refreshes it too.
+  const root = tree.rows.get(e.streamId)?.rootId ?? e.data?.rootContextId;
+  if (root) state.dirty.add(root);
   scheduleRefresh();
   if (e.streamId === state.selected || state.timelineChildren.has(e.streamId)) scheduleTimeline();
   else if (e.type === "ContextCreated" && e.data.parentContextId === state.selected) scheduleTimeline();

@@ -127,7 +127,9 @@ export class TreeView {
       h("span", { class: "task", title: r.task ?? "" }, r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160)),
       h("span", { class: `pill ${status}` }, status),
       h("span", { class: "num elapsed" }, duration(elapsed(r.startedAt, r.endedAt))),
-      h("span", { class: "num tokens", title: `${r.inputTokens} in, ${r.outputTokens} out, ${r.modelCalls} model calls` }, tokens(r.inputTokens + r.outputTokens)),
+      r.treeTokens
+        ? h("span", { class: "num tokens", title: `its whole tree: ${r.treeTokens.inputTokens} in, ${r.treeTokens.outputTokens} out; itself: ${r.inputTokens} in, ${r.outputTokens} out` }, tokens(r.treeTokens.inputTokens + r.treeTokens.outputTokens))
+        : h("span", { class: "num tokens", title: `${r.inputTokens} in, ${r.outputTokens} out, ${r.modelCalls} model calls` }, tokens(r.inputTokens + r.outputTokens)),
     );
   }
 
