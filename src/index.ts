@@ -26,4 +26,4 @@ export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolCo
 export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
 
-export { serve, DEFAULT_PORT, ServeRefused, type ServeOptions, type ServerHandle } from "./server/index.ts";
+export { serve, serveControlSocket, DEFAULT_PORT, ServeRefused, type ServeOptions, type ServerHandle } from "./server/index.ts";

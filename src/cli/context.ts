@@ -4,6 +4,7 @@ import type { Projections } from "../projections/engine.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { Paint } from "./ansi.ts";
 import { CliError } from "./errors.ts";
+import { openLogOrHolder, type Holder } from "./holder.ts";
 import { describeLocation, openLog, type LogLocation } from "./openLog.ts";
 
 export type Io = {
@@ -16,16 +17,29 @@ export type Io = {
   warn(line: string): void;
 };
 
-/** Opens the log (and its projections, caught up), runs `work`, and closes the log whatever happens. */
+/**
+ * Opens the log (and its projections, caught up), runs `work`, and closes the log whatever happens.
+ * A PGlite data dir another process holds is read through that process's control socket (`holder` is then set).
+ */
 export const withLog = async <T>(
   where: LogLocation,
-  options: { create: boolean; projections?: boolean },
-  work: (log: { store: EventStore; projections: Projections }) => Promise<T>,
+  options: { create: boolean; projections?: boolean; /** False: a held dir is an error, not read through its holder. */ throughHolder?: boolean },
+  work: (log: { store: EventStore; projections: Projections; holder?: Holder }) => Promise<T>,
 ): Promise<T> => {
   if (where.kind === "memory" && !options.create) {
     throw new CliError("--store memory keeps nothing between commands: it is for run; point this command at a data dir or PostgreSQL");
   }
-  const store = await openLog(where, options);
+  const opened = options.throughHolder === false ? { store: await openLog(where, options) } : await openLogOrHolder(where, options);
+  if (opened.holder) {
+    const { remoteLog } = await import("./remoteLog.ts");
+    const log = await remoteLog(opened.holder);
+    try {
+      return await work({ ...log, holder: opened.holder });
+    } finally {
+      await log.store.close();
+    }
+  }
+  const store = opened.store;
   try {
     const { openProjections } = await import("../projections/engine.ts");
     const projections = options.projections === false ? (undefined as never) : await openProjections(store);
@@ -36,7 +50,7 @@ export const withLog = async <T>(
 };
 
 /** The context an `<id>` argument names: the whole id, or a prefix of it that only one context has. */
-export const resolveContext = async (projections: Projections, arg: string, where: LogLocation): Promise<ContextView> => {
+export const resolveContext = async (projections: Pick<Projections, "contexts">, arg: string, where: LogLocation): Promise<ContextView> => {
   const id = arg.trim().toLowerCase();
   if (!/^[0-9a-f-]{1,36}$/.test(id)) throw new CliError(`'${arg}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)`);
   const exact = await projections.contexts.get(id);

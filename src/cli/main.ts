@@ -22,6 +22,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   replay: () => import("./commands/replay.ts").then((m) => ({ spec: m.replaySpec, run: m.replayCommand })),
   send: () => import("./commands/send.ts").then((m) => ({ spec: m.sendSpec, run: m.sendCommand })),
   stop: () => import("./commands/stop.ts").then((m) => ({ spec: m.stopSpec, run: m.stopCommand })),
+  pause: () => import("./commands/pause.ts").then((m) => ({ spec: m.pauseSpec, run: m.pauseCommand })),
+  resume: () => import("./commands/pause.ts").then((m) => ({ spec: m.resumeSpec, run: m.resumeCommand })),
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
   "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
 };

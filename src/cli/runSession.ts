@@ -19,9 +19,12 @@ export type ShowMode = "live" | "lines" | "json-lines" | "quiet";
 /** `after`: the log position the session started from; runs begun after it are this session's. */
 export type Session = { result: SendResult; interrupted: boolean; after: number };
 
+/** What a session needs of the runtime: a local one, or the one in the process that holds the data dir. */
+export type SessionRuntime = Pick<Runtime, "contexts" | "subscribe" | "stop">;
+
 export const runSession = async (opts: {
-  rt: Runtime;
-  store: EventStore;
+  rt: SessionRuntime;
+  store: Pick<EventStore, "headPosition">;
   rootId: string;
   /** Show events after this position (the head before the command appended anything). */
   after: number;
@@ -76,7 +79,7 @@ export const runSession = async (opts: {
 };
 
 /** Waits (briefly) until every event appended so far has been shown. */
-const drain = async (store: EventStore, state: LiveState) => {
+const drain = async (store: Pick<EventStore, "headPosition">, state: LiveState) => {
   const head = await store.headPosition();
   const deadline = Date.now() + 5_000;
   while (state.position < head && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));

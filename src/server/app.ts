@@ -15,6 +15,7 @@ import {
   CreateContextBody,
   describeIssues,
   EventsQuery,
+  NoOptionsBody,
   SendMessageBody,
   StreamQuery,
 } from "./schemas.ts";
@@ -149,7 +150,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
 
   app.post("/v1/contexts/:id/stop", async (c) => {
     const id = idOf(c);
-    await jsonBody(c, true);
+    parse(NoOptionsBody, await jsonBody(c, true), "body");
     const before = await known(id);
     if (before.status !== "running") throw new ApiError("conflict", `context ${id} is not running (${before.status}); nothing to stop`);
     const outcome = await rt.stop(id);
@@ -163,7 +164,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   for (const action of ["pause", "resume"] as const) {
     app.post(`/v1/contexts/:id/${action}`, async (c) => {
       const id = idOf(c);
-      await jsonBody(c, true);
+      parse(NoOptionsBody, await jsonBody(c, true), "body");
       await known(id);
       await rt[action](id);
       return c.json(await known(id));

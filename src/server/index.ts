@@ -4,7 +4,7 @@ import type { Runtime } from "../index.ts";
 import type { ServeOptions, ServerHandle } from "./serve.ts";
 
 export type { ServeOptions, ServerHandle } from "./serve.ts";
-export { DEFAULT_PORT, ServeRefused, isLoopback } from "./policy.ts";
+export { DEFAULT_PORT, ServeRefused, isLoopback, CONTROL_SOCKET_NAME, controlSocketPath } from "./policy.ts";
 
 /**
  * Serves `rt` over HTTP (JSON under /v1, Server-Sent Events, OpenAPI). Binds 127.0.0.1 unless `host` says
@@ -15,3 +15,14 @@ export { DEFAULT_PORT, ServeRefused, isLoopback } from "./policy.ts";
  * await server.close({ whileDraining: () => rt.close() });
  */
 export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => (await import("./serve.ts")).serve(rt, options);
+
+/**
+ * For a runtime on a PGlite data dir: the same API on `<dataDir>/control.sock` (0600, no token), so that
+ * `actorzero stop|send|pause|resume|contexts|tree|audit|events` reach this process while it holds the dir.
+ *
+ * @example
+ * const control = await serveControlSocket(rt, "./.actorzero");
+ * // … later: await control.close(); await rt.close();
+ */
+export const serveControlSocket = async (rt: Runtime, dataDir: string): Promise<ServerHandle> =>
+  (await import("./controlSocket.ts")).serveControlSocket(rt, dataDir);

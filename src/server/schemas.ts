@@ -23,12 +23,15 @@ export const SendMessageBody = z.strictObject({
   wait: z.boolean().optional(),
 });
 
-const position = z.coerce.number().int().min(0);
+const position = z.coerce.number({ error: "must be a log position (a whole number, 0 or more)" }).int({ error: "must be a log position (a whole number, 0 or more)" }).min(0, { error: "must be a log position (a whole number, 0 or more)" });
+
+/** stop, pause and resume take no options: an empty body, or none (a field there is a 400, not ignored). */
+export const NoOptionsBody = z.strictObject({});
 
 export const EventsQuery = z.strictObject({
   after: position.optional(),
   contextId: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
-  limit: z.coerce.number().int().min(1).max(10_000).optional(),
+  limit: z.coerce.number({ error: "must be a whole number from 1 to 10000" }).int({ error: "must be a whole number from 1 to 10000" }).min(1, { error: "must be a whole number from 1 to 10000" }).max(10_000, { error: "must be a whole number from 1 to 10000" }).optional(),
 });
 
 export const StreamQuery = z.strictObject({

@@ -115,6 +115,20 @@ describe("given a served runtime", () => {
       ["GET", "/v1/nothing-here", undefined, 404, /no route GET \/v1\/nothing-here/],
       ["POST", `/v1/contexts/${id}/stop`, undefined, 409, /not running \(idle\)/],
       ["POST", `/v1/contexts/${id}/messages`, JSON.stringify({ text: "x".repeat(1024 * 1024 + 10) }), 413, /over the limit/],
+      ["POST", `/v1/contexts/${id}/messages`, "[1]", 400, /^body: .*expected object, received array/],
+      ["POST", "/v1/contexts", "null", 400, /^body: .*expected object, received null/],
+      ["POST", "/v1/contexts/xyz/messages", { text: "hi" }, 400, /^id: must be a context id/],
+      ["POST", "/v1/contexts/%00/stop", undefined, 400, /^id: must be a context id/],
+      ["POST", `/v1/contexts/${id}/stop`, { force: true }, 400, /unknown field 'force'/],
+      ["POST", `/v1/contexts/${id}/pause`, { until: "later" }, 400, /unknown field 'until'/],
+      ["POST", `/v1/contexts/${id}/resume`, "{oops", 400, /^body: malformed JSON/],
+      ["POST", "/v1/contexts", { name: "n".repeat(201) }, 400, /^name: /],
+      ["GET", "/v1/events?after=abc", undefined, 400, /^after: must be a log position/],
+      ["GET", "/v1/events?after=1.5", undefined, 400, /^after: must be a log position/],
+      ["GET", "/v1/events?limit=99999999", undefined, 400, /^limit: must be a whole number from 1 to 10000/],
+      ["GET", "/v1/events/stream?contextId=zz", undefined, 400, /^contextId: must be a context id/],
+      ["DELETE", "/v1/contexts", undefined, 404, /no route DELETE \/v1\/contexts/],
+      ["PUT", `/v1/contexts/${id}`, {}, 404, /no route PUT/],
     ];
     for (const [method, path, body, status, message] of cases) {
       const res = await api(s.url, method, path, body);
@@ -122,6 +136,25 @@ describe("given a served runtime", () => {
       expect(Object.keys(res.body)).toEqual(["error"]);
       expect(res.body.error.message).toMatch(message);
     }
+    // A body streamed without a length is cut off at the limit too.
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    let sent = 0;
+    const streamed = await fetch(`${s.url}/v1/contexts/${id}/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: new ReadableStream({
+        pull(controller) {
+          if (sent++ < 40) controller.enqueue(chunk);
+          else controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    const badResume = await api(s.url, "GET", "/v1/events/stream", undefined, { "last-event-id": "yesterday" });
+    expect(badResume.status).toBe(400);
+    expect(badResume.body.error.message).toMatch(/^Last-Event-ID: must be a log position/);
     expect(await head()).toBe(before);
     expect((await api(s.url, "GET", "/healthz")).body.ok).toBe(true);
   });

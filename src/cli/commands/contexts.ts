@@ -8,7 +8,8 @@ import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec }
 import { count, table, timestamp } from "../format.ts";
 import { locate } from "../openLog.ts";
 import { firstMessage, shortTask } from "../rootTask.ts";
-import { paintStatus, shownStatus, type Shown } from "../status.ts";
+import { runTruth } from "../deadRuns.ts";
+import { paintStatus, type Shown } from "../status.ts";
 
 const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted"] as const satisfies readonly Shown[];
 
@@ -31,6 +32,8 @@ export const contextsSpec: CommandSpec<Values> = {
     ...JSON_OPTION,
   },
   details: `Each root shows its task: the first message it received, shortened.
+A run with no end in the log whose process is gone shows as interrupted (this command writes nothing; the next
+run, send or stop on the log records it).
 --json prints an array of { ...context view, shownStatus, usage, task } in creation order (task: the root's first message, null for a subordinate).`,
   schema: Values as z.ZodType<Values>,
 };
@@ -39,14 +42,16 @@ export const contextsSpec: CommandSpec<Values> = {
 export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | null; task: string | null };
 
 export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
-  withLog(locate(v, "contexts"), { create: false }, async ({ store, projections }) => {
+  withLog(locate(v, "contexts"), { create: false }, async ({ store, projections, holder }) => {
+    // A run whose process is gone shows as interrupted (read only: a writing command records it).
+    const truth = await runTruth(locate(v, "contexts"), store, holder ? "holder" : "here");
     const views = await projections.contexts.list();
     const tasks = new Map<string, string | null>();
     for (const view of views) if (view.kind === "root") tasks.set(view.id, await firstMessage(store, view.id));
     const needle = v.grep?.toLowerCase();
     const rows: ContextRow[] = [];
     for (const view of views) {
-      const shown = shownStatus(view);
+      const shown = truth.shown(view);
       if (v.status && shown !== v.status) continue;
       if (needle !== undefined && !(tasks.get(view.rootContextId) ?? "").toLowerCase().includes(needle)) continue;
       rows.push({ ...view, shownStatus: shown, usage: await projections.usage.of(view.id), task: tasks.get(view.id) ?? null });

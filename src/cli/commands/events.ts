@@ -1,4 +1,4 @@
-// `actorzero events`: the raw log, one line (or one JSON object) per event; `--follow` keeps reading on PostgreSQL.
+// `actorzero events`: the raw log, one line (or one JSON object) per event; `--follow` keeps reading as others append.
 import { z } from "zod";
 import { EVENT_TYPES, type EventType, type RecordedEvent } from "../../events/schema.ts";
 import type { Projections } from "../../projections/engine.ts";
@@ -29,7 +29,7 @@ type Values = z.infer<typeof Values>;
 
 export const eventsSpec: CommandSpec<Values> = {
   name: "events",
-  summary: "Print the raw event log, in order; filter by context and type; follow it live on PostgreSQL.",
+  summary: "Print the raw event log, in order; filter by context and type; follow it live as others append.",
   usage: ["events [--context <id>] [--type <T,…>] [--after <position>] [--limit <n>] [--follow] [--json]"],
   options: {
     ...STORE_OPTIONS,
@@ -37,24 +37,25 @@ export const eventsSpec: CommandSpec<Values> = {
     type: { type: "string", value: "<T,…>", description: "only these event types, e.g. RunStarted,RunCompleted" },
     after: { type: "string", value: "<position>", description: "only events after this log position" },
     limit: { type: "string", value: "<n>", description: "at most n events" },
-    follow: { type: "boolean", description: "keep printing events as others append them (PostgreSQL only)" },
+    follow: { type: "boolean", description: "keep printing events as others append them (PostgreSQL, or the process holding a data dir)" },
     full: { type: "boolean", description: "do not cut texts in the lines" },
     json: { type: "boolean", description: "one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }" },
   },
   details: `Lines read: position, time (UTC), agent and profile, context, type, gist.
-A PGlite data dir belongs to one process at a time, so --follow needs PostgreSQL (--store postgres://…);
-to watch a run as it happens on PGlite, use actorzero run --events.`,
+On PostgreSQL --follow reads what every process appends. A PGlite data dir belongs to one process at a time:
+while actorzero run, send or serve holds it, this command reads (and --follow follows) through that process.`,
   schema: Values as z.ZodType<Values>,
 };
 
 export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "events");
-  if (v.follow && where.kind !== "postgres") {
-    throw usageError(
-      "--follow needs PostgreSQL (--store postgres://…): a PGlite data dir belongs to one process at a time, so nothing else can append while this command reads it. To watch a run live, use actorzero run --events",
-    );
-  }
-  return withLog(where, { create: false }, async ({ store, projections }) => {
+  if (v.follow && where.kind === "memory") throw usageError("--follow needs a log another process writes: a data dir or PostgreSQL");
+  return withLog(where, { create: false }, async ({ store, projections, holder }) => {
+    if (v.follow && where.kind === "pglite" && !holder) {
+      throw usageError(
+        `--follow on a PGlite data dir follows the process that holds it (actorzero run, send or serve), and none does now: nothing else can append while this command reads ${where.shown}. Start the run first, or use PostgreSQL`,
+      );
+    }
     const contextId = v.context ? (await resolveContext(projections, v.context, where)).id : undefined;
     const labels = await labeller(projections);
     const types = v.type ? new Set<string>(v.type) : null;
@@ -81,21 +82,30 @@ export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
       return EXIT.ok;
     }
     io.warn(`actorzero: following ${describeLocation(where)} after position ${last}; Ctrl-C stops`);
+    let holderLeft = false;
     await new Promise<void>((resolve) => {
-      const unsubscribe = store.subscribe(last, (e) => {
+      const onEvent = (e: RecordedEvent) => {
         labels.learn(e);
-        if (!show(e)) {
-          unsubscribe();
-          resolve();
-        }
-      });
+        if (!show(e)) end();
+      };
+      // Through a holder the stream ends when it exits (the dir is free then, and nothing appends any more).
+      const live = holder ? holder.follow(last, onEvent) : null;
+      const unsubscribe = live ? () => live.close() : store.subscribe(last, onEvent);
+      let over = false;
       const end = () => {
+        over = true;
         unsubscribe();
         resolve();
       };
+      void live?.ended.then(() => {
+        if (over) return;
+        holderLeft = true;
+        end();
+      });
       process.once("SIGINT", end);
       process.once("SIGTERM", end);
     });
+    if (holderLeft) io.warn("actorzero: the process holding the data dir closed it; nothing more to follow");
     return EXIT.ok;
   });
 };

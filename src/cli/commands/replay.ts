@@ -33,7 +33,7 @@ row by row, and exits 1 naming each projection, key and field that differs.
 export type Difference = { projection: string; key: string; fields: string[]; stored: SnapshotRow | null; rebuilt: SnapshotRow | null };
 
 export const replayCommand = async (v: Values, io: Io): Promise<number> =>
-  withLog(locate(v, "replay"), { create: false }, async ({ projections }) => {
+  withLog(locate(v, "replay"), { create: false, throughHolder: false }, async ({ projections }) => {
     const started = Date.now();
     let position: number;
     let differences: Difference[];

@@ -8,6 +8,7 @@ import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
+import { listenForControl } from "../controlListener.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { oneLine } from "../format.ts";
 
@@ -79,6 +80,8 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   const store = await openLog(where, { create: true });
   try {
     const rt = await runtimeFor(store, config, choice);
+    // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
+    const control = await listenForControl(rt, where, io);
     try {
       const after = await store.headPosition();
       const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}) });
@@ -89,6 +92,7 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
       const session = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });
       return await reportSession({ io, store, projections: rt.projections, contextId: root.id, session, flags: v, where, command });
     } finally {
+      await control.close();
       await rt.close();
     }
   } finally {

@@ -6,9 +6,12 @@ import { usageError } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { oneLine } from "../format.ts";
 import { chooseModel } from "../modelChoice.ts";
-import { describeLocation, locate, openLog } from "../openLog.ts";
+import { openLogOrHolder } from "../holder.ts";
+import { describeLocation, locate } from "../openLog.ts";
+import { sendThrough } from "../sendThrough.ts";
 import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
+import { listenForControl } from "../controlListener.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
@@ -22,7 +25,9 @@ export const sendSpec: CommandSpec<Values> = {
   summary: "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
   usage: ['send <id> "<message>" [--model <m>] [--offline] [--events] [--json]'],
   options: { ...STORE_OPTIONS, ...MODEL_OPTIONS, ...JSON_OPTION },
-  details: "Shown like run: live on a terminal, a line per event otherwise; Ctrl-C stops the context's tree. Exit status as for run.",
+  details: `Shown like run: live on a terminal, a line per event otherwise; Ctrl-C stops the context's tree. Exit status as for run.
+On a data dir that actorzero run, send or serve holds, the message goes to that process (its control socket) and
+runs there, with that process's model; this command shows the run and reports it the same way.`,
   schema: Values as z.ZodType<Values>,
 };
 
@@ -33,9 +38,13 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
   const config = loadConfig(io.cwd);
   const choice = await chooseModel(v, config, io.env);
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
-  const store = await openLog(where, { create: false });
+  const opened = await openLogOrHolder(where, { create: false });
+  if (opened.holder) return sendThrough(opened.holder, { v, io, command, where, message, mode, banner: choice.banner });
+  const store = opened.store;
   try {
     const rt = await runtimeFor(store, config, choice);
+    // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
+    const control = await listenForControl(rt, where, io);
     try {
       const view = await resolveContext(rt.projections, v.positionals["<id>"]!, where);
       const after = await store.headPosition();
@@ -48,6 +57,7 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
       const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
       return await reportSession({ io, store, projections: rt.projections, contextId: view.id, session, flags: v, where, command });
     } finally {
+      await control.close();
       await rt.close();
     }
   } finally {

@@ -2,8 +2,6 @@
 // Requirements: 127.0.0.1 unless --host says otherwise; a token from --token or ACTORZERO_TOKEN; a non-loopback
 // address without one is refused before anything opens; on SIGTERM/SIGINT: stop accepting, record unfinished runs
 // as interrupted (the runtime's close), close the store, exit 0.
-import { chmodSync, rmSync } from "node:fs";
-import path from "node:path";
 import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
@@ -13,9 +11,6 @@ import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
-
-/** The control socket's name inside a PGlite data dir. */
-export const CONTROL_SOCKET = "control.sock";
 
 const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   port: intFlag("--port").optional(),
@@ -44,7 +39,7 @@ On a PGlite data dir it also answers on the Unix socket <data-dir>/control.sock 
 };
 
 export const serveCommand = async (v: Values, io: Io): Promise<number> => {
-  const { serve, isLoopback, ServeRefused } = await import("../../server/index.ts");
+  const { serve, serveControlSocket, isLoopback, ServeRefused } = await import("../../server/index.ts");
   const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
   const host = v.host ?? "127.0.0.1";
   if (!isLoopback(host) && token === undefined) {
@@ -65,13 +60,7 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
       });
       // The data dir's holder also answers on a Unix socket beside its lock: the same API, for local tools.
       // Only this user can reach it (the socket file is made 0600), so it needs no token.
-      let control: Awaited<ReturnType<typeof serve>> | null = null;
-      if (where.kind === "pglite") {
-        const socketPath = path.join(where.dataDir, CONTROL_SOCKET);
-        rmSync(socketPath, { force: true });
-        control = await serve(rt, { socketPath });
-        chmodSync(socketPath, 0o600);
-      }
+      const control = where.kind === "pglite" ? await serveControlSocket(rt, where.dataDir) : null;
       io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${token ? "bearer token required" : "no token: loopback only"}; ${choice.banner})`);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));
@@ -80,7 +69,6 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
       io.warn(`actorzero: ${signal}: draining (new requests get 503; runs in flight are recorded as interrupted)`);
       // The runtime closes while the server drains, so a waiting request hears of its run's end before the sockets go.
       await Promise.all([handle.close({ whileDraining: () => rt.close() }), control?.close()]);
-      if (control) rmSync(control.url, { force: true });
     } finally {
       await rt.close();
     }

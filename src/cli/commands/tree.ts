@@ -7,8 +7,9 @@ import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec }
 import { count, duration } from "../format.ts";
 import { locate } from "../openLog.ts";
 import type { EventStore } from "../../events/store.ts";
-import { firstMessage, shortTask } from "../rootTask.ts";
-import { paintStatus, shownStatus } from "../status.ts";
+import { runElapsedMs, runTruth, type RunTruth } from "../deadRuns.ts";
+import { shortTask } from "../rootTask.ts";
+import { paintStatus } from "../status.ts";
 import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
 
@@ -23,31 +24,36 @@ export const treeSpec: CommandSpec<Values> = {
   summary: "Show the delegation trees (A0 → A1 → A2 …) with each context's status, time and tokens.",
   usage: ["tree [id] [--json]"],
   options: { ...STORE_OPTIONS, ...JSON_OPTION },
-  details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. --json prints nested { ...context row, children: [...] }.",
+  details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. --json prints nested { ...context row, elapsedMs, children: [...] }. A run whose process is gone shows as interrupted (nothing is written), its time ending at its last event.",
   schema: Values as z.ZodType<Values>,
 };
 
-export type TreeJson = ContextRow & { children: TreeJson[] };
+/** `elapsedMs`: the last run's time, ended at its last event when it was cut short (null while it runs). */
+export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJson[] };
 
-const build = async (store: EventStore, projections: Projections, id: string): Promise<TreeJson | null> => {
+const build = async (store: EventStore, projections: Projections, truth: RunTruth, id: string): Promise<TreeJson | null> => {
   const view = await projections.contexts.get(id);
   if (!view) return null;
   const children: TreeJson[] = [];
   for (const c of await projections.tree.children(id)) {
-    const node = await build(store, projections, c.contextId);
+    const node = await build(store, projections, truth, c.contextId);
     if (node) children.push(node);
   }
-  const task = view.kind === "root" ? await firstMessage(store, id) : null;
-  return { ...view, shownStatus: shownStatus(view), usage: await projections.usage.of(id), task, children };
+  const stream = await store.readStream(id);
+  const task = view.kind === "root" ? (stream.find((e) => e.type === "MessageReceived")?.data as { text?: string } | undefined)?.text ?? null : null;
+  const shown = truth.shown(view);
+  const elapsedMs = shown === "running" ? null : runElapsedMs(view, stream);
+  return { ...view, shownStatus: shown, usage: await projections.usage.of(id), task, elapsedMs, children };
 };
 
 const toNode = (t: TreeJson): TreeNode<TreeJson> => ({ value: t, children: t.children.map(toNode) });
 
 export const treeCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "tree");
-  return withLog(where, { create: false }, async ({ store, projections }) => {
+  return withLog(where, { create: false }, async ({ store, projections, holder }) => {
+    const truth = await runTruth(where, store, holder ? "holder" : "here");
     const ids = v.positionals["[id]"] ? [(await resolveContext(projections, v.positionals["[id]"], where)).id] : await projections.tree.roots();
-    const trees = (await Promise.all(ids.map((id) => build(store, projections, id)))).filter((t): t is TreeJson => t !== null);
+    const trees = (await Promise.all(ids.map((id) => build(store, projections, truth, id)))).filter((t): t is TreeJson => t !== null);
     if (v.json) {
       io.print(JSON.stringify(trees));
       return EXIT.ok;
@@ -65,14 +71,12 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
         [toNode(t)],
         ["AGENT", "PROFILE", "NAME", "STATUS", "LAST RUN", "TOKENS", "CONTEXT"],
         (t) => {
-          const run = t.lastRun;
-          const ms = run?.startedAt && run.endedAt ? Date.parse(run.endedAt) - Date.parse(run.startedAt) : null;
           return [
             p.bold(`A${t.agentNumber}`),
             t.profile,
             t.name.length > 28 ? `${t.name.slice(0, 27)}…` : t.name,
             paintStatus(t.shownStatus, p) + (t.paused ? p.yellow(" (paused)") : ""),
-            duration(ms),
+            duration(t.elapsedMs),
             count((t.usage?.inputTokens ?? 0) + (t.usage?.outputTokens ?? 0)),
             p.dim(t.id.slice(0, 8)),
           ];

@@ -1,0 +1,60 @@
+// `send` on a data dir another process holds: the message goes to that process over its control socket, and the run
+// is shown and reported here as if it ran here.
+// Requirements: the same output, --json and exit status as a local send; Ctrl-C stops the context's tree in the
+// holder; a holder that exits before the run ends is a one-line failure, not a hang.
+import type { RunOutcome } from "../projections/runOutcome.ts";
+import type { SendResult } from "../runtime/runtime.ts";
+import type { Io } from "./context.ts";
+import { resolveContext, withLog } from "./context.ts";
+import { holderContexts, holderRefused, type Holder } from "./holder.ts";
+import { oneLine } from "./format.ts";
+import { describeLocation, type LogLocation } from "./openLog.ts";
+import { readAllFrom } from "./remoteLog.ts";
+import { reportSession } from "./runReport.ts";
+import { runSession, type SessionRuntime, type ShowMode } from "./runSession.ts";
+
+export const sendThrough = async (
+  holder: Holder,
+  o: { v: { positionals: Record<string, string | undefined>; json?: boolean | undefined; events?: boolean | undefined }; io: Io; command: string; where: LogLocation; message: string; mode: ShowMode; banner: string },
+): Promise<number> => {
+  const { io, where, message } = o;
+  const contexts = holderContexts(holder);
+  const view = await resolveContext(contexts, o.v.positionals["<id>"]!, where);
+  let cursor = (await readAllFrom(holder)).at(-1)?.globalPosition ?? 0;
+  const after = cursor;
+  if (!o.v.json) {
+    io.print(`${io.paint.bold("actorzero")} · message sent to the process that holds the data dir (it runs with that process's model)`);
+    io.print(io.paint.dim(`log: ${describeLocation(where)}, through ${holder.socketPath}`));
+    io.print(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`);
+    io.print("");
+  }
+  const rt: SessionRuntime = {
+    contexts: () => contexts.contexts.list(),
+    subscribe: async (listener, opts = {}) => {
+      const live = holder.follow(opts.after ?? cursor, listener);
+      return () => live.close();
+    },
+    stop: async (id) => {
+      const answer = await holder.call("POST", `/v1/contexts/${id}/stop`);
+      if (answer.status === 409) return null;
+      if (answer.status !== 200) throw holderRefused(answer);
+      return answer.body.outcome as RunOutcome;
+    },
+  };
+  const store = {
+    headPosition: async () => {
+      cursor = (await readAllFrom(holder, cursor)).at(-1)?.globalPosition ?? cursor;
+      return cursor;
+    },
+  };
+  const start = async (): Promise<SendResult> => {
+    const answer = await holder.call("POST", `/v1/contexts/${view.id}/messages`, { text: message, wait: true });
+    if (answer.status !== 200) throw holderRefused(answer);
+    return answer.body as SendResult;
+  };
+  const session = await runSession({ rt, store, rootId: view.id, after, mode: o.mode, io, start });
+  // The holder may have exited since (its own run ended): then the dir is free and is read here.
+  return withLog(where, { create: false }, ({ store: log, projections }) =>
+    reportSession({ io, store: log, projections, contextId: view.id, session, flags: o.v, where, command: o.command }),
+  );
+};
