@@ -55,20 +55,25 @@ export class RunObserver {
   /** The store, observed: every append of this process passes here on its way to the log. */
   store(store: EventStore): EventStore {
     this.log = store;
-    return new Proxy(store, {
-      get: (target, prop) => {
-        if (prop !== "append") {
-          // The adapter's own methods run on the adapter itself (its private fields are not the proxy's).
-          const value: unknown = Reflect.get(target, prop, target);
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        const append: EventStore["append"] = async (streamId, events, options) => {
-          const withTrace = events.map((e) => this.traced(e));
-          const result = await target.append(streamId, withTrace, options);
-          for (const e of withTrace) this.appended(streamId, e);
-          return result;
-        };
-        return append;
+    const target = store;
+    const append: EventStore["append"] = async (streamId, events, options) => {
+      const withTrace = events.map((e) => this.traced(e));
+      const result = await target.append(streamId, withTrace, options);
+      for (const e of withTrace) this.appended(streamId, e);
+      return result;
+    };
+    const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
+    // The proxy's own target is an empty object: a frozen store's properties would bind what `get` may answer.
+    return new Proxy({} as EventStore, {
+      has: (_, prop) => prop in target,
+      get: (_, prop) => {
+        if (prop === "append") return append;
+        // The adapter's own methods run on the adapter itself (its private fields are not the proxy's).
+        const value: unknown = Reflect.get(target, prop, target);
+        if (typeof value !== "function") return value;
+        const fn = value as (...args: never[]) => unknown;
+        if (!bound.has(fn)) bound.set(fn, fn.bind(target));
+        return bound.get(fn);
       },
     });
   }
@@ -178,7 +183,9 @@ export class RunObserver {
 
   /** A tool, observed: a span per call, current while it runs so a delegation can parent its child's run to it. */
   tool = <I>(tool: Tool<I>): Tool<I> => ({
-    ...tool,
+    name: tool.name,
+    description: tool.description,
+    input: tool.input,
     run: async (input, ctx) => {
       const parent = this.runs.get(ctx.contextId)?.context;
       const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
