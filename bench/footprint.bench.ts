@@ -94,9 +94,10 @@ export const run = async (): Promise<Row[]> => {
     out.push({ name: "data dir after the demo", value: duBytes(demoDir) / 1024 / 1024, unit: "MB", target: "≤ 8 MB" });
     out.push(...rows("actorzero contexts on the demo's data dir", await measure(node, [builtCli(), "contexts", "--data-dir", demoDir], cached), { s: 1.5 }));
 
-    // A long life: RSS after all runs against RSS after the first tenth (no leak in actors, subscriptions, projections).
+    // A long life: RSS after all runs against RSS after the first tenth, each after a full collection
+    // (no leak in actors, subscriptions, projections).
     const runs = process.env["BENCH_QUICK"] === "1" ? 1_000 : 10_000;
-    const longRun = await measure(node, [child, "long", String(runs), path.join(work, "long")], cached);
+    const longRun = await measure(node, ["--expose-gc", child, "long", String(runs), path.join(work, "long")], cached);
     const long = JSON.parse(longRun.stdout.trim().split("\n").at(-1)!) as { rssAfterTenthMb: number; rssAtEndMb: number };
     out.push({
       name: `RSS after ${runs} sequential runs on one store`,
