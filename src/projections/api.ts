@@ -1,6 +1,7 @@
 // The projections' public shape: what an engine offers (catch-up, rebuild, verify, queries) and the types it speaks.
 import type { Unsubscribe } from "../events/store.ts";
 import type { ChatMessage } from "../models/messages.ts";
+import type { ContextApprovals } from "./approvals.ts";
 import type { ContextStatus, ContextView } from "./contexts.ts";
 import type { JobView } from "./jobs.ts";
 import type { TreeChild } from "./tree.ts";
@@ -62,6 +63,12 @@ export interface Projections {
     get(jobId: string): Promise<JobView | null>;
     /** The jobs started by a context, in order. */
     ofContext(contextId: string): Promise<JobView[]>;
+  };
+  approvals: {
+    /** The approval states of these contexts (of every context when omitted) that ever asked for one. */
+    of(contextIds?: readonly string[]): Promise<ContextApprovals[]>;
+    /** The state of the context holding approval `approvalId`, or null when none does. */
+    holding(approvalId: string): Promise<ContextApprovals | null>;
   };
 
   snapshot(): Promise<ProjectionsSnapshot>;

@@ -76,7 +76,7 @@ class ProjectionEngine implements Projections {
   ) {
     this.#state = `${prefix}projection_state`;
     this.#checkpoints = `${prefix}projection_checkpoints`;
-    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs } = projectionQueries(
+    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs, approvals: this.approvals } = projectionQueries(
       () => this.#sql,
       this.#state,
     ));
@@ -338,6 +338,7 @@ class ProjectionEngine implements Projections {
   readonly transcript: Projections["transcript"];
   readonly usage: Projections["usage"];
   readonly jobs: Projections["jobs"];
+  readonly approvals: Projections["approvals"];
 
   async snapshot(): Promise<ProjectionsSnapshot> {
     const out: ProjectionsSnapshot = Object.fromEntries(this.projections.map((p) => [p.name, [] as SnapshotRow[]]));

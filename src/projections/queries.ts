@@ -1,6 +1,7 @@
 // The projections' read side: the queries over the stored states, one statement each.
 import type { SqlExecutor } from "../events/store.ts";
 import type { ChatMessage } from "../models/messages.ts";
+import type { ContextApprovals } from "./approvals.ts";
 import type { ContextStatus, ContextView } from "./contexts.ts";
 import type { JobView } from "./jobs.ts";
 import { ROOT_GROUP, type TreeChild, type TreeNode } from "./tree.ts";
@@ -79,5 +80,24 @@ export const projectionQueries = (sql: () => SqlExecutor, table: string) => {
     ofContext: (contextId: string) => group<JobView>("jobs", contextId),
   };
 
-  return { contexts, tree, transcript, usage, jobs };
+  const approvals = {
+    of: async (contextIds?: readonly string[]): Promise<ContextApprovals[]> => {
+      const { rows } = await sql().query<{ state: ContextApprovals }>(
+        `SELECT state FROM ${table} WHERE projection = 'approvals' AND jsonb_array_length(state->'approvals') > 0
+         ${contextIds === undefined ? "" : "AND grp = ANY($1::text[])"} ORDER BY ord, key`,
+        contextIds === undefined ? [] : [[...contextIds]],
+      );
+      return rows.map((r) => r.state);
+    },
+    /** The state of the context that holds approval `approvalId` (JSONB containment, so no full scan of states). */
+    holding: async (approvalId: string): Promise<ContextApprovals | null> => {
+      const { rows } = await sql().query<{ state: ContextApprovals }>(
+        `SELECT state FROM ${table} WHERE projection = 'approvals' AND state->'approvals' @> $1::jsonb LIMIT 1`,
+        [JSON.stringify([{ approvalId }])],
+      );
+      return rows[0]?.state ?? null;
+    },
+  };
+
+  return { contexts, tree, transcript, usage, jobs, approvals };
 };
