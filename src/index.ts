@@ -22,7 +22,8 @@ export { ModelError, type ModelPort, type ModelRequest, type ModelTurn, type Too
 export type { ChatMessage } from "./models/messages.ts";
 export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./models/presets.ts";
 
-export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolContext, type ToolOutcome } from "./tools/defineTool.ts";
+export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolContext, type ToolOutcome, type ToolApprovalContext } from "./tools/defineTool.ts";
+export type { ApprovalOptions } from "./tools/approval.ts";
 export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
 

@@ -4,6 +4,7 @@ import path from "node:path";
 import { z } from "zod";
 import { Presets, Projects } from "../models/presets.ts";
 import { McpServersSchema } from "../tools/mcpConfig.ts";
+import { ApprovalOptions } from "../tools/approval.ts";
 import { CliError } from "./errors.ts";
 
 export const CONFIG_FILE = "actorzero.config.json";
@@ -29,6 +30,8 @@ export const CliConfig = z
     limits: Limits.optional(),
     /** MCP servers by name (`stdio`: command/args/env/cwd; `http`: url/headers); profiles and projects choose among them. */
     mcpServers: McpServersSchema.optional(),
+    /** Tools whose calls wait for a person's decision everywhere, and the decision's time limit. */
+    approvals: ApprovalOptions.optional(),
   })
   .strict();
 export type CliConfig = z.infer<typeof CliConfig>;

@@ -15,5 +15,6 @@ export const runtimeFor = async (store: EventStore, config: CliConfig, choice: M
     ...(config.profiles ? { profiles: config.profiles } : {}),
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
+    ...(config.approvals ? { approvals: config.approvals } : {}),
   });
 };

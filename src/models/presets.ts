@@ -26,13 +26,20 @@ export type PresetTable = Readonly<Record<string, Preset>> & { readonly Default:
 /** Which configured MCP servers are allowed: every one (`"*"`) or these by name. */
 export const McpSelection = z.union([z.literal("*"), z.array(z.string().min(1))]);
 
-/** A project: the profiles it disables, the presets it chooses (for itself and per profile), the MCP servers it allows. */
+/** Tools whose calls wait for a person's decision: exact names, or a prefix ending in `*` (`github__*` for an MCP server's). */
+export const ApprovalList = z.array(z.string().min(1).regex(/^[^*]*\*?$/, "a tool name, or a prefix ending in *"));
+
+/**
+ * A project: the profiles it disables, the presets it chooses (for itself and per profile), the MCP
+ * servers it allows, the tools whose calls need approval in it (beside the profile's and the runtime's).
+ */
 export const ProjectConfig = z
   .object({
     disabledProfiles: z.array(z.string().min(1)).optional(),
     preset: z.string().optional(),
     profilePresets: z.record(z.string().min(1), z.string()).optional(),
     mcpServers: McpSelection.optional(),
+    needsApproval: ApprovalList.optional(),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;

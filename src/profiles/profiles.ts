@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, existsSync, statSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { McpSelection } from "../models/presets.ts";
+import { ApprovalList, McpSelection } from "../models/presets.ts";
 
 export const PROFILE_DEFAULT = "default";
 
@@ -15,6 +15,8 @@ export const ProfileFile = z.object({
   modelPreset: z.string().optional(),
   /** The configured MCP servers this profile's agents may use: a list of names or "*" (the default: all of them). */
   mcpServers: McpSelection.optional(),
+  /** Tools whose calls wait for a person's decision when this profile's agents make them (names, or `prefix*`). */
+  needsApproval: ApprovalList.optional(),
 });
 
 export type Profile = z.infer<typeof ProfileFile> & {

@@ -11,6 +11,7 @@ import type { Projections } from "../projections/engine.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { UsageRollup, UsageView } from "../projections/usage.ts";
 import type { Tool } from "../tools/defineTool.ts";
+import type { ApprovalOptions } from "../tools/approval.ts";
 import type { McpHubOptions } from "../tools/mcp.ts";
 import type { McpServers } from "../tools/mcpConfig.ts";
 import type { Clock } from "./clock.ts";
@@ -64,6 +65,12 @@ export type RuntimeOptions = {
   clock?: Clock;
   /** A prompts folder to use instead of the bundled one (system/, tools/, profiles/). */
   promptsDir?: string;
+  /**
+   * Tools whose calls wait for a person's decision in every context (names, or a prefix ending in `*`;
+   * profiles and projects add theirs with `needsApproval`), and how long a decision may take before the
+   * call is denied as "timed out" (no limit by default).
+   */
+  approvals?: ApprovalOptions;
   /** This process's name in run leases (default: host, pid and a random suffix). */
   owner?: string;
 };

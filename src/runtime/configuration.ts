@@ -3,6 +3,7 @@
 // Requirements:
 // - A bad option (missing prompts or profiles folder, a profiles list that is not one, a store or model
 //   that is not a port) is a RuntimeError naming the option, before the log is touched.
+// - Approval settings (`approvals`, projects' and tools' `needsApproval`) are checked here too (approvalPolicy.ts).
 // - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
 //   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
 import { RunObserver } from "./runObserver.ts";
+import { checkApprovals, type ApprovalSettings } from "./approvalPolicy.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
 
 export type Configuration = {
@@ -27,6 +29,7 @@ export type Configuration = {
   /** Live deltas for subscribers, and spans: the store, the model (in `options.model`) and the tools go through it. */
   readonly deltas: LiveDeltas;
   readonly observer: RunObserver;
+  readonly approvals: ApprovalSettings;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
@@ -65,6 +68,7 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
     library,
     profiles,
     mcpServers: checkMcp(options),
+    approvals: checkApprovals(options),
     deltas,
     observer,
   };

@@ -20,6 +20,9 @@ export type ToolContext = {
   run?: RunScope;
 };
 
+/** What a `needsApproval` function gets besides the call's input. */
+export type ToolApprovalContext = Pick<ToolContext, "contextId" | "runId" | "agentNumber" | "profile" | "toolCallId">;
+
 /** `text` goes back to the model; `response` ends the run with that final answer. */
 export type ToolOutcome = { kind: "text"; text: string } | { kind: "response"; text: string };
 
@@ -28,6 +31,17 @@ export type Tool<I = unknown> = {
   description: string;
   input: z.ZodType<I>;
   run(input: I, ctx: ToolContext): Promise<string | ToolOutcome> | string | ToolOutcome;
+  /**
+   * Whether a call waits for a person's decision (`rt.approve` / `rt.reject`) before it runs: always
+   * (`true`), or as this function answers for the call's parsed input. A function that throws counts as yes.
+   */
+  needsApproval?: boolean | ((input: I, ctx: ToolApprovalContext) => boolean | Promise<boolean>);
+  /**
+   * Running a call twice has the effect of running it once. A call a crash cut off (recorded as started,
+   * with no result) is run again when its run resumes only if the tool says so; otherwise the model is told
+   * the call may or may not have taken effect.
+   */
+  idempotent?: boolean;
 };
 
 /** An error the model can fix: it is returned to the model as the tool's result and the run goes on. */
@@ -52,6 +66,8 @@ export class FatalToolError extends Error {
  * Defines a tool the model can call.
  * @example
  * const clock = defineTool({ name: "clock", description: "The time now.", input: z.object({}), run: () => new Date().toISOString() });
+ * const deploy = defineTool({ name: "deploy", description: "Deploys a service.", input: z.object({ env: z.string() }),
+ *   needsApproval: ({ env }) => env === "prod", run: ({ env }) => `deployed to ${env}` });
  */
 export const defineTool = <I>(tool: Tool<I>): Tool<I> => tool;
 
