@@ -26,6 +26,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   resume: () => import("./commands/pause.ts").then((m) => ({ spec: m.resumeSpec, run: m.resumeCommand })),
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
   "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
+  approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
 };
 
 const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);

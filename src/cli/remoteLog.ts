@@ -11,6 +11,7 @@ import { ALL_PROJECTIONS } from "../projections/all.ts";
 import type { Projections } from "../projections/engine.ts";
 import { columnsOf } from "../projections/snapshot.ts";
 import { foldEvents, type Projection } from "../projections/projection.ts";
+import type { ContextApprovals } from "../projections/approvals.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { JobView } from "../projections/jobs.ts";
 import { ROOT_GROUP, type TreeNode } from "../projections/tree.ts";
@@ -126,6 +127,10 @@ const foldedProjections = (events: readonly RecordedEvent[], head: number): Proj
     jobs: {
       get: async (jobId) => one<JobView>("jobs", jobId),
       ofContext: async (contextId) => rows<JobView>("jobs").filter((r) => r.group === contextId).map((r) => r.state),
+    },
+    approvals: {
+      of: async (ids) => rows<ContextApprovals>("approvals").filter((r) => r.state.approvals.length > 0 && (ids === undefined || ids.includes(r.key))).map((r) => r.state),
+      holding: async (approvalId) => rows<ContextApprovals>("approvals").find((r) => r.state.approvals.some((a) => a.approvalId === approvalId))?.state ?? null,
     },
     snapshot: async () => refuse(),
     rebuildInto: async () => refuse(),

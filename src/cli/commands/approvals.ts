@@ -1,0 +1,73 @@
+// `actorzero approvals [<id>]`: the tool calls waiting for a person's decision, in the whole log or under one context.
+import { z } from "zod";
+import { pendingApprovals, type ApprovalView } from "../../projections/approvals.ts";
+import { subtreeIds } from "../../projections/auditLoad.ts";
+import { resolveContext, withLog, type Io } from "../context.ts";
+import { EXIT } from "../errors.ts";
+import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { compactJson, oneLine, table, timestamp } from "../format.ts";
+import { locate } from "../openLog.ts";
+
+const Values = StoreFlags.extend({
+  positionals: positionals("approvals", [{ name: "<id>", optional: true, id: true }]),
+  all: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+type Values = z.infer<typeof Values>;
+
+export const approvalsSpec: CommandSpec<Values> = {
+  name: "approvals",
+  summary: "List the tool calls waiting for a decision (whole log, or the tree under a context).",
+  usage: ["approvals [<id>] [--all] [--json]"],
+  options: {
+    ...STORE_OPTIONS,
+    all: { type: "boolean", description: "also the decided ones (granted, denied) and the ones closed when their run ended" },
+    ...JSON_OPTION,
+  },
+  details: `With <id>, only the approvals of that context and the contexts below it.
+--json prints an array of { approvalId, contextId, runId, toolCallId, tool, arguments, agentNumber, status,
+requestedAt, expiresAt, decidedAt, by, note, reason, closedBy } in the order they were requested.`,
+  schema: Values as z.ZodType<Values>,
+};
+
+export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
+  const where = locate(v, "approvals");
+  return withLog(where, { create: false }, async ({ projections }) => {
+    const arg = v.positionals["<id>"];
+    const scope = arg === undefined ? undefined : await subtreeIds(projections, (await resolveContext(projections, arg, where)).id);
+    const states = await projections.approvals.of(scope);
+    const rows: ApprovalView[] = v.all
+      ? states.flatMap((s) => s.approvals).sort((a, b) => a.requestedPosition - b.requestedPosition)
+      : pendingApprovals(states);
+    if (v.json) {
+      io.print(JSON.stringify(rows.map(({ requestedPosition: _, ...row }) => row)));
+      return EXIT.ok;
+    }
+    if (rows.length === 0) {
+      io.print(`no ${v.all ? "" : "pending "}approvals${arg === undefined ? "" : ` under ${arg}`}`);
+      return EXIT.ok;
+    }
+    const p = io.paint;
+    io.print(
+      table(
+        ["APPROVAL", "CONTEXT", "AGENT", "TOOL", "ARGUMENTS", "STATUS", "REQUESTED"],
+        rows.map((a) => [
+          a.approvalId,
+          a.contextId.slice(0, 8),
+          `A${a.agentNumber}`,
+          a.tool,
+          oneLine(compactJson(a.arguments), 48),
+          a.status === "pending" ? p.cyan("awaiting approval") : statusOf(a),
+          p.dim(timestamp(a.requestedAt)),
+        ]),
+        p.dim,
+      ),
+    );
+    const pending = rows.filter((a) => a.status === "pending").length;
+    if (pending > 0) io.print(p.dim(`decide with actorzero approve <approval> [--note <text>] or actorzero reject <approval> --reason <text>`));
+    return EXIT.ok;
+  });
+};
+
+const statusOf = (a: ApprovalView): string =>
+  a.status === "closed" ? `closed (run ${a.closedBy})` : `${a.status} by ${a.by}${a.status === "denied" && a.reason ? `: ${oneLine(a.reason, 40)}` : ""}`;
