@@ -8,7 +8,7 @@
 // - When the run ends while an approval is pending (stopped, failed, interrupted, completed), the
 //   approval is closed with that ending and can no longer be decided.
 import type { RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPosition } from "./projection.ts";
+import { defineProjection, onceByPositionFresh } from "./projection.ts";
 
 export type ApprovalStatus = "pending" | "granted" | "denied" | "closed";
 
@@ -123,7 +123,7 @@ export const approvalsProjection = defineProjection<ContextApprovals>({
   version: 1,
   keysOf: (event) => (KEYED_TYPES.has(event.type) ? [event.streamId] : []),
   init: initContextApprovals,
-  evolve: onceByPosition(apply),
+  evolve: onceByPositionFresh(apply),
   columns: (key, s) => ({ group: key, order: s.approvals[0]?.requestedPosition ?? 0 }),
 });
 

@@ -76,10 +76,8 @@ class ProjectionEngine implements Projections {
   ) {
     this.#state = `${prefix}projection_state`;
     this.#checkpoints = `${prefix}projection_checkpoints`;
-    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs, approvals: this.approvals } = projectionQueries(
-      () => this.#sql,
-      this.#state,
-    ));
+    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs, approvals: this.approvals } =
+      projectionQueries(() => this.#sql, this.#state));
     this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), dirty: new Set(), pending: 0, complete: false }));
   }
 
