@@ -24,7 +24,7 @@ const rt = await lib.createRuntime({ store, model, tools: [] });
 const root = await rt.createContext({ name: "footprint" });
 const runs = scenario === "long" ? Number(arg) : 1;
 // With --expose-gc (the bench passes it for `long`), RSS is read after a full collection: garbage not
-// yet collected is the collector's pacing, not growth (without it, 3,000 runs read 1.15x; with it, flat).
+// yet collected is the collector's pacing, not growth (3,000 runs read 1.15x without it).
 const gc = (globalThis as { gc?: () => void }).gc;
 const mb = () => {
   gc?.();
