@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
   "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
   approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
+  fork: () => import("./commands/fork.ts").then((m) => ({ spec: m.forkSpec, run: m.forkCommand })),
 };
 
 const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);

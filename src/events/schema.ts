@@ -69,6 +69,8 @@ export const ContextCreated = event("ContextCreated", {
   rootContextId: ContextId,
   slot: Text.nullable(),
   modelOverride: ModelOverride.nullable(),
+  /** A fork (rt.fork): the context and the log position its history was copied from. Absent otherwise. */
+  forkedFrom: z.object({ contextId: ContextId, position: z.number().int().positive() }).optional(),
 });
 export const ContextRenamed = event("ContextRenamed", { name: Text, label: Text });
 export const ModelOverrideSet = event("ModelOverrideSet", { modelOverride: ModelOverride.nullable() });

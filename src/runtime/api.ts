@@ -99,6 +99,8 @@ export interface Runtime {
   readonly projections: Projections;
   /** Creates a root context (A0). */
   createContext(opts?: CreateContextOptions): Promise<ContextView>;
+  /** A new root whose history is context `id`'s up to the event at log position `at` (see fork.ts). */
+  fork(id: string, opts: { at: number }): Promise<ContextView>;
   /** Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends. */
   send(id: string, text: string): Promise<SendResult>;
   /** As `send`, but resolves as soon as the message is recorded, with the id of the run that takes it. */

@@ -29,6 +29,7 @@ import { Registry } from "./registry.ts";
 import { runActor, stopActor } from "./runs.ts";
 import { buildTools } from "./runTools.ts";
 import { subscribeLive, type LiveEvent } from "./liveDeltas.ts";
+import { forkContext } from "./fork.ts";
 import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export { RuntimeError } from "./errors.ts";
@@ -129,6 +130,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       // no projection catch-up and no read on the command path.
       return structuredClone((await registry.activateNew(id, created)).view);
     },
+
+    fork: (id, opts) => (assertOpen(), forkContext(core, id, opts)),
 
     async send(id: string, text: string): Promise<SendResult> {
       return (await rt.start(id, text)).ended;

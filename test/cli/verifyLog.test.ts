@@ -317,3 +317,35 @@ describe("actorzero verify-log", () => {
     expect(expectOneLineError(t)).toMatch(/damaged|cannot/);
   });
 });
+
+describe("actorzero fork", () => {
+  let dir: string;
+  let forkId: string;
+  const root = () => events[0]!.streamId;
+  const cutAt = () => first("RunCompleted", (e) => e.streamId === root())?.position ?? events.filter((e) => e.streamId === root()).at(-1)!.position;
+  beforeAll(async () => {
+    dir = await copy();
+  });
+
+  it("creates a new root from a context's history up to a position, and says how to go on", async () => {
+    const r = await cli(["fork", root().slice(0, 8), "--at", String(cutAt()), "--json", "--data-dir", dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { contextId: string; forkedFrom: { contextId: string; position: number } };
+    expect(out.forkedFrom).toEqual({ contextId: root(), position: cutAt() });
+    expect(out.contextId).not.toBe(root());
+    forkId = out.contextId;
+  });
+
+  it("shows the link in the fork's audit", async () => {
+    const audit = await cli(["audit", forkId, "--data-dir", dir]);
+    expect(audit.code, audit.stderr).toBe(0);
+    expect(audit.stdout).toContain(`forked from ${root()} at log position ${cutAt()}`);
+  });
+
+  it("refuses a position outside the context's stream with one line naming --at's value", async () => {
+    const other = events.find((e) => e.streamId !== root())!.position;
+    const r = await cli(["fork", root().slice(0, 8), "--at", String(other), "--data-dir", dir]);
+    expect(r.code).toBe(1);
+    expect(expectOneLineError(r)).toMatch(new RegExp(`at: expected the log position of an event of context ${root()}.*got ${other}`));
+  });
+});

@@ -52,6 +52,9 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
       io.print(io.paint.dim("log not verified here: it was read through the process that holds the data dir (actorzero verify-log once it is free)"));
       return EXIT.ok;
     }
+    const created = (await store.readStream(view.id, 1)).find((e) => e.type === "ContextCreated");
+    const from = created?.type === "ContextCreated" ? created.data.forkedFrom : undefined;
+    if (from) io.print(`forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`);
     // What the audit says is worth what the log is: say whether it holds together (the log only; verify-log does the rest).
     const log = await store.verify();
     const first = log.problems[0];

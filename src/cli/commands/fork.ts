@@ -1,0 +1,57 @@
+// `actorzero fork <id> --at <position>`: a new root whose history is the context's own up to that log position.
+import { z } from "zod";
+import { loadConfig } from "../config.ts";
+import { resolveContext, type Io } from "../context.ts";
+import { EXIT } from "../errors.ts";
+import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { chooseModel } from "../modelChoice.ts";
+import { locate, locationFlags, openLog } from "../openLog.ts";
+import { runtimeFor } from "../runtimeFor.ts";
+
+const Values = StoreFlags.extend({
+  positionals: positionals("fork", [{ name: "<id>", id: true }]),
+  at: intFlag("--at", 1, "the log position of one of the context's events"),
+  json: z.boolean().optional(),
+});
+type Values = z.infer<typeof Values>;
+
+export const forkSpec: CommandSpec<Values> = {
+  name: "fork",
+  summary: "A new root whose history is a context's own up to one of its events (--at <position>), to run again from there.",
+  usage: ["fork <id> --at <position> [--json]"],
+  options: {
+    ...STORE_OPTIONS,
+    at: { type: "string", value: "<position>", description: "the log position (#n in audit, the first column of events) of an event of that context" },
+    ...JSON_OPTION,
+  },
+  details: `The source is untouched. The fork is a root of its own (forking a subordinate forks only it), its
+history is a copy of the source's events up to and including the one at --at, and it records where it came
+from (audit shows the link). A run that the cut leaves open is recorded as interrupted in the fork.
+Continue it with actorzero send <fork id> "<message>", e.g. with another --model.
+--json: { contextId, forkedFrom: { contextId, position } }.`,
+  schema: Values as z.ZodType<Values>,
+};
+
+export const forkCommand = async (v: Values, io: Io): Promise<number> => {
+  const where = locate(v, "fork");
+  const store = await openLog(where, { create: false });
+  try {
+    const { openProjections } = await import("../../projections/engine.ts");
+    const source = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
+    const rt = await runtimeFor(store, loadConfig(io.cwd), await chooseModel({ offline: true }, {}, io.env));
+    try {
+      const fork = await rt.fork(source.id, { at: v.at });
+      if (v.json) {
+        io.print(JSON.stringify({ contextId: fork.id, forkedFrom: { contextId: source.id, position: v.at } }));
+        return EXIT.ok;
+      }
+      io.print(`forked A${source.agentNumber} ${source.profile} ${source.id.slice(0, 8)} at log position ${v.at} into a new root ${fork.id}`);
+      io.print(io.paint.dim(`continue it: actorzero send ${fork.id.slice(0, 8)} "<message>"${locationFlags(where)}`));
+      return EXIT.ok;
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await store.close();
+  }
+};

@@ -1,0 +1,63 @@
+// rt.fork: a new root whose history is a context's own up to one of its events, to run again from there.
+//
+// Requirements:
+// - The source is untouched: its events are copied (fresh event ids) into the fork's own stream.
+// - The fork is a root (depth 0, no parent) whatever the source was: forking a subordinate forks only it;
+//   its ContextCreated records where it came from (`forkedFrom`: the source context and the position).
+// - Job ids are renamed in the copy: the jobs projection keys jobs by id, and the source keeps its own.
+// - A run the cut leaves open is recorded as interrupted in the fork, so the fork takes a new message.
+// - `at` must be the position of an event in the source's stream: anything else is a RuntimeError naming
+//   the field, and nothing is written.
+import { asContextId, type ContextId } from "../events/ids.ts";
+import type { NewEvent, RecordedEvent } from "../events/schema.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import type { Core } from "./core.ts";
+import { RuntimeError } from "./errors.ts";
+import { checkId, checkOptions, checkPosition, invalid } from "./validate.ts";
+
+export type ForkOptions = { at: number };
+
+const RUN_ENDS = new Set(["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
+
+/** Forks context `id` at log position `options.at`; returns the fork's view. */
+export const forkContext = async (core: Core, id: string, options: ForkOptions): Promise<ContextView> => {
+  checkId("contextId", id);
+  const at = checkPosition("at", checkOptions(options, "options").at);
+  if (at === undefined) throw invalid("at", "the log position of an event of the context", "nothing");
+  const source = await core.store.readStream(id);
+  if (source.length === 0) throw new RuntimeError("not_found", `No context '${id}'.`, { field: "contextId" });
+  const cut = source.findIndex((e) => e.globalPosition === at);
+  if (cut < 0) {
+    const expected = `the log position of an event of context ${id} (${source.length} events between positions ${source[0]!.globalPosition} and ${source.at(-1)!.globalPosition})`;
+    throw new RuntimeError("invalid", `at: expected ${expected}, got ${at}.`, { field: "at", expected });
+  }
+  const forkId = asContextId(core.config.clock.uuid());
+  await core.store.append(forkId, forkEvents(source.slice(0, cut + 1), forkId, at), { expectedVersion: "no_stream" });
+  await core.projections.catchUp();
+  return (await core.projections.contexts.get(forkId))!;
+};
+
+const forkEvents = (history: RecordedEvent[], forkId: ContextId, at: number): NewEvent[] => {
+  const suffix = `~fork-${forkId.slice(0, 8)}`;
+  const open = new Set<string>();
+  const out: NewEvent[] = history.map((e): NewEvent => {
+    if (e.type === "RunStarted") open.add(e.data.runId);
+    if (RUN_ENDS.has(e.type)) open.delete((e.data as { runId: string }).runId);
+    if (e.type === "ContextCreated") {
+      const data = { ...e.data, contextId: forkId, agentNumber: 0, depth: 0, kind: "root" as const, parentContextId: null, parentAgentNumber: null, rootContextId: forkId, slot: null, forkedFrom: { contextId: e.streamId, position: at } };
+      return { type: e.type, data, metadata: e.metadata };
+    }
+    return { type: e.type, data: renameJobs(e.data, suffix), metadata: e.metadata } as NewEvent;
+  });
+  for (const runId of open) out.push({ type: "RunInterrupted", data: { runId } } as NewEvent);
+  return out;
+};
+
+/** `data` with every `jobId` string in it renamed (same shape otherwise). */
+const renameJobs = (data: unknown, suffix: string): unknown => {
+  if (Array.isArray(data)) return data.map((d) => renameJobs(d, suffix));
+  if (data === null || typeof data !== "object") return data;
+  return Object.fromEntries(
+    Object.entries(data).map(([k, v]) => [k, k === "jobId" && typeof v === "string" ? `${v}${suffix}` : renameJobs(v, suffix)]),
+  );
+};
