@@ -1,38 +1,49 @@
-// The lifecycle of one context as an XState machine (DESIGN §4).
+// The lifecycle of one context as an XState machine (DESIGN §4): the one answer to "is a run in flight here?".
 //
 // Requirements:
-// - States are `idle`, `running`, `stopped`, `failed`; `paused` is a flag in the context, orthogonal to them.
+// - States are `idle`, `running` (`active`, `stopping`), `stopped`, `failed`; `paused` is a flag in
+//   the context, orthogonal to them. Machine events are imperative and dot-named (`run.start`);
+//   facts keep their PascalCase names. A new substate of `running` (a run parked on something) goes
+//   beside `active` and `stopping`, and ends the same way: through an invocation's result.
 // - `run.start` is legal only from idle, stopped or failed: a running context never runs twice at once.
-// - The run is an invoked actor (`run`) in `running.active`; leaving that state (on `run.stop`) aborts
-//   its signal, which interrupts the model call or tool in flight.
-// - `running.stopping` invokes `stopRun`, which records the stop; the machine reaches `stopped` only
-//   once that fact is appended.
-// - The machine's context changes only from appended events (`facts.apply`, and the facts carried by
-//   `run.start` and by the results of `run` and `stopRun`).
+// - The run is an invoked actor (`run`) in `running.active`. Only its result ends the run: `onDone`
+//   goes to the state the run's end leads to, `onError` (no end could be recorded) to `failed`.
+//   Leaving `active` (on `run.stop`) aborts its signal, which interrupts the model call or tool in flight.
+// - `running.stopping` invokes `stopRun`, which records the stop; its result ends the run the same way.
+// - Facts this process appends for its own run (`facts.apply` while running) update the context but
+//   never move the machine: the invocation is not aborted behind its back. Facts read while resting
+//   (another process ran this context) move it to the state they end in.
+// - The machine's context changes only from appended facts (folded with the one status fold of
+//   projections/runStatus.ts) and from a run whose end the log refused (`unrecorded`).
 // - Children are spawned with the child's context id as `id` and `systemId` (`child.activate`) and
 //   stopped on passivation (`child.passivate`); stopping an actor is not stopping a run.
+// - `run.ended` (an action the runtime provides) runs once per run this process drove, as it ends.
 import { type AnyActorLogic, assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
-import { INTERRUPTED_MESSAGE } from "../projections/contexts.ts";
+import { type ContextStatus, runEndOf, statusAfter, statusOf } from "../projections/runStatus.ts";
 
-export type LifecycleStatus = "idle" | "running" | "stopped" | "failed";
+export type LifecycleStatus = ContextStatus;
 
 export type ContextMachineContext = {
   contextId: ContextId;
   /** The stream version of the last fact applied. */
   version: number;
+  /** The context's status as the log says it (the status fold of every fact applied). */
+  status: ContextStatus;
   paused: boolean;
+  /** The run the log shows open, or null. */
   runId: RunId | null;
   failure: { reason: RunFailureReason; message: string } | null;
-  /** The status the log showed when this actor was activated. */
-  restoredStatus: LifecycleStatus;
+  /** A run of this process that ended without its end on the log (the store refused it), and why. */
+  unrecorded: { runId: RunId; message: string } | null;
 };
 
 export type ContextMachineInput = {
   contextId: ContextId;
   version: number;
-  status: LifecycleStatus;
+  /** What the log shows; `running` with no run here restores as `failed` (the run was cut short). */
+  status: ContextStatus;
   paused: boolean;
   failure: ContextMachineContext["failure"];
 };
@@ -48,15 +59,20 @@ export type ContextMachineEvent =
   | { type: "child.activate"; contextId: ContextId; logic: AnyActorLogic; input: ContextMachineInput }
   | { type: "child.passivate"; contextId: ContextId };
 
-/** Pure: the machine context after the given facts. */
+/** Pure: the machine context after the given facts (facts at or below the known version are skipped). */
 export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedEvent[]): ContextMachineContext => {
   let next = ctx;
   for (const fact of facts) {
     if (fact.streamVersion <= next.version) continue;
-    next = { ...next, version: fact.streamVersion };
+    next = { ...next, version: fact.streamVersion, status: statusAfter(next.status, fact) };
+    const end = runEndOf(fact);
+    if (end) {
+      next = { ...next, runId: null, failure: end.failure, paused: end.run === "stopped" ? false : next.paused };
+      continue;
+    }
     switch (fact.type) {
       case "RunStarted":
-        next = { ...next, runId: fact.data.runId, failure: null, paused: false };
+        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null };
         break;
       case "MessageReceived":
       case "InterventionReceived":
@@ -66,18 +82,6 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
       case "ContextPaused":
         next = { ...next, paused: true };
         break;
-      case "RunCompleted":
-        next = { ...next, runId: null };
-        break;
-      case "RunStopped":
-        next = { ...next, runId: null, paused: false };
-        break;
-      case "RunFailed":
-        next = { ...next, runId: null, failure: { reason: fact.data.reason, message: fact.data.message } };
-        break;
-      case "RunInterrupted":
-        next = { ...next, runId: null, failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE } };
-        break;
       default:
         break;
     }
@@ -85,35 +89,38 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
   return next;
 };
 
-/** The status the last terminal fact among `facts` leads to, if any. */
-export const terminalStatus = (facts: readonly RecordedEvent[]): LifecycleStatus | null => {
-  for (let i = facts.length - 1; i >= 0; i--) {
-    const t = facts[i]!.type;
-    if (t === "RunCompleted") return "idle";
-    if (t === "RunStopped") return "stopped";
-    if (t === "RunFailed" || t === "RunInterrupted") return "failed";
-  }
-  return null;
-};
-
-const endsIn = (status: LifecycleStatus) => ({ event }: { event: unknown }) => {
-  const e = event as { facts?: RecordedEvent[]; output?: RunOutput };
-  const facts = e.facts ?? e.output?.facts ?? [];
-  return terminalStatus(facts) === status;
-};
-
 const factsOf = (event: unknown): RecordedEvent[] => {
   const e = event as { facts?: RecordedEvent[]; output?: RunOutput };
   return e.facts ?? e.output?.facts ?? [];
 };
 
-// Facts read from the log while no local run is going (another process ran this context): follow their end.
+/** Whether the facts an event carries leave the context in `status` (folded onto what is known). */
+const endsIn =
+  (status: ContextStatus) =>
+  ({ context, event }: { context: ContextMachineContext; event: unknown }) =>
+    statusOf(factsOf(event), context.status) === status;
+
+// Facts read from the log while no run of this process is going (another process ran this context): follow their end.
 const restingFacts = [
   { guard: "endsIdle", target: "#context.idle", actions: "applyFacts" },
   { guard: "endsStopped", target: "#context.stopped", actions: "applyFacts" },
   { guard: "endsFailed", target: "#context.failed", actions: "applyFacts" },
   { actions: "applyFacts" },
 ] as const;
+
+// A run's result (the run itself, or the stop) ends it in the state its end leads to.
+const runResult = {
+  onDone: [
+    { guard: "endsIdle", target: "#context.idle", actions: ["applyFacts", "run.ended"] },
+    { guard: "endsStopped", target: "#context.stopped", actions: ["applyFacts", "run.ended"] },
+    { guard: "endsFailed", target: "#context.failed", actions: ["applyFacts", "run.ended"] },
+    // Returned with its end not on the log: the run is over all the same.
+    { target: "#context.failed", actions: ["recordUnrecordedEnd", "run.ended"] },
+  ],
+  onError: { target: "#context.failed", actions: ["recordUnrecordedEnd", "run.ended"] },
+} as const;
+
+const runStarts = { "run.start": { target: "#context.running", actions: "applyFacts" } } as const;
 
 export const contextMachine = setup({
   types: {
@@ -132,6 +139,20 @@ export const contextMachine = setup({
   },
   actions: {
     applyFacts: assign(({ context, event }) => applyFacts(context, factsOf(event))),
+    recordUnrecordedEnd: assign(({ context, event }) => {
+      const error = (event as { error?: unknown }).error;
+      const message =
+        error === undefined ? "The run ended without recording its end." : error instanceof Error ? error.message : String(error);
+      const runId = context.runId;
+      return {
+        status: "failed" as const,
+        runId: null,
+        failure: { reason: "internal" as const, message },
+        unrecorded: runId ? { runId, message } : context.unrecorded,
+      };
+    }),
+    // Provided by the runtime: what follows a run's end here (the lease, passivation, waiters).
+    "run.ended": () => {},
     spawnContextChild: enqueueActions(({ enqueue, event }) => {
       if (event.type !== "child.activate") return;
       // The child's logic arrives with the event: a context machine spawns more of itself.
@@ -147,21 +168,25 @@ export const contextMachine = setup({
     }),
   },
   guards: {
-    restoredStopped: ({ context }) => context.restoredStatus === "stopped",
-    restoredFailed: ({ context }) => context.restoredStatus === "failed",
+    restoredStopped: ({ context }) => context.status === "stopped",
+    restoredFailed: ({ context }) => context.status === "failed",
     endsIdle: endsIn("idle"),
     endsStopped: endsIn("stopped"),
     endsFailed: endsIn("failed"),
+    /** The log shows the run open: there is something to stop. */
+    runOpen: ({ context }) => context.status === "running",
   },
 }).createMachine({
   id: "context",
   context: ({ input }) => ({
     contextId: input.contextId,
     version: input.version,
+    // A run the log shows open with no run here was cut short: it restores as failed.
+    status: input.status === "running" ? "failed" : input.status,
     paused: input.paused,
     runId: null,
     failure: input.failure,
-    restoredStatus: input.status,
+    unrecorded: null,
   }),
   initial: "restoring",
   on: {
@@ -177,44 +202,29 @@ export const contextMachine = setup({
         { target: "idle" },
       ],
     },
-    idle: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
-    stopped: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
-    failed: { on: { "run.start": { target: "running", actions: "applyFacts" }, "facts.apply": restingFacts } },
+    idle: { on: { ...runStarts, "facts.apply": restingFacts } },
+    stopped: { on: { ...runStarts, "facts.apply": restingFacts } },
+    failed: { on: { ...runStarts, "facts.apply": restingFacts } },
     running: {
       initial: "active",
-      on: {
-        "facts.apply": [
-          { guard: "endsIdle", target: "idle", actions: "applyFacts" },
-          { guard: "endsStopped", target: "stopped", actions: "applyFacts" },
-          { guard: "endsFailed", target: "failed", actions: "applyFacts" },
-          { actions: "applyFacts" },
-        ],
-      },
+      // This process's own facts: the context follows them, the state waits for the invocation's result.
+      on: { "facts.apply": { actions: "applyFacts" } },
       states: {
         active: {
           invoke: {
+            id: "run",
             src: "run",
             input: ({ context }) => ({ contextId: context.contextId, runId: context.runId! }),
-            onDone: [
-              { guard: "endsIdle", target: "#context.idle", actions: "applyFacts" },
-              { guard: "endsStopped", target: "#context.stopped", actions: "applyFacts" },
-              { guard: "endsFailed", target: "#context.failed", actions: "applyFacts" },
-            ],
-            // The run records its own failures; a rejection means the log itself is unreachable.
-            onError: { target: "#context.failed" },
+            ...runResult,
           },
-          on: { "run.stop": { target: "stopping" } },
+          on: { "run.stop": { guard: "runOpen", target: "stopping" } },
         },
         stopping: {
           invoke: {
+            id: "stopRun",
             src: "stopRun",
             input: ({ context }) => ({ contextId: context.contextId, runId: context.runId! }),
-            onDone: [
-              { guard: "endsIdle", target: "#context.idle", actions: "applyFacts" },
-              { guard: "endsStopped", target: "#context.stopped", actions: "applyFacts" },
-              { guard: "endsFailed", target: "#context.failed", actions: "applyFacts" },
-            ],
-            onError: { target: "#context.failed" },
+            ...runResult,
           },
         },
       },

@@ -43,6 +43,8 @@ export type LoopEnv = {
   limits: LoopLimits;
   /** The stored result a `§§result(<tool call id>)` reference names. */
   resolveReference: (toolCallId: string) => string | undefined;
+  /** Whether the log still shows this run open (a stop or a close may have ended it first). */
+  runOpen: () => boolean;
   /** Cancels the run's jobs still running, before the run ends. */
   cancelOpenJobs: () => Promise<void>;
   /** Extra fields tools of this runtime get (delegation uses them). */
@@ -66,15 +68,12 @@ const append = (env: LoopEnv, events: DomainEvent[]) =>
 const stage = (env: LoopEnv, events: DomainEvent[]) =>
   Effect.sync(() => env.writer.stage(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
 
-/** Appends the run's end unless it already ended (a stop won the race). */
+/** Appends the run's end unless it already ended (a stop or a close won the race). */
 const endWith = (env: LoopEnv, event: DomainEvent) =>
   Effect.promise(() =>
-    env.writer.exclusive(async (appendNow) => {
-      if (env.handle.terminal) return env.handle.terminal;
-      const facts = await appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId });
-      env.handle.terminal = facts;
-      return facts;
-    }),
+    env.writer.exclusive(async (appendNow) =>
+      env.runOpen() ? appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId }) : [],
+    ),
   );
 
 const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
@@ -86,14 +85,12 @@ const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
 const tryComplete = (env: LoopEnv, response: string) =>
   Effect.promise(() =>
     env.cancelOpenJobs().then(() => env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
-      if (env.handle.terminal) return env.handle.terminal;
+      if (!env.runOpen()) return [];
       if (env.handle.hasUndeliveredInterventions) return null;
-      const facts = await appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
+      return appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
         correlationId: env.handle.correlationId,
         causationId: env.handle.runId,
       });
-      env.handle.terminal = facts;
-      return facts;
     })),
   );
 

@@ -1,5 +1,5 @@
-// What the runtime, the loop and the stop share about one run in flight: pause, interventions, the call in flight, the end.
-import type { RecordedEvent } from "../events/schema.ts";
+// The working data of one run this process drives: pause, interventions, the call in flight, its children and jobs.
+// Whether the run is in flight is the context machine's to say (contextMachine.ts), not this handle's.
 import type { ContextId, RunId } from "../events/ids.ts";
 import type { Job } from "../tools/jobs.ts";
 
@@ -10,21 +10,17 @@ export type InFlight =
 export class RunHandle {
   /** The call the run is waiting on, so a stop can record what it aborted. */
   inFlight: InFlight | null = null;
-  /** The facts that ended the run, once appended: a run ends exactly once. */
-  terminal: RecordedEvent[] | null = null;
   /** Children this run is waiting on, stopped first when this run is stopped. */
   readonly runningChildren = new Set<ContextId>();
   /** The `parallel` jobs this run started, by job id. */
   readonly jobs = new Map<string, Job>();
-  /** Why the run ended when the log refused to record that end: close() records it as interrupted. */
-  unrecordedEnd: string | null = null;
   /** Delegations past the live-children guard whose child is not running yet. */
   reservedChildren = 0;
   /** Who asked for the stop, recorded in RunStopped. */
   stopRequestedBy: "user" | "superior" | null = null;
   /** Resolves when the loop's program has finished (after a stop, once it has unwound). */
-  readonly settled: Promise<void>;
-  settle!: () => void;
+  readonly unwound: Promise<void>;
+  markUnwound!: () => void;
   private interventionsReceived = 0;
   private interventionsDelivered = 0;
   private paused = false;
@@ -35,7 +31,7 @@ export class RunHandle {
     readonly runId: RunId,
     readonly correlationId: string,
   ) {
-    this.settled = new Promise((resolve) => (this.settle = resolve));
+    this.unwound = new Promise((resolve) => (this.markUnwound = resolve));
   }
 
   interventionReceived(): void {

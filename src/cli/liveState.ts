@@ -2,7 +2,16 @@
 import type { RecordedEvent } from "../events/schema.ts";
 import type { LiveDelta } from "../runtime/liveDeltas.ts";
 import type { ContextView } from "../projections/contexts.ts";
+import { type RunEnd, runEndOf } from "../projections/runStatus.ts";
 import { shownStatus, type Shown } from "./status.ts";
+
+/** The live view's line for a run's end. */
+const ACTIVITY_AT_END: Record<RunEnd["run"], (end: RunEnd) => string> = {
+  completed: () => "answered",
+  stopped: (end) => `stopped by ${end.stoppedBy === "superior" ? "its superior" : "the user"}`,
+  failed: (end) => `failed (${end.failure?.reason})`,
+  interrupted: () => "interrupted",
+};
 
 export type LiveNode = {
   id: string;
@@ -162,25 +171,15 @@ export class LiveState {
         n.activity = `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done`;
         break;
       case "RunCompleted":
-        n.status = "completed";
-        n.endedAt = at;
-        n.activity = "answered";
-        break;
       case "RunStopped":
-        n.status = "stopped";
-        n.endedAt = at;
-        n.activity = `stopped by ${e.data.by === "user" ? "the user" : "its superior"}`;
-        break;
       case "RunFailed":
-        n.status = "failed";
+      case "RunInterrupted": {
+        const end = runEndOf(e)!;
+        n.status = end.run;
         n.endedAt = at;
-        n.activity = `failed (${e.data.reason})`;
+        n.activity = ACTIVITY_AT_END[end.run](end);
         break;
-      case "RunInterrupted":
-        n.status = "interrupted";
-        n.endedAt = at;
-        n.activity = "interrupted";
-        break;
+      }
       case "ContextPaused":
         n.paused = true;
         break;

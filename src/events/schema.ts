@@ -133,7 +133,8 @@ export const SubordinateReturned = event("SubordinateReturned", {
 export const RunCompleted = event("RunCompleted", { runId: RunId, response: Text });
 export const RunStopped = event("RunStopped", { runId: RunId, by: z.enum(["user", "superior"]) });
 export const RunFailed = event("RunFailed", { runId: RunId, reason: RunFailureReason, message: Text });
-export const RunInterrupted = event("RunInterrupted", { runId: RunId });
+/** `reason`: why the run's own end could not be recorded, when the runtime knew (absent for a crash). */
+export const RunInterrupted = event("RunInterrupted", { runId: RunId, reason: Text.optional() });
 export const ContextPaused = event("ContextPaused", { runId: RunId.nullable() });
 export const ContextResumed = event("ContextResumed", { runId: RunId.nullable() });
 export const ParallelJobStarted = event("ParallelJobStarted", {

@@ -5,6 +5,7 @@
 // - Every event type is handled or deliberately ignored (the switch is exhaustive).
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
+import { runEndOf } from "./runStatus.ts";
 
 const ms = (from: string, to: string | null): number | null => (to === null ? null : Math.max(0, Date.parse(to) - Date.parse(from)));
 
@@ -202,19 +203,11 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         if (!run) break;
         run.endedAt = e.recordedAt;
         run.durationMs = ms(run.startedAt, e.recordedAt);
-        if (e.type === "RunCompleted") {
-          run.status = "completed";
-          run.response = e.data.response;
-        } else if (e.type === "RunStopped") {
-          run.status = "stopped";
-          run.stoppedBy = e.data.by;
-        } else if (e.type === "RunFailed") {
-          run.status = "failed";
-          run.failure = { reason: e.data.reason, message: e.data.message };
-        } else {
-          run.status = "interrupted";
-          run.failure = { reason: "interrupted", message: "The run did not finish: it was found unfinished when the log was opened." };
-        }
+        const end = runEndOf(e)!;
+        run.status = end.run;
+        run.response = end.response;
+        run.failure = end.failure;
+        run.stoppedBy = end.stoppedBy;
         break;
       }
       case "ContextPaused":

@@ -1,9 +1,9 @@
 // The `contexts` projection: one view per context (identity, names, lifecycle status, last run), DESIGN §4.
 import type { ContextKind, ModelOverride, RecordedEvent, RunFailureReason, Superior } from "../events/schema.ts";
 import { defineProjection, onceByPositionFresh } from "./projection.ts";
+import { type ContextStatus, runEndOf, type RunStatus } from "./runStatus.ts";
 
-export type ContextStatus = "idle" | "running" | "stopped" | "failed";
-export type RunStatus = "running" | "completed" | "stopped" | "failed" | "interrupted";
+export { INTERRUPTED_MESSAGE, type ContextStatus, type RunStatus } from "./runStatus.ts";
 
 export type LastRun = {
   runId: string;
@@ -45,8 +45,6 @@ export type ContextView = {
   /** The last global position applied. */
   position: number;
 };
-
-export const INTERRUPTED_MESSAGE = "The run did not finish: it was found unfinished when the log was opened.";
 
 export const initContext = (id: string): ContextView => ({
   id,
@@ -133,31 +131,20 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
       };
     case "RunCompleted":
-      return {
-        ...s,
-        status: "idle",
-        failure: null,
-        currentRunId: null,
-        lastRun: endRun(s, event.data.runId, "completed", at, event.data.response),
-      };
     case "RunStopped":
-      return { ...s, status: "stopped", paused: false, failure: null, currentRunId: null, lastRun: endRun(s, event.data.runId, "stopped", at, null) };
     case "RunFailed":
+    case "RunInterrupted": {
+      const end = runEndOf(event)!;
       return {
         ...s,
-        status: "failed",
-        failure: { reason: event.data.reason, message: event.data.message },
+        status: end.status,
+        // A stop ends a pause too: the next run starts unpaused.
+        paused: end.run === "stopped" ? false : s.paused,
+        failure: end.failure,
         currentRunId: null,
-        lastRun: endRun(s, event.data.runId, "failed", at, null),
+        lastRun: endRun(s, end.runId, end.run, at, end.response),
       };
-    case "RunInterrupted":
-      return {
-        ...s,
-        status: "failed",
-        failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE },
-        currentRunId: null,
-        lastRun: endRun(s, event.data.runId, "interrupted", at, null),
-      };
+    }
     case "ModelCalled":
     case "ModelReplied":
     case "ModelCallFailed":

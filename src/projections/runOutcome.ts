@@ -1,6 +1,6 @@
-// How one run ended, folded from its terminal fact: the one wording callers, the CLI and the projections share.
+// How one run ended, as `send` answers it: the status fold's end of the run (runStatus.ts), in the caller's words.
 import type { RecordedEvent } from "../events/schema.ts";
-import { INTERRUPTED_MESSAGE } from "./contexts.ts";
+import { type RunEnd, runEndOf } from "./runStatus.ts";
 
 export type RunOutcome = {
   runId: string;
@@ -9,18 +9,16 @@ export type RunOutcome = {
   failure: { reason: string; message: string } | null;
 };
 
+/** The outcome of a run's end: an interrupted run is a failed one, with reason `interrupted`. */
+export const outcomeOfEnd = (end: RunEnd): RunOutcome => ({
+  runId: end.runId,
+  status: end.run === "interrupted" ? "failed" : end.run,
+  response: end.response,
+  failure: end.failure,
+});
+
 /** The outcome a terminal fact records, or null for any other fact. */
 export const outcomeOf = (f: RecordedEvent): RunOutcome | null => {
-  switch (f.type) {
-    case "RunCompleted":
-      return { runId: f.data.runId, status: "completed", response: f.data.response, failure: null };
-    case "RunStopped":
-      return { runId: f.data.runId, status: "stopped", response: null, failure: null };
-    case "RunFailed":
-      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: f.data.reason, message: f.data.message } };
-    case "RunInterrupted":
-      return { runId: f.data.runId, status: "failed", response: null, failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE } };
-    default:
-      return null;
-  }
+  const end = runEndOf(f);
+  return end ? outcomeOfEnd(end) : null;
 };

@@ -8,6 +8,7 @@ import { historyOf, transcriptProjection, type RunTranscript } from "../projecti
 import type { ChatMessage } from "../models/messages.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
+import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
@@ -22,7 +23,10 @@ export class ActiveContext {
   actor!: AnyActorRef;
   writer!: StreamWriter;
   run: RunHandle | null = null;
-  /** Resolves each waiter of a run when its terminal fact is appended. */
+  /** The end of the last run whose terminal fact this context applied. */
+  lastEnd: RunOutcome | null = null;
+  private lastAnswered: string | null = null;
+  /** The waiters of each run, answered as the machine ends it (`run.ended`). */
   readonly outcomes = new Map<string, { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void }>();
   /** Serializes commands (send, stop, pause, resume) to this context. */
   commands: Promise<unknown> = Promise.resolve();
@@ -45,12 +49,7 @@ export class ActiveContext {
       if (f.type === "SubordinateCalled" && f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
       if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
-      if (outcome) {
-        this.outcomes.get(outcome.runId)?.resolve(outcome);
-        // Runs of a context are sequential: earlier ones have ended and their waiters hold their promises,
-        // so only this run's entry stays (a context taking thousands of messages kept one per run).
-        for (const runId of this.outcomes.keys()) if (runId !== outcome.runId) this.outcomes.delete(runId);
-      }
+      if (outcome) this.lastEnd = outcome;
     }
   }
 
@@ -68,6 +67,21 @@ export class ActiveContext {
       this.outcomes.set(runId, entry);
     }
     return entry.promise;
+  }
+
+  /**
+   * Answers the waiters of `runId` with how it ended: its terminal fact, else `unrecorded` (why none
+   * could be written). The answer is kept until the next run's, for a waiter that asks just after.
+   */
+  answer(runId: string, unrecorded: string | null): void {
+    const outcome: RunOutcome =
+      this.lastEnd?.runId === runId
+        ? this.lastEnd
+        : { runId, status: "failed", response: null, failure: { reason: unrecorded === null ? "interrupted" : "internal", message: unrecorded ?? INTERRUPTED_MESSAGE } };
+    void this.outcome(runId);
+    this.outcomes.get(runId)!.resolve(outcome);
+    if (this.lastAnswered !== null && this.lastAnswered !== runId) this.outcomes.delete(this.lastAnswered);
+    this.lastAnswered = runId;
   }
 
   /** Runs `fn` after every earlier command to this context has finished. */

@@ -1,50 +1,62 @@
 // The run commands on one context: a message (a run or an intervention), stop, pause, resume.
 //
 // Requirements:
-// - Commands to one context are serialized; each waits until the actor agrees with the log.
-// - A message to a running context is an intervention of that run; otherwise it records MessageReceived
-//   and RunStarted, then starts the actor's run (legal only from idle, stopped or failed).
-// - A stop is recorded once, by the invoked `stopRun`; stopping a context that is not running is a no-op.
-import { waitFor } from "xstate";
+// - Commands to one context are serialized; the machine says whether a run is in flight, and each
+//   command waits for it where it must (a new run starts only once the machine is at rest).
+// - A message to a run in flight that the log still shows open is an intervention of that run;
+//   otherwise it records MessageReceived and RunStarted, then sends `run.start` (legal only from
+//   idle, stopped or failed).
+// - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
+//   context with no run in flight is a no-op.
+import { type AnyActorRef, waitFor } from "xstate";
 import type { Superior } from "../events/schema.ts";
 import { asRunId } from "../events/ids.ts";
 import { RunHandle } from "../actors/runHandle.ts";
+import type { ContextMachineContext } from "../actors/contextMachine.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
 import type { Core } from "./core.ts";
-import { RuntimeError } from "./errors.ts";
 import { takeLease } from "./recovery.ts";
 
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
 export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
 
-/** Waits until the actor agrees with the log: not stopping, and not still `running` for a run that has ended. */
-export const settle = async (ac: ActiveContext): Promise<void> => {
-  const runEnded = () => !ac.run || ac.run.terminal !== null;
-  await waitFor(ac.actor, (s) => !s.matches({ running: "stopping" }) && !(s.matches("running") && runEnded()), { timeout: Infinity });
+type Snapshot = { matches(state: unknown): boolean; context: ContextMachineContext };
+const snapshotOf = (ac: ActiveContext): Snapshot => (ac.actor as AnyActorRef).getSnapshot() as Snapshot;
+
+/** A run is in flight here and the log still shows it open: a message joins it, a stop reaches it. */
+export const runAccepting = (s: Snapshot): boolean => s.matches({ running: "active" }) && s.context.status === "running";
+
+/** Waits until the machine has no run in flight. */
+export const atRest = async (ac: ActiveContext): Promise<void> => {
+  await waitFor(ac.actor, (s) => !s.matches("running"), { timeout: Infinity });
 };
 
-/** A message: an intervention for a running context, else a new run. */
+/** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
+const steady = async (ac: ActiveContext): Promise<void> => {
+  await waitFor(ac.actor, (s) => !s.matches("running") || runAccepting(s as Snapshot), { timeout: Infinity });
+};
+
+/** A message: an intervention for a run in flight, else a new run. */
 export const deliver = async (core: Core, ac: ActiveContext, text: string): Promise<Started> => {
-  await settle(ac);
-  if (ac.actor.getSnapshot().matches("running") && ac.run && !ac.run.terminal) {
-    const handle = ac.run;
+  await steady(ac);
+  const handle = ac.run;
+  if (handle && runAccepting(snapshotOf(ac))) {
     const delivered = await ac.writer.exclusive(async (append) => {
-      if (handle.terminal) return false;
+      // Checked again in the writer's turn: the run may have appended its end meanwhile.
+      if (!runAccepting(snapshotOf(ac))) return false;
       await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], { correlationId: handle.correlationId });
       return true;
     });
     if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
-    await settle(ac);
   }
   return start(core, ac, text, null);
 };
 
-/** Records the message and the run's start, then starts the actor's run. */
+/** Records the message and the run's start, then starts the machine's run. */
 export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null): Promise<Started> => {
-  await settle(ac);
-  if (ac.actor.getSnapshot().matches("running")) throw new RuntimeError("invalid", `Context '${ac.id}' is still running.`);
+  await atRest(ac);
   await takeLease(core, ac);
   const runId = asRunId(core.config.clock.uuid());
   const model = modelFor(core.config, ac.view);
@@ -65,14 +77,16 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
 export const stopContext = async (core: Core, id: string, by: "user" | "superior"): Promise<RunOutcome | null> => {
   const ac = await core.registry.activate(id);
   return ac.serialize(async () => {
-    if (!ac.actor.getSnapshot().matches("running") || !ac.run) return null;
+    const s = snapshotOf(ac);
     const handle = ac.run;
-    if (!handle.terminal) {
+    if (!handle || !s.matches("running")) return null;
+    // A run already stopping or ending is waited for; its end is the answer.
+    if (runAccepting(s)) {
       handle.stopRequestedBy ??= by;
       ac.actor.send({ type: "run.stop" });
     }
     const outcome = await ac.outcome(handle.runId);
-    await settle(ac);
+    await atRest(ac);
     return outcome;
   });
 };
@@ -80,20 +94,22 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
 export const pause = async (core: Core, id: string): Promise<void> => {
   const ac = await core.registry.activate(id);
   await ac.serialize(async () => {
-    await settle(ac);
-    if (ac.view.paused) return;
-    const runId = ac.actor.getSnapshot().matches("running") ? (ac.run?.runId ?? null) : null;
-    await ac.writer.append([{ type: "ContextPaused", data: { runId } }]);
-    if (runId) ac.run?.setPaused(true);
+    await steady(ac);
+    const s = snapshotOf(ac);
+    if (s.context.paused) return;
+    const handle = runAccepting(s) ? ac.run : null;
+    await ac.writer.append([{ type: "ContextPaused", data: { runId: handle?.runId ?? null } }]);
+    handle?.setPaused(true);
   });
 };
 
 export const resume = async (core: Core, id: string): Promise<void> => {
   const ac = await core.registry.activate(id);
   await ac.serialize(async () => {
-    if (!ac.view.paused) return;
-    const runId = ac.run && !ac.run.terminal ? ac.run.runId : null;
-    await ac.writer.append([{ type: "ContextResumed", data: { runId } }]);
+    const s = snapshotOf(ac);
+    if (!s.context.paused) return;
+    const handle = s.matches("running") && s.context.status === "running" ? ac.run : null;
+    await ac.writer.append([{ type: "ContextResumed", data: { runId: handle?.runId ?? null } }]);
     ac.run?.setPaused(false);
   });
 };

@@ -6,12 +6,13 @@
 // - A context the log shows running whose owner is gone gets RunInterrupted (and its open jobs end as
 //   interrupted): on open, and on PostgreSQL periodically once leases expire.
 // - Closing the runtime records the runs still in flight as interrupted.
-import type { ContextId, RunId } from "../events/ids.ts";
+import type { RunId } from "../events/ids.ts";
 import { asRunId } from "../events/ids.ts";
 import type { DomainEvent } from "../events/schema.ts";
 import { ConcurrencyError } from "../events/errors.ts";
 import type { ContextView } from "../projections/contexts.ts";
-import { JOB_END } from "../tools/jobs.ts";
+import { jobFinished } from "../tools/jobs.ts";
+import type { ContextMachineContext } from "../actors/contextMachine.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
@@ -24,8 +25,11 @@ export const takeLease = async (core: Core, ac: ActiveContext): Promise<void> =>
   if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
   // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
   if (core.store.kind !== "pglite") await catchUpStream(core, ac);
-  if (ac.view.status === "running" && (!ac.run || ac.run.terminal)) {
-    await interrupt(core, ac.view);
+  // The log shows a run open that is not in flight here: a crash, or an end the store refused.
+  const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
+  if (ac.view.status === "running" && !machine.matches("running")) {
+    const unrecorded = machine.context.unrecorded;
+    await interrupt(core, ac.view, unrecorded?.runId === ac.view.currentRunId ? unrecorded.message : undefined);
     await catchUpStream(core, ac);
   }
 };
@@ -48,7 +52,7 @@ export const recoverInterruptedRuns = async (core: Core): Promise<void> => {
     const ac = await core.registry.activate(view.id);
     // In the context's command queue: no run of this process can start on it meanwhile.
     await ac.serialize(async () => {
-      if (ac.run && ac.run.terminal === null) return;
+      if (ac.actor.getSnapshot().matches("running")) return;
       try {
         await takeLease(core, ac);
       } catch (e) {
@@ -61,27 +65,17 @@ export const recoverInterruptedRuns = async (core: Core): Promise<void> => {
   await core.projections.catchUp();
 };
 
-/** Records that the view's current run (and its running jobs) ended unfinished. */
-const interrupt = async (core: Core, view: ContextView): Promise<void> => {
+/** Records that the view's current run (and its running jobs) ended unfinished; `reason`: why its own end went unrecorded. */
+const interrupt = async (core: Core, view: ContextView, reason?: string): Promise<void> => {
   const runId = view.currentRunId;
   if (!runId) return;
   const events: DomainEvent[] = [];
   for (const job of await core.projections.jobs.ofContext(view.id)) {
     if (job.status === "running" || job.status === "pending") {
-      events.push({
-        type: "ParallelJobFinished",
-        data: {
-          runId: asRunId(job.runId ?? runId),
-          jobId: job.jobId as never,
-          status: "interrupted",
-          result: null,
-          error: JOB_END.interrupted,
-          contextId: job.childContextId as ContextId | null,
-        },
-      });
+      events.push(jobFinished(asRunId(job.runId ?? runId), { jobId: job.jobId, contextId: job.childContextId }, { status: "interrupted" }));
     }
   }
-  events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId } });
+  events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId, ...(reason === undefined ? {} : { reason }) } });
   const withIds = events.map((e) => ({ ...e, eventId: core.config.clock.uuid() as never }));
   try {
     await core.store.append(view.id, withIds, { expectedVersion: view.version });
@@ -91,36 +85,27 @@ const interrupt = async (core: Core, view: ContextView): Promise<void> => {
   }
 };
 
-/** On close: every run still in flight here, and its running jobs, end as interrupted. */
-export const interruptInFlight = async (actives: readonly ActiveContext[]): Promise<void> => {
-  for (const ac of actives) {
+/** What close() knew of a context before it stopped the actors: a run in flight, or an end the store refused. */
+export type AtClose = { ac: ActiveContext; inFlight: boolean; unrecorded: { runId: RunId; message: string } | null };
+
+/** On close: every run still in flight here, and its running jobs, end as interrupted; so does a run whose end the store refused. */
+export const interruptInFlight = async (contexts: readonly AtClose[]): Promise<void> => {
+  for (const { ac, inFlight, unrecorded } of contexts) {
     const handle = ac.run;
-    if (!handle) continue;
-    if (handle.unrecordedEnd !== null) {
-      // The run's end was refused by the store: try once more to close it, as interrupted.
-      handle.unrecordedEnd = null;
-      await ac.writer.append([{ type: "RunInterrupted", data: { runId: handle.runId } }]).catch(() => undefined);
-      continue;
-    }
-    if (handle.terminal) continue;
-    await ac.writer.exclusive(async (append) => {
-      if (handle.terminal) return;
-      const jobs = [...handle.jobs.values()].filter((j) => j.status === "running");
-      for (const job of jobs) job.status = "interrupted";
-      handle.terminal = await append([
-        ...jobs.map((job) => ({
-          type: "ParallelJobFinished" as const,
-          data: {
-            runId: handle.runId,
-            jobId: job.jobId,
-            status: "interrupted" as const,
-            result: null,
-            error: JOB_END.interrupted,
-            contextId: (job.contextId as ContextId | null) ?? null,
-          },
-        })),
-        { type: "RunInterrupted", data: { runId: handle.runId } },
-      ]);
-    });
+    if (!handle || (!inFlight && unrecorded?.runId !== handle.runId)) continue;
+    await ac.writer
+      .exclusive(async (append) => {
+        // Ended meanwhile (the aborted run's last append landed first), or already closed by a restart.
+        if (ac.view.currentRunId !== handle.runId) return;
+        const jobs = [...handle.jobs.values()].filter((j) => j.status === "running");
+        for (const job of jobs) job.status = "interrupted";
+        await append([
+          ...jobs.map((job) => jobFinished(handle.runId, job, { status: "interrupted" })),
+          { type: "RunInterrupted", data: { runId: handle.runId, ...(unrecorded?.runId === handle.runId ? { reason: unrecorded.message } : {}) } },
+        ]);
+      })
+      // The store is unusable: the next open records it.
+      .catch(() => undefined);
+    ac.answer(handle.runId, unrecorded?.message ?? null);
   }
 };

@@ -4,17 +4,17 @@
 // - Activating a context activates its ancestors first; a context being activated is activated once.
 // - An actor starts from its folded stream; a context the log shows running has no run here, so it starts `failed`.
 // - Every append of a context's writer reaches its ActiveContext and its actor, as the store recorded it.
+// - A run this process drove ends when its machine says so (`run.ended`): then its lease is released,
+//   its waiters answered and its actor scheduled for passivation.
 // - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import { asContextId } from "../events/ids.ts";
-import type { ContextMachineInput } from "../actors/contextMachine.ts";
+import type { ContextMachineContext, ContextMachineInput } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
 import type { Core } from "./core.ts";
-
-const RUN_ENDS = new Set(["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
 
 export class Registry {
   readonly active = new Map<string, ActiveContext>();
@@ -65,7 +65,7 @@ export class Registry {
     const input: ContextMachineInput = {
       contextId: ac.id,
       version: ac.view.version,
-      status: ac.view.status === "running" ? "failed" : ac.view.status,
+      status: ac.view.status,
       paused: ac.view.paused,
       failure: ac.view.failure,
     };
@@ -96,11 +96,17 @@ export class Registry {
     if (ac.run && facts.some((f) => f.type === "InterventionReceived")) ac.run.interventionReceived();
     if (this.core.closed) return;
     ac.actor.send({ type: "facts.apply", facts });
-    if (facts.some((f) => RUN_ENDS.has(f.type))) {
-      // Projections are not caught up here: queries catch up on their own, off the runs' path.
-      this.schedulePassivation(ac);
-      ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
-    }
+  }
+
+  /** The machine ended a run of this process (its `run.ended` action). */
+  runEnded(machine: ContextMachineContext): void {
+    const ac = this.active.get(machine.contextId);
+    const handle = ac?.run;
+    if (!ac || !handle) return;
+    ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
+    // Projections are not caught up here: queries catch up on their own, off the runs' path.
+    if (!this.core.closed) this.schedulePassivation(ac);
+    ac.answer(handle.runId, machine.unrecorded?.runId === handle.runId ? machine.unrecorded.message : null);
   }
 
   private schedulePassivation(ac: ActiveContext): void {

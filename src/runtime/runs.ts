@@ -2,11 +2,15 @@
 //
 // Requirements:
 // - The run gets the context's model, system prompt, tools and transcript, and its tools get the run's scope.
-// - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed.
+// - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed; when
+//   that append is refused, the end goes again alone (the staged events that went with the refused
+//   one are gone). When the store refuses that too, the actor rejects: the machine ends the run
+//   (`onError`) and keeps why, for close() or the next message to record as RunInterrupted.
 // - A stop first cancels the run's jobs and stops its running children, waits for the loop to unwind,
 //   then records what it aborted (the model call or tool in flight, the jobs) and RunStopped.
+// - Nothing here says whether a run is in flight: the machine does. What these check is whether the
+//   log still shows the run open (the status fold of its facts), so an end is never written twice.
 import * as Effect from "effect/Effect"; // a subpath: the package root loads all of effect
-import type { ContextId } from "../events/ids.ts";
 import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
 import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
@@ -15,12 +19,15 @@ import type { RunHandle } from "../actors/runHandle.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
 import type { ToolContext } from "../tools/defineTool.ts";
 import type { RunScope } from "../tools/delegator.ts";
-import { JOB_END } from "../tools/jobs.ts";
+import { jobFinished } from "../tools/jobs.ts";
 import { cancelOpenJobs } from "../tools/parallel.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
 import type { Core } from "./core.ts";
+
+/** Whether the log still shows `handle`'s run open on this context. */
+export const runOpen = (ac: ActiveContext, handle: RunHandle): boolean => ac.view.currentRunId === handle.runId;
 
 /** The run as its tools see it: the port `RunScope`, over the context and its run handle. */
 const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
@@ -38,7 +45,7 @@ const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
   },
   jobs: handle.jobs,
   get ended() {
-    return handle.terminal !== null;
+    return !runOpen(ac, handle);
   },
   append: (events, metadata) => ac.writer.append(events, metadata),
   stage: (events, metadata) => ac.writer.stage(events, metadata),
@@ -50,12 +57,12 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   const handle = ac?.run;
   if (!ac || !handle || handle.runId !== input.runId) throw new Error(`run ${input.runId} has no handle`);
   const view = ac.view;
-  const model = modelFor(core.config, view);
-  const profile = core.config.profiles.get(view.profile);
-  const tools = await core.tools.forContext(view, signal);
-  const scope = scopeOf(ac, handle);
   const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
   try {
+    const model = modelFor(core.config, view);
+    const profile = core.config.profiles.get(view.profile);
+    const tools = await core.tools.forContext(view, signal);
+    const scope = scopeOf(ac, handle);
     const facts = await Effect.runPromise(
       messageLoop({
         handle,
@@ -70,6 +77,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         }),
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
+        runOpen: () => runOpen(ac, handle),
         cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
         tools: tools.byName,
         toolSpecs: tools.specs,
@@ -88,36 +96,24 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     );
     return { facts };
   } catch (e) {
+    // Left by the machine (a stop, a close): whoever ended it records the end.
     if (signal.aborted) throw e;
     // A bug or a broken store: record it so the run still ends exactly once.
     const message = e instanceof Error ? e.message : String(e);
     const end = () =>
-      ac.writer.exclusive(async (append) => {
-        if (handle.terminal) return handle.terminal;
-        handle.terminal = await append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]);
-        return handle.terminal;
-      });
+      ac.writer.exclusive(async (append) =>
+        runOpen(ac, handle) ? append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]) : [],
+      );
     try {
       return { facts: await end() };
     } catch (first) {
       // The first try carried the events staged before the failure (one of them may be what the log
       // refused); they went with it, so the end goes alone once more. A foreign writer is final.
-      if (!(first instanceof ConcurrencyError)) {
-        try {
-          return { facts: await end() };
-        } catch {
-          // The store is unusable: fall through, and close() (or the next open) records the end.
-        }
-      }
-      // The run is over all the same, so its waiters learn it and the context takes the next message.
-      handle.terminal ??= [];
-      handle.unrecordedEnd = message;
-      ac.outcomes.get(handle.runId)?.resolve({ runId: handle.runId, status: "failed", response: null, failure: { reason: "internal", message } });
-      ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
-      throw first;
+      if (first instanceof ConcurrencyError) throw first;
+      return { facts: await end() };
     }
   } finally {
-    handle.settle();
+    handle.markUnwound();
   }
 };
 
@@ -131,9 +127,10 @@ export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOu
     job.abort.abort(new Error("stopped"));
   }
   await Promise.all([...handle.runningChildren].map((child) => stopContext(core, child, "superior").catch(() => null)));
-  await handle.settled;
+  await handle.unwound;
   const facts = await ac.writer.exclusive(async (append) => {
-    if (handle.terminal) return handle.terminal;
+    // The run may have recorded its own end while it unwound.
+    if (!runOpen(ac, handle)) return [];
     const events: DomainEvent[] = [];
     const inFlight = handle.inFlight;
     if (inFlight?.kind === "model") {
@@ -158,14 +155,10 @@ export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOu
     for (const job of handle.jobs.values()) {
       if (job.status !== "running") continue;
       job.status = "cancelled";
-      events.push({
-        type: "ParallelJobFinished",
-        data: { runId: handle.runId, jobId: job.jobId, status: "cancelled", result: null, error: JOB_END.cancelled, contextId: (job.contextId as ContextId | null) ?? null },
-      });
+      events.push(jobFinished(handle.runId, job, { status: "cancelled" }));
     }
     events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });
-    handle.terminal = await append(events, { correlationId: handle.correlationId, causationId: handle.runId });
-    return handle.terminal;
+    return append(events, { correlationId: handle.correlationId, causationId: handle.runId });
   });
   return { facts };
 };

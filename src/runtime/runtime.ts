@@ -12,7 +12,7 @@ import { hostname } from "node:os";
 import { ModelOverride, type RecordedEvent } from "../events/schema.ts";
 import { asContextId } from "../events/ids.ts";
 import type { Unsubscribe } from "../events/store.ts";
-import { contextMachine, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
+import { type ContextMachineContext, contextMachine, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import { openProjections } from "../projections/engine.ts";
@@ -54,6 +54,7 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
       run: fromPromise<RunOutput, RunActorInput>(({ input, signal }) => runActor(core, input, signal)),
       stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => stopActor(core, input)),
     },
+    actions: { "run.ended": ({ context }) => registry.runEnded(context) },
   });
   core.tools = buildTools(delegatorOf(core), config);
   await recoverInterruptedRuns(core);
@@ -237,12 +238,17 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       core.closed = true;
       if (sweeper) clearInterval(sweeper);
       const actives = [...registry.active.values()];
+      // What the machines say before they stop: which runs are in flight, which ended unrecorded.
+      const atClose = actives.map((ac) => {
+        const s = ac.actor.getSnapshot() as { matches(v: string): boolean; context: ContextMachineContext };
+        return { ac, inFlight: s.matches("running"), unrecorded: s.context.unrecorded };
+      });
       // Stopping the roots stops every actor below them, which aborts every run in flight.
       for (const ac of actives) {
         if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
         if (ac.view.depth === 0 || !registry.active.has(ac.view.parentContextId ?? "")) ac.actor.stop();
       }
-      await interruptInFlight(actives);
+      await interruptInFlight(atClose);
       registry.active.clear();
       await core.leases.close();
       await core.tools.close();

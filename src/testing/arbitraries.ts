@@ -155,7 +155,7 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "RunFailed":
       return ev(type, fc.record({ runId, reason: fc.constantFrom(...RunFailureReason.options), message: textArb }));
     case "RunInterrupted":
-      return ev(type, fc.record({ runId }));
+      return ev(type, fc.record({ runId, reason: textArb }, { requiredKeys: ["runId"] }));
     case "ContextPaused":
       return ev(type, fc.record({ runId: nullable(runId) }));
     case "ContextResumed":

@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { asJobId, type JobId } from "../events/ids.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
-import type { Job } from "./jobs.ts";
+import { jobFinished, type Job } from "./jobs.ts";
 import type { JobStatus } from "../events/schema.ts";
 import { asOutcome, defineTool, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
 import { parseToolArguments } from "./arguments.ts";
@@ -159,7 +159,7 @@ const runJob = async (
   job: Job & { settle: () => void },
   ctx: ToolContext,
 ): Promise<void> => {
-  let status: JobStatus;
+  let status: "success" | "error" | "cancelled";
   let result: string | null = null;
   let error: string | null = null;
   try {
@@ -189,15 +189,7 @@ const runJob = async (
     job.result = result;
     job.error = error;
     // The job's end reaches the log with the caller's next append, before its next effect.
-    handle.stage(
-      [
-        {
-          type: "ParallelJobFinished",
-          data: { runId: handle.runId, jobId: job.jobId, status, result, error, contextId: (job.contextId as never) ?? null },
-        },
-      ],
-      { correlationId: handle.correlationId, causationId: job.jobId },
-    );
+    handle.stage([jobFinished(handle.runId, job, { status, result, error })], { correlationId: handle.correlationId, causationId: job.jobId });
   });
   job.settle();
 };

@@ -26,6 +26,9 @@ const start = () => ({
   facts: [fact({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }), fact({ type: "RunStarted", data: { runId, model: "m", superior: null } })],
 });
 
+/** The invoked actor `id` resolved with the facts that ended the run. */
+const done = (id: "run" | "stopRun", facts: RecordedEvent[]) => ({ type: `xstate.done.actor.${id}`, output: { facts } }) as never;
+
 const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({ contextId, version, status, paused, failure: null });
 const at = (status: LifecycleStatus) => initialTransition(contextMachine, input(status))[0];
 const running = () => transition(contextMachine, at("idle"), start())[0];
@@ -61,11 +64,19 @@ describe("when a run is stopped", () => {
     expect(next.value).toEqual({ running: "stopping" });
   });
 
-  it("reaches stopped only once RunStopped is appended", () => {
+  it("reaches stopped only once the stop's invocation returns with RunStopped, not on the appended fact", () => {
     const [stopping] = transition(contextMachine, running(), { type: "run.stop" });
-    const [next] = transition(contextMachine, stopping, { type: "facts.apply", facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })] });
+    const stoppedFact = fact({ type: "RunStopped", data: { runId, by: "user" } });
+    const [applied] = transition(contextMachine, stopping, { type: "facts.apply", facts: [stoppedFact] });
+    expect(applied.value).toEqual({ running: "stopping" });
+    const [next] = transition(contextMachine, applied, done("stopRun", [stoppedFact]));
     expect(next.value).toBe("stopped");
     expect(next.context.runId).toBeNull();
+  });
+
+  it("refuses a stop once the log shows the run ended (nothing left to stop)", () => {
+    const [ended] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact({ type: "RunCompleted", data: { runId, response: "ok" } })] });
+    expect(transition(contextMachine, ended, { type: "run.stop" })[0].value).toEqual({ running: "active" });
   });
 
   it.each(["idle", "stopped", "failed"] as const)("ignores a stop in %s", (status) => {
@@ -78,19 +89,25 @@ describe("when a run is stopped", () => {
   });
 });
 
-describe("when the run's end is appended", () => {
+describe("when the run's end is appended by the run itself", () => {
   it.each([
     [{ type: "RunCompleted", data: { runId, response: "ok" } }, "idle"],
     [{ type: "RunStopped", data: { runId, by: "superior" } }, "stopped"],
     [{ type: "RunFailed", data: { runId, reason: "model_error", message: "boom" } }, "failed"],
     [{ type: "RunInterrupted", data: { runId } }, "failed"],
-  ] as [DomainEvent, LifecycleStatus][])("%s leads to %s", (event, status) => {
-    const [next] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact(event)] });
+  ] as [DomainEvent, LifecycleStatus][])("%s applied stays running (the run is not aborted); the run's result leads to %s", (event, status) => {
+    const r = running();
+    const end = fact(event);
+    const [applied] = transition(contextMachine, r, { type: "facts.apply", facts: [end] });
+    expect(applied.value).toEqual({ running: "active" });
+    expect(applied.context.status).toBe(status);
+    const [next] = transition(contextMachine, applied, done("run", [end]));
     expect(next.value).toBe(status);
   });
 
   it("records why it failed, reason interrupted for RunInterrupted", () => {
-    const [next] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact({ type: "RunInterrupted", data: { runId } })] });
+    const r = running();
+    const [next] = transition(contextMachine, r, done("run", [fact({ type: "RunInterrupted", data: { runId } })]));
     expect(next.context.failure?.reason).toBe("interrupted");
   });
 
@@ -100,6 +117,15 @@ describe("when the run's end is appended", () => {
       facts: [fact({ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: "m" } })],
     });
     expect(next.value).toEqual({ running: "active" });
+  });
+});
+
+describe("when the run's end could not be recorded", () => {
+  it("fails on the run's error, keeping why and which run, for close() or the next message to record", () => {
+    const [next] = transition(contextMachine, running(), { type: "xstate.error.actor.run", error: new Error("disk full") } as never);
+    expect(next.value).toBe("failed");
+    expect(next.context.failure).toEqual({ reason: "internal", message: "disk full" });
+    expect(next.context.unrecorded).toEqual({ runId, message: "disk full" });
   });
 });
 

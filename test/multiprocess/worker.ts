@@ -111,7 +111,7 @@ const dump = () => {
   const active = internalsOf(rt).active;
   for (const [id, ac] of active) {
     if (!busyContexts.has(id) && ac.view.status !== "running") continue;
-    say(`dump ${id} actor=${JSON.stringify(ac.actor.getSnapshot().value)} view=${ac.view.status}@v${ac.view.version} run=${ac.run?.runId ?? "-"} terminal=${ac.run?.terminal ? "yes" : "no"}`);
+    say(`dump ${id} actor=${JSON.stringify(ac.actor.getSnapshot().value)} view=${ac.view.status}@v${ac.view.version} run=${ac.run?.runId ?? "-"} log=${ac.actor.getSnapshot().context.status}`);
   }
   say(`dump in-flight [${[...busyContexts].join(", ")}] waiting ${waiting.length}`);
 };

@@ -29,6 +29,9 @@ describe("given a run whose last append is refused", () => {
     expect(outcome.status).toBe("failed");
     const ends = await terminalsOf(ctx.id);
     expect(ends.map((e) => e.type)).toEqual(["RunFailed"]);
+    // The real reason: what the store said of the staged tool call, not a generic failure.
+    expect(ends[0]!.data).toMatchObject({ reason: "internal", message: expect.stringMatching(/depth|nest|stack/i) });
+    expect(outcome.failure).toEqual({ reason: "internal", message: (ends[0]!.data as { message: string }).message });
     expect((await rt.context(ctx.id))!.status).toBe("failed");
     // The next message starts a fresh run: nothing is left running.
     await rt.close();
@@ -82,7 +85,39 @@ describe("given a run whose end the store refused, and a store that works again 
     expect(await terminalsOf(ctx.id)).toEqual([]);
     broken = false;
     await rt.close();
-    expect((await terminalsOf(ctx.id)).map((e) => e.type)).toEqual(["RunInterrupted"]);
+    const ends = await terminalsOf(ctx.id);
+    expect(ends.map((e) => e.type)).toEqual(["RunInterrupted"]);
+    // The reason the end could not be written is kept, not lost.
+    expect(ends[0]!.data).toMatchObject({ reason: expect.stringContaining("disk full") });
+    const reopened = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })) });
+    expect((await reopened.context(ctx.id))!.failure).toEqual({ reason: "interrupted", message: expect.stringContaining("disk full") });
+    await reopened.close();
+  });
+
+  it("when the next message comes before close(), then the refused end is recorded as interrupted with its reason, then the new run", async () => {
+    let broken = false;
+    const flaky: EventStore = Object.create(store, {
+      append: {
+        value: (...a: Parameters<EventStore["append"]>) =>
+          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
+      },
+      close: { value: async () => undefined },
+    });
+    let turn = 0;
+    const model = scriptedModel(() => {
+      if (++turn === 1) broken = true;
+      return { text: `answer ${turn}` };
+    });
+    const rt = await createRuntime({ store: flaky, model, limits: { passivateAfterMs: 50 } });
+    const ctx = await rt.createContext();
+    expect((await rt.send(ctx.id, "go")).failure?.message).toContain("disk full");
+    broken = false;
+    expect(await rt.send(ctx.id, "again")).toMatchObject({ status: "completed", response: "answer 2" });
+    const ends = await terminalsOf(ctx.id);
+    expect(ends.map((e) => e.type)).toEqual(["RunInterrupted", "RunCompleted"]);
+    expect(ends[0]!.data).toMatchObject({ reason: expect.stringContaining("disk full") });
+    await rt.close();
+    expect((await terminalsOf(ctx.id)).map((e) => e.type)).toEqual(["RunInterrupted", "RunCompleted"]);
   });
 });
 
