@@ -20,13 +20,9 @@ import { asOutcome, FatalToolError, RepairableToolError, type Tool, type ToolCon
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
+import { type LogError, logWrite, type LoopLimits, ModelCallFailed, modelRetrySchedule, retryDelayMs } from "./loopErrors.ts";
 
-export type LoopLimits = {
-  /** Retries after a retryable model error (so attempts = retries + 1). */
-  modelRetries: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-};
+export type { LoopLimits } from "./loopErrors.ts";
 
 export type LoopEnv = {
   handle: RunHandle;
@@ -62,7 +58,7 @@ const SKIPPED_REPEATED = "Not run: this reply repeats the previous one.";
 type Terminal = { terminal: RecordedEvent[] };
 
 const append = (env: LoopEnv, events: DomainEvent[]) =>
-  Effect.promise(() => env.writer.append(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
+  logWrite(() => env.writer.append(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
 
 /** Records an effect that is over; it reaches the log with the next append, before the next effect. */
 const stage = (env: LoopEnv, events: DomainEvent[]) =>
@@ -70,20 +66,20 @@ const stage = (env: LoopEnv, events: DomainEvent[]) =>
 
 /** Appends the run's end unless it already ended (a stop or a close won the race). */
 const endWith = (env: LoopEnv, event: DomainEvent) =>
-  Effect.promise(() =>
+  logWrite(() =>
     env.writer.exclusive(async (appendNow) =>
       env.runOpen() ? appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId }) : [],
     ),
   );
 
 const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
-  Effect.promise(() => env.cancelOpenJobs()).pipe(
+  logWrite(() => env.cancelOpenJobs()).pipe(
     Effect.andThen(endWith(env, { type: "RunFailed", data: { runId: env.handle.runId, reason, message } })),
   );
 
 /** Completes the run with `response`, unless an intervention is waiting: then the loop goes on. */
 const tryComplete = (env: LoopEnv, response: string) =>
-  Effect.promise(() =>
+  logWrite(() =>
     env.cancelOpenJobs().then(() => env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
       if (!env.runOpen()) return [];
       if (env.handle.hasUndeliveredInterventions) return null;
@@ -100,60 +96,65 @@ const waitWhilePaused = (env: LoopEnv) =>
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
 
-const backoffMs = (limits: LoopLimits, attempt: number, err: ModelError): number =>
-  Math.min(limits.retryMaxMs, Math.max(err.retryAfterMs ?? 0, limits.retryBaseMs * 2 ** (attempt - 1)));
-
-/** One model call with retries; the turn, or the run's end when it failed for good. */
-const callModel = (env: LoopEnv, step: number) =>
+/** One attempt: ModelCalled, the call, and on failure ModelCallFailed with the delay the retry will wait. */
+const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
-    for (let attempt = 1; ; attempt++) {
-      yield* Effect.promise(() =>
-        env.writer.exclusive(async (appendNow) => {
-          await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
-            correlationId: env.handle.correlationId,
-            causationId: runId,
-          });
-          // The transcript now holds every intervention recorded so far.
-          env.handle.interventionsFlushed();
-        }),
-      );
-      env.handle.inFlight = { kind: "model", step, attempt };
-      const messages: ChatMessage[] = [{ role: "system", content: env.systemPrompt }, ...env.transcript()];
-      const result = yield* Effect.result(
-        Effect.tryPromise({
-          try: (signal) =>
-            env.modelPort.call({
-              contextId: env.handle.contextId,
-              agentNumber: env.agentNumber,
-              profile: env.profile,
-              model: env.model.name,
-              ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
-              messages,
-              tools: env.toolSpecs,
-              signal,
-            }),
-          catch: toModelError,
-        }),
-      );
-      env.handle.inFlight = null;
-      if (Result.isSuccess(result)) return { turn: result.success };
-      const err = result.failure;
-      const willRetry = err.retryable && attempt <= env.limits.modelRetries;
-      const retryInMs = willRetry ? backoffMs(env.limits, attempt, err) : null;
-      yield* append(env, [
-        {
-          type: "ModelCallFailed",
-          data: { runId, step, attempt, reason: err.reason, message: err.message, retryable: err.retryable, retryInMs },
-        },
-      ]);
-      if (retryInMs === null) {
-        const why = err.retryable ? `gave up after ${attempt} attempts` : "not retryable";
-        return { terminal: yield* fail(env, "model_error", `Model call failed (${err.reason}, ${why}): ${err.message}`) };
-      }
-      yield* Effect.sleep(retryInMs);
-    }
+    yield* logWrite(() =>
+      env.writer.exclusive(async (appendNow) => {
+        await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
+          correlationId: env.handle.correlationId,
+          causationId: runId,
+        });
+        // The transcript now holds every intervention recorded so far.
+        env.handle.interventionsFlushed();
+      }),
+    );
+    env.handle.inFlight = { kind: "model", step, attempt };
+    const messages: ChatMessage[] = [{ role: "system", content: env.systemPrompt }, ...env.transcript()];
+    const result = yield* Effect.result(
+      Effect.tryPromise({
+        try: (signal) =>
+          env.modelPort.call({
+            contextId: env.handle.contextId,
+            agentNumber: env.agentNumber,
+            profile: env.profile,
+            model: env.model.name,
+            ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
+            messages,
+            tools: env.toolSpecs,
+            signal,
+          }),
+        catch: toModelError,
+      }),
+    );
+    env.handle.inFlight = null;
+    if (Result.isSuccess(result)) return result.success;
+    const err = result.failure;
+    const retryInMs = retryDelayMs(env.limits, attempt, err);
+    yield* append(env, [
+      {
+        type: "ModelCallFailed",
+        data: { runId, step, attempt, reason: err.reason, message: err.message, retryable: err.retryable, retryInMs },
+      },
+    ]);
+    return yield* Effect.fail(new ModelCallFailed({ error: err, attempt, retryInMs }));
   });
+
+/** One model call with retries (an Effect.retry on the recorded delays); the turn, or the run's end when it failed for good. */
+const callModel = (env: LoopEnv, step: number): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
+  let attempt = 0;
+  return Effect.suspend(() => attemptModelCall(env, step, ++attempt)).pipe(
+    Effect.retry(modelRetrySchedule(env.limits)),
+    Effect.map((turn) => ({ turn })),
+    Effect.catchTag("ModelCallFailed", (f) => {
+      const why = f.error.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";
+      return fail(env, "model_error", `Model call failed (${f.error.reason}, ${why}): ${f.error.message}`).pipe(
+        Effect.map((terminal): Terminal => ({ terminal })),
+      );
+    }),
+  );
+};
 
 type NormalizedCall = { id: string; name: string; arguments: unknown };
 
@@ -225,7 +226,7 @@ const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) 
       ).pipe(Effect.asVoid);
 
 /** The whole run. Resolves with the facts that ended it. */
-export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
+export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogError> =>
   // The loop only leaves through a `return`; the cast tells the compiler the endless `for` cannot fall through.
   Effect.gen(function* () {
     const { runId } = env.handle;
@@ -296,4 +297,4 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[]> =>
         }
       }
     }
-  }) as Effect.Effect<RecordedEvent[]>;
+  }) as Effect.Effect<RecordedEvent[], LogError>;
