@@ -1,9 +1,10 @@
-// The log's few error types, each tagged so Effect programs can catch them by `_tag`.
+// The log's few error types, each tagged (`_tag`) so Effect programs can catch them, each with a `reason`.
 import type { ExpectedVersion } from "./store.ts";
 
 /** Another writer appended to the stream first; reload and retry. */
 export class ConcurrencyError extends Error {
   readonly _tag = "ConcurrencyError" as const;
+  readonly reason = "conflict" as const;
   readonly retryable = true;
   constructor(
     readonly streamId: string,
@@ -18,6 +19,7 @@ export class ConcurrencyError extends Error {
 /** A stored row that is not a valid event of a known type: names the row so it can be found. */
 export class EventDecodeError extends Error {
   readonly _tag = "EventDecodeError" as const;
+  readonly reason = "undecodable" as const;
   constructor(
     readonly globalPosition: number,
     readonly eventType: string,
@@ -34,6 +36,7 @@ export class EventDecodeError extends Error {
 /** An event refused before it was written (it does not match its schema). */
 export class EventValidationError extends Error {
   readonly _tag = "EventValidationError" as const;
+  readonly reason = "invalid" as const;
   constructor(
     readonly eventType: string,
     readonly issues: readonly { path: readonly PropertyKey[]; message: string }[],
