@@ -11,6 +11,17 @@ afterAll(async () => {
   await store.close();
 });
 
+/** The shared store, refusing every append as a full disk would while `broken()` says so; closing it leaves the store open. */
+const diskFullWhen = (broken: () => boolean): EventStore =>
+  Object.create(store, {
+    append: {
+      value: (...a: Parameters<EventStore["append"]>) => (broken() ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a)),
+      writable: true,
+      configurable: true,
+    },
+    close: { value: async () => undefined, writable: true, configurable: true },
+  });
+
 const terminalsOf = async (id: string) => (await store.readStream(id)).filter((e) => TERMINAL.has(e.type));
 
 /** `depth` arrays nested in one another: JSON the model port hands over, too deep for the log to take. */
@@ -39,13 +50,7 @@ describe("given a run whose last append is refused", () => {
 
   it("when the store fails for good mid-run, then the next open records RunInterrupted once", async () => {
     let broken = false;
-    const flaky: EventStore = Object.create(store, {
-      append: {
-        value: (...a: Parameters<EventStore["append"]>) =>
-          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
-      },
-      close: { value: async () => undefined },
-    });
+    const flaky = diskFullWhen(() => broken);
     const model = scriptedModel(() => {
       broken = true;
       return { text: "never recorded" };
@@ -68,13 +73,7 @@ describe("given a run whose last append is refused", () => {
 describe("given a run whose end the store refused, and a store that works again by close()", () => {
   it("when the runtime closes, then close() records the run as interrupted, once", async () => {
     let broken = false;
-    const flaky: EventStore = Object.create(store, {
-      append: {
-        value: (...a: Parameters<EventStore["append"]>) =>
-          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
-      },
-      close: { value: async () => undefined },
-    });
+    const flaky = diskFullWhen(() => broken);
     const model = scriptedModel(() => {
       broken = true;
       return { text: "never recorded" };
@@ -96,13 +95,7 @@ describe("given a run whose end the store refused, and a store that works again 
 
   it("when the next message comes before close(), then the refused end is recorded as interrupted with its reason, then the new run", async () => {
     let broken = false;
-    const flaky: EventStore = Object.create(store, {
-      append: {
-        value: (...a: Parameters<EventStore["append"]>) =>
-          broken ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
-      },
-      close: { value: async () => undefined },
-    });
+    const flaky = diskFullWhen(() => broken);
     let turn = 0;
     const model = scriptedModel(() => {
       if (++turn === 1) broken = true;
