@@ -6,6 +6,8 @@ import { LifecycleHarness, lifecycleCommands, lifecycleModel, initialModel, chec
 
 const numRuns = Number(process.env.ACTORZERO_MBT_RUNS ?? 200);
 const seed = process.env.ACTORZERO_MBT_SEED ? Number(process.env.ACTORZERO_MBT_SEED) : undefined;
+/** A long run (ACTORZERO_MBT_RUNS=2000) needs more than the default ten minutes. */
+const timeoutMs = Number(process.env.ACTORZERO_MBT_TIMEOUT_MS ?? 600_000);
 
 let store: EventStore;
 beforeAll(async () => {
@@ -37,7 +39,7 @@ describe("given random sequences of sends, interventions, pauses, stops, delegat
       }),
       { numRuns, ...(seed !== undefined ? { seed } : {}), endOnFailure: process.env.ACTORZERO_MBT_SHRINK === "0" },
     );
-  }, 600_000);
+  }, timeoutMs);
 
   it("after all sequences, rebuilding the whole log from zero equals the live projections", async () => {
     const harness = await LifecycleHarness.start({ store });
