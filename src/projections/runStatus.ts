@@ -8,7 +8,7 @@
 //   RunCompleted → idle, RunStopped → stopped, RunFailed and RunInterrupted → failed.
 // - A run that ended unfinished reads the same everywhere: reason `interrupted`, INTERRUPTED_MESSAGE,
 //   or, when its own end was refused by the store, that refusal's words.
-import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
+import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 
 /** A context's lifecycle status, as the log says it. */
 export type ContextStatus = "idle" | "running" | "stopped" | "failed";
@@ -32,8 +32,8 @@ export type RunEnd = {
   stoppedBy: "user" | "superior" | null;
 };
 
-/** The end a terminal fact records, or null for any other fact. */
-export const runEndOf = (f: RecordedEvent): RunEnd | null => {
+/** The end a terminal fact (recorded, or about to be) records, or null for any other fact. */
+export const runEndOf = (f: DomainEvent): RunEnd | null => {
   const base = { runId: "", response: null, failure: null, stoppedBy: null };
   switch (f.type) {
     case "RunCompleted":
