@@ -68,9 +68,12 @@ export type RuntimeOptions = {
   /**
    * Tools whose calls wait for a person's decision in every context (names, or a prefix ending in `*`;
    * profiles and projects add theirs with `needsApproval`), and how long a decision may take before the
-   * call is denied as "timed out" (no limit by default).
+   * call is denied as "timed out" (no limit by default). Not enforced yet: a non-empty list (here, in a
+   * profile or a project) or a tool with `needsApproval` is refused at start, so no call runs unasked.
    */
   approvals?: ApprovalOptions;
+  /** What happens at open to runs a gone process left unfinished: `"interrupt"` (the default, and the only mode today) records them as interrupted. */
+  recovery?: "interrupt";
   /** This process's name in run leases (default: host, pid and a random suffix). */
   owner?: string;
 };

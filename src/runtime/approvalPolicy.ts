@@ -1,11 +1,14 @@
 // The approval settings of a runtime, checked at start: which tool calls wait for a decision, for how long,
-// and what happens at open to runs a gone process left unfinished.
+// and what happens at open to runs a gone process left unfinished (`recovery`).
 //
 // Requirements:
 // - `approvals` (tools, timeoutMs), each project's `needsApproval`, and every own tool's `needsApproval` /
 //   `idempotent` are checked with zod (or by kind) before the log is touched: a bad one is a RuntimeError
 //   naming the field.
 // - A context's list is the runtime's, its profile's and its project's together: configuration only adds.
+// - This version cannot hold a call back for a decision yet (runs do not park), so any setting that would
+//   make a call need approval is refused at start, naming it: a sensitive call must never run unasked
+//   because its approval setting was silently ignored.
 import { ApprovalList } from "../models/presets.ts";
 import type { Profile } from "../profiles/profiles.ts";
 import { ApprovalOptions } from "../tools/approval.ts";
@@ -42,7 +45,29 @@ export const checkApprovals = (options: RuntimeOptions): ApprovalSettings => {
     const idempotent: unknown = tool?.idempotent;
     if (idempotent !== undefined && typeof idempotent !== "boolean") throw invalid(`tools[${i}].idempotent`, "true or false", typeof idempotent);
   });
-  return { tools: parsed.data.tools ?? [], timeoutMs: parsed.data.timeoutMs ?? null };
+  const settings = { tools: parsed.data.tools ?? [], timeoutMs: parsed.data.timeoutMs ?? null };
+  refuseUnenforceable(options, settings);
+  return settings;
+};
+
+const NOT_ENFORCED = "no approval setting (this version cannot hold a tool call back for a decision yet)";
+
+/** Refuses, naming the field, every setting that would make some call need approval. */
+const refuseUnenforceable = (options: RuntimeOptions, settings: ApprovalSettings): void => {
+  if (settings.tools.length > 0) throw invalid("approvals.tools", NOT_ENFORCED, JSON.stringify(settings.tools));
+  for (const [name, project] of Object.entries(options.projects ?? {})) {
+    if ((project?.needsApproval ?? []).length > 0) throw invalid(`projects.${name}.needsApproval`, NOT_ENFORCED, JSON.stringify(project!.needsApproval));
+  }
+  (options.tools ?? []).forEach((tool, i) => {
+    if (tool?.needsApproval !== undefined && tool.needsApproval !== false) throw invalid(`tools[${i}].needsApproval`, NOT_ENFORCED, String(tool.needsApproval === true ? true : "a function"));
+  });
+};
+
+/** Refuses a profile whose `needsApproval` list is not empty (see `refuseUnenforceable`). */
+export const checkProfileApprovals = (profiles: ReadonlyMap<string, Profile>): void => {
+  for (const p of profiles.values()) {
+    if ((p.needsApproval ?? []).length > 0) throw invalid("profiles", NOT_ENFORCED, `profile '${p.key}' needsApproval ${JSON.stringify(p.needsApproval)}`);
+  }
 };
 
 /** The tools whose calls need approval in a context of `profile` in `project`: the runtime's, the profile's and the project's lists. */
@@ -58,5 +83,14 @@ export const approvalListFor = (
   ...(project === null ? [] : (projects?.[project]?.needsApproval ?? [])),
 ];
 
-export const RECOVERY_MODES = ["resume", "interrupt"] as const;
-export type Recovery = (typeof RECOVERY_MODES)[number];
+/**
+ * What happens at open to a run whose process is gone: today it is recorded as interrupted. Resuming it
+ * from its last recorded step is not available yet, so `"resume"` is refused rather than ignored.
+ */
+export type Recovery = "interrupt";
+
+export const checkRecovery = (v: unknown): Recovery => {
+  if (v === undefined || v === "interrupt") return "interrupt";
+  if (v === "resume") throw invalid("recovery", '"interrupt" (resuming unfinished runs is not available in this version)', '"resume"');
+  throw invalid("recovery", '"interrupt"', typeof v === "string" ? `"${v}"` : typeof v);
+};

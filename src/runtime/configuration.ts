@@ -16,7 +16,7 @@ import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
 import { RunObserver } from "./runObserver.ts";
-import { checkApprovals, type ApprovalSettings } from "./approvalPolicy.ts";
+import { checkApprovals, checkProfileApprovals, checkRecovery, type ApprovalSettings, type Recovery } from "./approvalPolicy.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
 
 export type Configuration = {
@@ -30,6 +30,7 @@ export type Configuration = {
   readonly deltas: LiveDeltas;
   readonly observer: RunObserver;
   readonly approvals: ApprovalSettings;
+  readonly recovery: Recovery;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
@@ -68,7 +69,8 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
     library,
     profiles,
     mcpServers: checkMcp(options),
-    approvals: checkApprovals(options),
+    approvals: (checkProfileApprovals(profiles), checkApprovals(options)),
+    recovery: checkRecovery(options.recovery),
     deltas,
     observer,
   };

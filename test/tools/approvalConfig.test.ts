@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/cli/config.ts";
 import type { ContextId, RunId } from "../../src/events/ids.ts";
 import { createRuntime, defineTool, RuntimeError, scriptedModel, type EventStore } from "../../src/index.ts";
 import { loadProfiles } from "../../src/profiles/profiles.ts";
-import { approvalListFor, checkApprovals } from "../../src/runtime/approvalPolicy.ts";
+import { approvalListFor } from "../../src/runtime/approvalPolicy.ts";
 import { callNeedsApproval, listNames } from "../../src/tools/approval.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 
@@ -67,7 +67,7 @@ describe("given approval lists in the runtime options, a profile and a project",
   it("when a context's list is asked for, then it holds the runtime's, its profile's and its project's entries", () => {
     const profiles = loadProfiles([dir]);
     const options = { approvals: { tools: ["send_email"] }, projects: { live: { needsApproval: ["call_subordinate"] } } };
-    const settings = checkApprovals(options as never);
+    const settings = { tools: options.approvals.tools, timeoutMs: null };
     expect(approvalListFor(settings, profiles, options.projects, "ops", "live")).toEqual(["send_email", "deploy", "k8s__*", "call_subordinate"]);
     expect(approvalListFor(settings, profiles, options.projects, "default", null)).toEqual(["send_email"]);
   });
@@ -112,6 +112,40 @@ describe("given bad approval settings handed to createRuntime", () => {
     await refusedAt({ projects: { live: { needsApproval: "deploy" } } }, "projects.live.needsApproval");
     await refusedAt({ tools: [{ ...deploy, needsApproval: "yes" }] }, "tools[0].needsApproval");
     await refusedAt({ tools: [{ ...deploy, idempotent: 1 }] }, "tools[0].idempotent");
+    await refusedAt({ recovery: "restart" }, "recovery");
+    await refusedAt({ recovery: "resume" }, "recovery");
     expect(await store.headPosition()).toBe(head);
+  });
+
+  it("when a setting would make a call need approval, then it is refused until calls can be held back, so none runs unasked", async () => {
+    const head = await store.headPosition();
+    const refusal = async (options: Record<string, unknown>, field: string) => {
+      await refusedAt(options, field);
+      const e = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), ...options }).catch((x: unknown) => x);
+      expect((e as Error).message).toMatch(/cannot hold a tool call back for a decision yet/);
+    };
+    await refusal({ tools: [deploy] }, "tools[0].needsApproval");
+    await refusal({ tools: [{ ...deploy, needsApproval: true }] }, "tools[0].needsApproval");
+    await refusal({ approvals: { tools: ["deploy"] } }, "approvals.tools");
+    await refusal({ projects: { live: { needsApproval: ["github__*"] } } }, "projects.live.needsApproval");
+    const dir = mkdtempSync(join(tmpdir(), "actorzero-approvals-"));
+    try {
+      mkdirSync(join(dir, "ops"));
+      writeFileSync(join(dir, "ops", "profile.json"), JSON.stringify({ title: "Ops", needsApproval: ["deploy"] }));
+      await refusal({ profiles: [dir] }, "profiles");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Settings that ask for nothing are accepted.
+    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), tools: [{ ...deploy, needsApproval: false, idempotent: true }], approvals: { timeoutMs: 1000 }, projects: { live: { needsApproval: [] } } });
+    await rt.close();
+    expect(await store.headPosition()).toBe(head);
+  });
+
+  it("when recovery is 'interrupt', then the runtime opens; 'resume' is refused as not available rather than ignored", async () => {
+    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "interrupt" });
+    await rt.close();
+    const error = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "resume" as never }).catch((e: unknown) => e);
+    expect(String((error as Error).message)).toMatch(/recovery: expected "interrupt" \(resuming unfinished runs is not available/);
   });
 });
