@@ -18,7 +18,7 @@ export type { ContextView, ContextStatus, LastRun, UsageView, UsageRollup, JobVi
 
 export { openAIModel, type OpenAIModelOptions } from "./models/openai.ts";
 export { scriptedModel, scriptedTurns, type ScriptedModel, type ScriptedQueue, type ScriptedTurn } from "./models/scripted.ts";
-export { ModelError, type ModelPort, type ModelRequest, type ModelTurn, type ToolSpec } from "./models/port.ts";
+export { ModelError, type ModelDelta, type ModelPort, type ModelRequest, type ModelTurn, type ToolSpec } from "./models/port.ts";
 export type { ChatMessage } from "./models/messages.ts";
 export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./models/presets.ts";
 
