@@ -196,6 +196,8 @@ export class LiveState {
         n.activity = "rejected";
         break;
       case "ModelOverrideSet":
+      // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.
+      case "RunControlRequested":
         break;
       default: {
         const _exhaustive: never = e;

@@ -184,6 +184,17 @@ export const ApprovalDenied = event("ApprovalDenied", {
   reason: Text.min(1),
 });
 
+/**
+ * A stop, pause or resume asked of a run that another process drives (on a shared PostgreSQL log). Recorded in
+ * the stream `<contextId>:control` (never the context's own, which only its driver writes); the driver acts on it
+ * and records the outcome (RunStopped by the user, ContextPaused, ContextResumed) in the context's stream.
+ */
+export const RunControlRequested = event("RunControlRequested", {
+  contextId: ContextId,
+  runId: RunId,
+  action: z.enum(["stop", "pause", "resume"]),
+});
+
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
   ContextCreated,
@@ -212,6 +223,7 @@ export const DomainEvent = z.discriminatedUnion("type", [
   ApprovalRequested,
   ApprovalGranted,
   ApprovalDenied,
+  RunControlRequested,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];

@@ -223,6 +223,8 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
       case "ApprovalRequested":
       case "ApprovalGranted":
       case "ApprovalDenied":
+      // A request lives in its own stream; the context's facts of what was done about it are read here.
+      case "RunControlRequested":
         break;
       default: {
         const _exhaustive: never = e;

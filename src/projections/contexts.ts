@@ -159,6 +159,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "RunControlRequested":
       return s;
     default: {
       const _exhaustive: never = event;
@@ -171,7 +172,8 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
   version: 1,
-  keysOf: (event) => [event.streamId],
+  // A control request is in a stream of its own, not a context: it makes no view.
+  keysOf: (event) => (event.type === "RunControlRequested" ? [] : [event.streamId]),
   init: initContext,
   evolve: onceByPositionFresh(apply),
   // Grouped by root so `list({ rootContextId })` is an index scan; ordered by creation.

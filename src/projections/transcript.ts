@@ -100,6 +100,7 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "RunControlRequested":
       return state;
     default: {
       const _exhaustive: never = event;

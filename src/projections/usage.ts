@@ -61,6 +61,7 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "RunControlRequested":
       return u;
     default: {
       const _exhaustive: never = event;

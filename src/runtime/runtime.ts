@@ -21,6 +21,7 @@ import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOpt
 import { loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
+import { answerControlRequests, requestControl } from "./controlRequests.ts";
 import { delegatorOf } from "./delegation.ts";
 import { RuntimeError } from "./errors.ts";
 import { localLeases, sqlLeases } from "./leases.ts";
@@ -37,7 +38,7 @@ export { DEFAULT_LIMITS } from "./api.ts";
 export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
 
 /** Opens the runtime's parts on a store; the sweeper takes over runs of dead processes on a shared log. */
-const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper: NodeJS.Timeout | null }> => {
+const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper: NodeJS.Timeout | null; stopAnswering: () => void }> => {
   // Configuration first: a bad folder is refused before the log is touched.
   const config = loadConfiguration(options);
   const projections = await openProjections(options.store);
@@ -58,13 +59,15 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   });
   core.tools = buildTools(delegatorOf(core), config);
   await recoverInterruptedRuns(core);
+  // Requests from other processes for runs this one drives (a shared log only).
+  const stopAnswering = await answerControlRequests(core);
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
     // Other processes may die at any time: take over their unfinished runs once their leases expire.
     sweeper = setInterval(() => void recoverInterruptedRuns(core).catch(() => undefined), config.limits.leaseTtlMs);
     sweeper.unref();
   }
-  return { core, sweeper };
+  return { core, sweeper, stopAnswering };
 };
 
 const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: string; limit?: number } => {
@@ -80,7 +83,7 @@ const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: strin
  * const rt = await createRuntime({ store: await openPgliteStore(), model: scriptedModel(() => ({ text: "hi" })) });
  */
 export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> => {
-  const { core, sweeper } = await openCore(options);
+  const { core, sweeper, stopAnswering } = await openCore(options);
   const { store, projections, registry } = core;
   const assertOpen = () => {
     if (core.closed) throw new RuntimeError("closed", "The runtime is closed.");
@@ -154,15 +157,19 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
 
     async stop(id: string): Promise<RunOutcome | null> {
       assertOpen();
-      return stopContext(core, checkId("id", id), "user");
+      const cid = checkId("id", id);
+      // A run another process drives is asked of that process, through the log.
+      return (await stopContext(core, cid, "user")) ?? (await requestControl(core, cid, "stop"))?.outcome ?? null;
     },
     async pause(id: string): Promise<void> {
       assertOpen();
-      await pause(core, checkId("id", id));
+      const cid = checkId("id", id);
+      if (!(await requestControl(core, cid, "pause"))) await pause(core, cid);
     },
     async resume(id: string): Promise<void> {
       assertOpen();
-      await resume(core, checkId("id", id));
+      const cid = checkId("id", id);
+      if (!(await requestControl(core, cid, "resume"))) await resume(core, cid);
     },
 
     async context(id) {
@@ -237,6 +244,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       if (core.closed) return;
       core.closed = true;
       if (sweeper) clearInterval(sweeper);
+      stopAnswering();
       const actives = [...registry.active.values()];
       // What the machines say before they stop: which runs are in flight, which ended unrecorded.
       const atClose = actives.map((ac) => {

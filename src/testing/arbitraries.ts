@@ -178,6 +178,7 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "ApprovalGranted":
     case "ApprovalDenied":
       return approvalEventArb(type, p.toolCallId, cid(p), rid(p));
+    case "RunControlRequested": return ev(type, fc.record({ contextId: cid(p), runId, action: fc.constantFrom("stop" as const, "pause" as const, "resume" as const) }));
     default: {
       const _exhaustive: never = type;
       throw new Error(`no arbitrary for ${String(_exhaustive)}`);

@@ -1,0 +1,93 @@
+// Stop, pause and resume of a run another process drives, on a log several processes share (PostgreSQL).
+//
+// Requirements:
+// - Only the process that holds a context's run lease writes its stream, so a request from anyone else is recorded
+//   in a stream of its own (`<contextId>:control`, RunControlRequested) and reaches the driver at once through the
+//   store's live subscription (LISTEN/NOTIFY on PostgreSQL).
+// - The driver acts on a request for a run it drives as on its own command: a stop is recorded as RunStopped by the
+//   user, down the tree; a pause or resume as ContextPaused / ContextResumed.
+// - The requester waits until the driver has recorded it and answers as the local command would. A driver that dies
+//   meanwhile loses its lease; the run is then recorded as interrupted (by the sweeper) and that is the answer.
+import { asContextId, asRunId } from "../events/ids.ts";
+import type { RecordedEvent } from "../events/schema.ts";
+import type { Unsubscribe } from "../events/store.ts";
+import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
+import { pause, resume, stopContext } from "./commands.ts";
+import type { Core } from "./core.ts";
+import { RuntimeError } from "./errors.ts";
+import { leaseHolder } from "./leases.ts";
+import { recoverInterruptedRuns } from "./recovery.ts";
+
+export type ControlAction = "stop" | "pause" | "resume";
+
+export const controlStreamOf = (contextId: string): string => `${contextId}:control`;
+
+/** The driver's side: acts on every request recorded from now on for a run this runtime drives. */
+export const answerControlRequests = async (core: Core): Promise<Unsubscribe> => {
+  if (core.store.kind === "pglite") return () => undefined;
+  return core.store.subscribe(await core.store.headPosition(), (e) => {
+    if (e.type !== "RunControlRequested" || core.closed) return;
+    const { contextId, runId, action } = e.data;
+    const run = core.registry.active.get(contextId)?.run;
+    if (!run || run.runId !== runId) return;
+    const done = action === "stop" ? stopContext(core, contextId, "user") : action === "pause" ? pause(core, contextId) : resume(core, contextId);
+    void done.catch(() => undefined);
+  });
+};
+
+/**
+ * The requester's side: when another live process drives the context's run, records the request, waits until that
+ * process has acted, and returns `{ outcome }` (the run's outcome for a stop, null for a pause or resume). Returns
+ * null when no other process drives a run of the context (the caller acts itself).
+ */
+export const requestControl = async (core: Core, contextId: string, action: ControlAction): Promise<{ outcome: RunOutcome | null } | null> => {
+  if (core.store.kind === "pglite") return null;
+  await core.projections.catchUp();
+  const view = await core.projections.contexts.get(contextId);
+  if (!view || view.status !== "running" || !view.currentRunId) return null;
+  const runId = view.currentRunId;
+  const owner = await leaseHolder(core.store.sql, contextId);
+  if (owner === core.leases.owner) return null;
+  if (owner === null) {
+    // Nobody drives it: its process died. Record that now (the sweeper would, later) and let the caller report it.
+    await recoverInterruptedRuns(core);
+    return null;
+  }
+  const head = await core.store.headPosition();
+  const answered = waitFor(core, head, (e) => {
+    if (e.streamId !== contextId) return undefined;
+    const outcome = outcomeOf(e);
+    if (outcome?.runId === runId) return { outcome };
+    if (action === "pause" && e.type === "ContextPaused") return { outcome: null };
+    if (action === "resume" && e.type === "ContextResumed") return { outcome: null };
+    return undefined;
+  });
+  const stream = controlStreamOf(contextId);
+  await core.store.append(stream, [{ type: "RunControlRequested", data: { contextId: asContextId(contextId), runId: asRunId(runId), action } }], {
+    expectedVersion: "any",
+  });
+  return answered;
+};
+
+/** The first event after `after` that `match` answers, or a RuntimeError once the driver has had twice a lease's time. */
+const waitFor = <T>(core: Core, after: number, match: (e: RecordedEvent) => T | undefined): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    let settled = false;
+    let unsubscribe: Unsubscribe = () => undefined;
+    const finish = (f: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      unsubscribe();
+      f();
+    };
+    const ms = Math.max(5_000, core.config.limits.leaseTtlMs * 2);
+    const timer = setTimeout(
+      () => finish(() => reject(new RuntimeError("busy", `The process driving this context did not answer within ${ms} ms; its lease will expire if it is gone.`))),
+      ms,
+    );
+    unsubscribe = core.store.subscribe(after, (e) => {
+      const answer = match(e);
+      if (answer !== undefined) finish(() => resolve(answer));
+    });
+  });
