@@ -13,6 +13,7 @@ import { context as otelContext, type Context, type Span, type Tracer } from "@o
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../models/port.ts";
+import { runEndOf, type RunEnd } from "../projections/runStatus.ts";
 import type { Tool } from "../tools/defineTool.ts";
 import {
   contextFromTraceparent,
@@ -32,7 +33,6 @@ type Run = { runId: string; span: Span; context: Context };
 /** What the observer needs to know of a context when its run starts. */
 export type RunSubject = { agentNumber: number; profile: string };
 
-const TERMINAL = new Set(["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"]);
 const key = (contextId: string, toolCallId: string) => `${contextId}\u0000${toolCallId}`;
 
 export class RunObserver {
@@ -94,8 +94,10 @@ export class RunObserver {
         this.calls.set(streamId, { runId, step, attempt });
       } else if (event.type === "RunStarted") {
         this.startRun(streamId, event.data.runId, event.metadata?.traceparent);
-      } else if (TERMINAL.has(event.type)) {
-        this.endRun(streamId, event as Extract<NewEvent, { type: "RunCompleted" | "RunFailed" | "RunStopped" | "RunInterrupted" }>);
+      } else {
+        // A run's end in the words the context's status fold uses.
+        const end = runEndOf(event);
+        if (end) this.endRun(streamId, end);
       }
     } catch {
       // Observing must never fail what it observes.
@@ -118,16 +120,16 @@ export class RunObserver {
     return run;
   }
 
-  private endRun(contextId: string, event: Extract<NewEvent, { type: "RunCompleted" | "RunFailed" | "RunStopped" | "RunInterrupted" }>): void {
+  private endRun(contextId: string, end: RunEnd): void {
     this.calls.delete(contextId);
     const run = this.runs.get(contextId);
-    if (!run || run.runId !== event.data.runId) return;
+    if (!run || run.runId !== end.runId) return;
     this.runs.delete(contextId);
-    if (event.type === "RunFailed") {
-      const error = Object.assign(new Error(event.data.message), { name: "RunFailed", reason: event.data.reason });
+    if (end.run === "failed" && end.failure) {
+      const error = Object.assign(new Error(end.failure.message), { name: "RunFailed", reason: end.failure.reason });
       endRunSpan(run.span, { status: "failed", error });
     } else {
-      endRunSpan(run.span, { status: event.type === "RunCompleted" ? "completed" : event.type === "RunStopped" ? "stopped" : "interrupted" });
+      endRunSpan(run.span, { status: end.run === "failed" ? "failed" : end.run });
     }
   }
 
