@@ -239,8 +239,7 @@ class ProjectionEngine implements Projections {
     const toLoad: { n: string; k: string }[] = [];
     for (const { live, events } of work) {
       if (live.complete) continue;
-      const keys = new Set<string>();
-      for (const e of events) for (const k of live.projection.keysOf(e)) if (!live.cache.has(k)) keys.add(k);
+      const keys = new Set(events.flatMap((e) => live.projection.keysOf(e)).filter((k) => !live.cache.has(k)));
       for (const k of keys) toLoad.push({ n: live.projection.name, k });
     }
     if (toLoad.length > 0) {
@@ -255,8 +254,7 @@ class ProjectionEngine implements Projections {
     }
     // One pass per projection: each event's keys are asked once, and every state they name is in the cache or new.
     for (const { live, events } of work) {
-      const p = live.projection;
-      const { cache, dirty } = live;
+      const { projection: p, cache, dirty } = live;
       try {
         for (const e of events) {
           for (const k of p.keysOf(e)) {
