@@ -1,8 +1,9 @@
 // The message loop (monologue) of one run, as an Effect program: model call, tool calls, checkpoints, until a final answer.
 //
 // Requirements:
-// - Every step is recorded before its effect is visible: ModelCalled before the call, ModelReplied or
-//   ModelCallFailed after it, ToolCalled before a tool runs and ToolReturned / ToolFailed after.
+// - Every step is recorded before its effect is visible: ModelCalled before the call (the first one with
+//   the run's start), ModelReplied or ModelCallFailed after it, ToolCalled before a tool runs (or with
+//   the tool's own first append, for a tool that records its call) and ToolReturned / ToolFailed after.
 // - Interventions are delivered at every checkpoint: before each model call (they enter the transcript
 //   with ModelCalled) and between tool calls (the remaining calls are skipped so the model sees them now).
 // - Bad arguments, unknown tools and thrown tool errors reach the model as the tool's result.
@@ -100,16 +101,20 @@ const toModelError = (e: unknown): ModelError =>
 const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
-    yield* logWrite(() =>
-      env.writer.exclusive(async (appendNow) => {
-        await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
-          correlationId: env.handle.correlationId,
-          causationId: runId,
-        });
-        // The transcript now holds every intervention recorded so far.
-        env.handle.interventionsFlushed();
-      }),
-    );
+    // The run's first call was recorded with its start (interventions since then wait for the next call).
+    const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
+    if (!recorded) {
+      yield* logWrite(() =>
+        env.writer.exclusive(async (appendNow) => {
+          await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
+            correlationId: env.handle.correlationId,
+            causationId: runId,
+          });
+          // The transcript now holds every intervention recorded so far.
+          env.handle.interventionsFlushed();
+        }),
+      );
+    }
     env.handle.inFlight = { kind: "model", step, attempt };
     const messages: ChatMessage[] = [{ role: "system", content: env.systemPrompt }, ...env.transcript()];
     const result = yield* Effect.result(
@@ -188,8 +193,8 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;
     }
-    // The call is on the log before the tool can have any effect.
-    yield* append(env, []);
+    // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
+    if (!tool.recordsCall) yield* append(env, []);
     env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
     const result = yield* Effect.result(
       Effect.tryPromise({

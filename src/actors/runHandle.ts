@@ -10,6 +10,8 @@ export type InFlight =
 export class RunHandle {
   /** The call the run is waiting on, so a stop can record what it aborted. */
   inFlight: InFlight | null = null;
+  /** The first model call's ModelCalled went with the run's start: the loop does not append it again. */
+  firstCallRecorded = false;
   /** Children this run is waiting on, stopped first when this run is stopped. */
   readonly runningChildren = new Set<ContextId>();
   /** The `parallel` jobs this run started, by job id. */

@@ -4,8 +4,8 @@
 // - Commands to one context are serialized; the machine says whether a run is in flight, and each
 //   command waits for it where it must (a new run starts only once the machine is at rest).
 // - A message to a run in flight that the log still shows open is an intervention of that run;
-//   otherwise it records MessageReceived and RunStarted, then sends `run.start` (legal only from
-//   idle, stopped or failed).
+//   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append,
+//   then sends `run.start` (legal only from idle, stopped or failed).
 // - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
 //   context with no run in flight is a no-op.
 import { type AnyActorRef, waitFor } from "xstate";
@@ -61,14 +61,21 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
   const runId = asRunId(core.config.clock.uuid());
   const model = modelFor(core.config, ac.view);
   const correlationId = superior ? (core.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
-  const facts = await ac.writer.append(
-    [
-      { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user" } },
-      { type: "RunStarted", data: { runId, model: model.model, superior } },
-    ],
-    { correlationId, causationId: superior?.toolCallId ?? null },
-  );
+  // The run's first model call is recorded with its start: one append, before any effect of the run.
+  const facts = await ac.writer.exclusive((append) => {
+    ac.writer.stage(
+      [
+        { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user" } },
+        { type: "RunStarted", data: { runId, model: model.model, superior } },
+      ],
+      { correlationId, causationId: superior?.toolCallId ?? null },
+    );
+    return append([{ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: model.model } }], { correlationId, causationId: runId });
+  });
   ac.run = new RunHandle(ac.id, runId, correlationId);
+  ac.run.firstCallRecorded = true;
+  // A stop before the loop makes that call records it as aborted, as for any call in flight.
+  ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
   const outcome = ac.outcome(runId);
   ac.actor.send({ type: "run.start", facts, runId });
   return { runId, intervention: false, ended: outcome };

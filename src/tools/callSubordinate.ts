@@ -71,6 +71,8 @@ export const callSubordinateTool = (rt: Delegator) =>
     description: "Delegate a task to a subordinate agent one level below you.",
     input: CallSubordinateInput,
     run: (input, ctx) => delegate(rt, input, ctx),
+    // SubordinateCalled carries the caller's ToolCalled: the child it names runs only after that append.
+    recordsCall: true,
   });
 
 /** Runs one delegation end to end and returns the text for the caller's model. */

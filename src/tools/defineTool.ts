@@ -44,6 +44,12 @@ export type Tool<I = unknown> = {
    * the call may or may not have taken effect.
    */
   idempotent?: boolean;
+  /**
+   * The tool's first append through `ctx.run` carries its ToolCalled (and what the run staged before it),
+   * so the loop does not write it alone first. Only for a tool with no effect beyond the log before that
+   * append (`call_subordinate`: its child runs only after it).
+   */
+  recordsCall?: boolean;
 };
 
 /** An error the model can fix: it is returned to the model as the tool's result and the run goes on. */

@@ -35,8 +35,14 @@ const countingStore = (store: EventStore) => {
   return { store: counted, calls };
 };
 
-const delegating = () =>
-  scriptedModel((req) => {
+/** Delegates once; at each call it notes what the log holds of the caller's stream (and the parent's, for the child). */
+const delegating = (seen: string[][]) =>
+  scriptedModel(async (req) => {
+    const own = (await base.readStream(req.contextId)).map((e) => e.type);
+    const created = (await base.readStream(req.contextId))[0]!;
+    const parentId = created.type === "ContextCreated" ? created.data.parentContextId : null;
+    const parent = parentId === null ? [] : (await base.readStream(parentId)).map((e) => e.type);
+    seen.push([own.at(-1)!, ...parent.slice(-2)]);
     if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
       return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
     }
@@ -46,7 +52,8 @@ const delegating = () =>
 describe("when a context is created and sent a message that delegates once", () => {
   it("makes appends only (no read, no projection statement), and a query afterwards still sees everything", async () => {
     const { store, calls } = countingStore(base);
-    const rt = await createRuntime({ store, model: delegating(), limits: { passivateAfterMs: 60_000 } });
+    const seen: string[][] = [];
+    const rt = await createRuntime({ store, model: delegating(seen), limits: { passivateAfterMs: 60_000 } });
     try {
       calls.length = 0;
       const root = await rt.createContext({ name: "root" });
@@ -57,6 +64,11 @@ describe("when a context is created and sent a message that delegates once", () 
       expect(await rt.send(root.id, "delegate once")).toMatchObject({ status: "completed", response: "composed" });
       expect(calls.length, "send made no call to the log").toBeGreaterThan(0);
       expect(calls.filter((c) => c !== "append"), "send").toEqual([]);
+      // One append per effect boundary: the root's start with its first call, its reply with the tool call and
+      // the delegation, the child's creation, its start with its first call, its end, the root's next call, its end.
+      expect(calls, "send").toHaveLength(7);
+      // Each model call was on the log before the model was asked; the child's, after its parent recorded the delegation.
+      expect(seen).toEqual([["ModelCalled"], ["ModelCalled", "ToolCalled", "SubordinateCalled"], ["ModelCalled"]]);
 
       // The view createContext answers with is the one the projections fold from the log.
       const other = await rt.createContext({ name: "other", project: "p" });
