@@ -188,6 +188,7 @@ export class RunObserver {
     name: tool.name,
     description: tool.description,
     input: tool.input,
+    ...(tool.recordsCall ? { recordsCall: true } : {}),
     run: async (input, ctx) => {
       const parent = this.runs.get(ctx.contextId)?.context;
       const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
