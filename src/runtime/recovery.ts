@@ -24,7 +24,8 @@ export const takeLease = async (core: Core, ac: ActiveContext): Promise<void> =>
   const lease = await core.leases.acquire(ac.id);
   if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
   // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
-  if (core.store.kind !== "pglite") await catchUpStream(core, ac);
+  // The lease says the stream's version: an actor already there reads nothing.
+  if (core.store.kind !== "pglite" && lease.version !== ac.view.version) await catchUpStream(core, ac);
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
   const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
   if (ac.view.status === "running" && !machine.matches("running")) {

@@ -103,7 +103,9 @@ export class Registry {
     const ac = this.active.get(machine.contextId);
     const handle = ac?.run;
     if (!ac || !handle) return;
-    ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
+    // A recorded end frees the lease in the log (nothing to write); an end the store refused must delete it.
+    const unrecorded = machine.unrecorded?.runId === handle.runId;
+    ac.leaseReleased = (unrecorded ? this.core.leases.release(ac.id) : this.core.leases.runEnded(ac.id)).catch(() => undefined);
     // Projections are not caught up here: queries catch up on their own, off the runs' path.
     if (!this.core.closed) this.schedulePassivation(ac);
     ac.answer(handle.runId, machine.unrecorded?.runId === handle.runId ? machine.unrecorded.message : null);
