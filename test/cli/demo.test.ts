@@ -176,7 +176,7 @@ describe("when the command line or the id is wrong", () => {
     expect(badType.code).toBe(2);
     expect(expectOneLineError(badType)).toContain("--type takes event types");
     expect(follow.code).toBe(2);
-    expect(expectOneLineError(follow)).toContain("run --events");
+    expect(expectOneLineError(follow)).toContain("follows the process that holds it");
     expect(notDir.code).toBe(1);
     expect(expectOneLineError(notDir)).toContain("it is not a directory");
     expect(empty.code).toBe(1);
