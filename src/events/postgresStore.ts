@@ -1,4 +1,4 @@
-// The event store on a PostgreSQL server, shared by many runtime processes: the only file that imports `pg`.
+// The event store on a PostgreSQL server, shared by many runtime processes: the only file that loads `pg` (postgresLogTail.ts takes its clients from here).
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { schemaAction } from "./schemaCheck.ts";
@@ -13,7 +13,6 @@ import {
   type AppendOutcome,
   LOG_HORIZON_SQL,
   type LogHorizon,
-  NOTIFY_CHANNEL,
   READ_RANGE_SQL,
   runAppend,
   SCHEMA_EXISTS_QUERY,
@@ -23,6 +22,9 @@ import {
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
+import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
+
+export { LISTENER_APPLICATION_NAME } from "./postgresLogTail.ts";
 
 export type PostgresStoreOptions = {
   /** A libpq connection URL, e.g. `postgres://user:pass@host:5432/db`. */
@@ -38,12 +40,6 @@ export type PostgresStoreOptions = {
 };
 
 const UNIQUE_VIOLATION = "23505";
-/** While some transaction holds back the horizon, look again after this long, doubling up to the max. */
-const RETRY_MIN_MS = 10;
-const RETRY_MAX_MS = 500;
-const RECONNECT_MAX_MS = 5_000;
-/** How the connection that LISTENs shows in pg_stat_activity. */
-export const LISTENER_APPLICATION_NAME = "actorzero-listen";
 
 /** The `pg` driver, loaded by the first PostgreSQL store: a process on PGlite never pays for it. */
 let Pg: typeof pg | undefined;
@@ -116,7 +112,7 @@ class PostgresStore implements EventStore {
   ) {
     this.sql = this.#executor(pool, false);
     this.#tail = new LogTail(
-      clientConfig,
+      () => new Pg!.Client({ ...clientConfig, application_name: LISTENER_APPLICATION_NAME }),
       (values) => this.#query<{ horizon: LogHorizon }>(LOG_HORIZON_SQL, values),
       () => this.#subscriptions.size > 0,
       () => this.#wakeSubscribers(),
@@ -304,129 +300,3 @@ class PostgresStore implements EventStore {
 /** Class 08 (connection exception), 57P (operator intervention), or a socket error. */
 const isConnectionError = (code: unknown) =>
   typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"].includes(code));
-
-/**
- * The settled horizon of the log, shared by all subscriptions of one store: the highest position
- * below which no transaction is still in flight. A dedicated connection LISTENs; each notification
- * (or a timer, while an unsettled fence waits) asks actorzero_log_horizon again.
- */
-class LogTail {
-  /** Every position up to here is final: committed events are visible, the rest never will be. */
-  settled = 0;
-  #candidate: { handed: number; fence: string } | undefined;
-  #client: pg.Client | undefined;
-  #started = false;
-  #stopped = false;
-  #polling = false;
-  #again = false;
-  #retryMs = RETRY_MIN_MS;
-  #timer: NodeJS.Timeout | undefined;
-  #reconnectMs = 100;
-
-  constructor(
-    private readonly clientConfig: pg.ClientConfig,
-    private readonly horizon: (values: unknown[]) => Promise<{ horizon: LogHorizon }[]>,
-    /** Whether anyone reads: without subscribers, notifications are ignored. */
-    private readonly wanted: () => boolean,
-    private readonly onAdvance: () => void,
-  ) {}
-
-  start() {
-    if (this.#started) return;
-    this.#started = true;
-    void this.#listen();
-  }
-
-  /** Asks for the horizon again (coalesced: at most one query in flight, one more queued). */
-  refresh() {
-    if (this.#stopped || !this.wanted()) return;
-    if (this.#polling) {
-      this.#again = true;
-      return;
-    }
-    void this.#poll();
-  }
-
-  async stop() {
-    this.#stopped = true;
-    clearTimeout(this.#timer);
-    const client = this.#client;
-    this.#client = undefined;
-    await client?.end().catch(() => {});
-  }
-
-  /** LISTEN first, then read the horizon: a commit between the two is then never missed. */
-  async #listen() {
-    while (!this.#stopped) {
-      const client = new Pg!.Client({ ...this.clientConfig, application_name: LISTENER_APPLICATION_NAME });
-      const lost = new Promise<void>((resolve) => {
-        client.on("error", () => resolve());
-        client.on("end", () => resolve());
-      });
-      try {
-        await client.connect();
-        client.on("notification", () => this.refresh());
-        await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-        if (this.#stopped) {
-          await client.end().catch(() => {});
-          return;
-        }
-        this.#client = client;
-        this.#reconnectMs = 100;
-        this.refresh();
-        await lost;
-      } catch {
-        await client.end().catch(() => {});
-      }
-      if (this.#stopped) return;
-      // The connection is gone: notifications may be lost meanwhile, so look again once back.
-      this.#client = undefined;
-      await new Promise((r) => setTimeout(r, this.#reconnectMs));
-      this.#reconnectMs = Math.min(this.#reconnectMs * 2, RECONNECT_MAX_MS);
-    }
-  }
-
-  async #poll() {
-    this.#polling = true;
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    let failed = false;
-    try {
-      do {
-        this.#again = false;
-        const before = this.settled;
-        const candidate = this.#candidate;
-        const h = (await this.horizon([candidate?.fence ?? null]))[0]!.horizon;
-        const handed = Number(h.handed);
-        if (candidate && h.candidate_settled) {
-          this.settled = Math.max(this.settled, candidate.handed);
-          this.#candidate = undefined;
-        }
-        if (h.settled) {
-          this.settled = Math.max(this.settled, handed);
-          this.#candidate = undefined;
-        } else if (this.#candidate === undefined && handed > this.settled) {
-          // Keep the oldest waiting fence until it settles: replacing it with each newer one could
-          // wait forever under a steady stream of appends.
-          this.#candidate = { handed, fence: h.fence };
-        }
-        if (this.settled > before) {
-          this.#retryMs = RETRY_MIN_MS;
-          this.onAdvance();
-        }
-      } while (this.#again && !this.#stopped);
-    } catch {
-      failed = true;
-    } finally {
-      this.#polling = false;
-    }
-    if (this.#stopped) return;
-    if (this.#candidate || failed) {
-      // An in-flight transaction that rolls back, or one that is not an append, sends no
-      // notification: look again on a timer until the fence settles.
-      this.#timer = setTimeout(() => this.refresh(), this.#retryMs);
-      this.#timer.unref();
-      this.#retryMs = Math.min(this.#retryMs * 2, failed ? RECONNECT_MAX_MS : RETRY_MAX_MS);
-    }
-  }
-}
