@@ -32,6 +32,12 @@ export const takeLease = async (core: Core, ac: ActiveContext): Promise<void> =>
     const unrecorded = machine.context.unrecorded;
     await interrupt(core, ac.view, unrecorded?.runId === ac.view.currentRunId ? unrecorded.message : undefined);
     await catchUpStream(core, ac);
+    // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
+    // lease in the log: take it again past it, or another process could take it while our run goes on.
+    if (core.store.kind !== "pglite") {
+      const again = await core.leases.acquire(ac.id);
+      if (!again.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
+    }
   }
 };
 

@@ -62,7 +62,7 @@ describe("when a run's model call fails with the base URL and key planted", () =
       const failures = rows.filter((r) => /ModelCallFailed|RunFailed/.test(r.row));
       expect(failures.length, "the failure was stored").toBeGreaterThan(0);
       // The SDK's error quotes the URL: it reached the stored text, redacted, so a leak would show here.
-      expect(failures.join("\n")).toContain("model-user:***@127.0.0.1:9");
+      expect(failures.map((r) => r.row).join("\n")).toContain("model-user:***@127.0.0.1:9");
       expect(leaks(rows.map((r) => r.row).join("\n"))).toEqual([]);
     } finally {
       await store.close();

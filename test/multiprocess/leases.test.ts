@@ -452,5 +452,65 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await rtB.close();
       await storeB.close();
     });
+
+    // The RunInterrupted a send writes is a run end past the version its lease was taken at, and a run's
+    // end in the log frees a lease: the new run must hold the lease past it.
+    it("keeps the lease of the run that closed the dead run, so a third runtime is refused as busy while it runs", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const dying = gate();
+      const rtA = await createRuntime({
+        store: storeA,
+        model: scriptedModel(() => {
+          dying.arrived();
+          return dying.reply;
+        }),
+        owner: "doomed",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+      const ctx = await rtA.createContext({ name: "orphan" });
+      void rtA.send(ctx.id, "work until you die").catch(() => undefined);
+      await dying.called;
+      // B opens while A's lease is live (so its open leaves the run alone) and sweeps too rarely to act:
+      // the dead run is closed by B's own send, under the lease that send takes.
+      const storeB = await openPostgresStore({ url });
+      const held = gate();
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => {
+          held.arrived();
+          return held.reply;
+        }),
+        owner: "survivor",
+        limits: { leaseTtlMs: 60_000 },
+      });
+      await storeA.close();
+      let taken: { ended: Promise<unknown> } | undefined;
+      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !taken; await sleep(50)) {
+        taken = await rtB.start(ctx.id, "carry on").then(
+          (started) => ({ ended: started.ended }),
+          (e: unknown) => {
+            if (e instanceof RuntimeError && e.reason === "busy") return undefined;
+            throw e;
+          },
+        );
+      }
+      expect(taken, "the survivor never took the context over").toBeDefined();
+      await held.called;
+      expect(await streamTypes(storeB, ctx.id)).toContain("RunInterrupted");
+
+      const storeC = await openPostgresStore({ url });
+      const rtC = await createRuntime({ store: storeC, model: scriptedModel(() => ({ text: "C ran it too" })), owner: "third", limits: { leaseTtlMs: 60_000 } });
+      const refused = await busyRefusal(rtC.send(ctx.id, "me too"));
+      expect(refused.message).toContain("survivor");
+
+      held.open({ text: "taken over" });
+      expect(await taken!.ended).toMatchObject({ status: "completed", response: "taken over" });
+      expect(checkOneRunAtATime(ctx.id, await storeB.readStream(ctx.id))).toEqual([]);
+      await rtC.close();
+      await rtB.close();
+      await storeC.close();
+      await storeB.close();
+    });
   });
 });
