@@ -5,8 +5,15 @@
 // - LISTEN before the first horizon read, so a commit between the two is never missed.
 // - A lost connection is re-established with backoff, and the horizon is read again once back.
 // - An unsettled fence is polled on a timer (a rolled-back transaction sends no notification).
-import type pg from "pg";
 import { NOTIFY_CHANNEL, type LogHorizon } from "./sql.ts";
+
+/** What the LISTEN connection needs of a `pg` client; the store hands a real one (this file names no driver type). */
+export type ListenClient = {
+  connect(): Promise<unknown>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<unknown>;
+  on(event: "error" | "end" | "notification", listener: (...args: never[]) => void): unknown;
+};
 
 /** While some transaction holds back the horizon, look again after this long, doubling up to the max. */
 const RETRY_MIN_MS = 10;
@@ -24,7 +31,7 @@ export class LogTail {
   /** Every position up to here is final: committed events are visible, the rest never will be. */
   settled = 0;
   #candidate: { handed: number; fence: string } | undefined;
-  #client: pg.Client | undefined;
+  #client: ListenClient | undefined;
   #started = false;
   #stopped = false;
   #polling = false;
@@ -35,7 +42,7 @@ export class LogTail {
 
   constructor(
     /** A new, unconnected client for the LISTEN connection (the store owns the driver). */
-    private readonly newClient: () => pg.Client,
+    private readonly newClient: () => ListenClient,
     private readonly horizon: (values: unknown[]) => Promise<{ horizon: LogHorizon }[]>,
     /** Whether anyone reads: without subscribers, notifications are ignored. */
     private readonly wanted: () => boolean,
