@@ -2,10 +2,18 @@
 //
 // Requirements:
 // - States are `idle`, `running` (`active`, `stopping`), `stopped`, `failed`; `paused` is a flag in
-//   the context, orthogonal to them. Machine events are imperative and dot-named (`run.start`);
+//   the context, orthogonal to them, and the only record of it in this process: a run waits at its
+//   checkpoints while the machine's `paused` holds (`whileNotPaused`), whichever fact set it (this
+//   process's `run.pause`, or another process's ContextPaused read with `facts.apply`).
+//   Machine events are imperative and dot-named (`run.start`);
 //   facts keep their PascalCase names. A new substate of `running` (a run parked on something) goes
 //   beside `active` and `stopping`, and ends the same way: through an invocation's result.
 // - `run.start` is legal only from idle, stopped or failed: a running context never runs twice at once.
+// - `run.pause` is legal only while not paused, `run.resume` only while paused, `run.intervene` only
+//   while a run is active and the log shows it open. Commands ask the machine (`snapshot.can`) before
+//   they record the fact; the recorded fact then reaches the machine as that event (`commandEventOf`).
+//   An intervention stays pending until the next ModelCalled, which carries it to the model (the
+//   same rule as the transcript's).
 // - The run is an invoked actor (`run`) in `running.active`. Only its result ends the run: `onDone`
 //   goes to the state the run's end leads to, `onError` (no end could be recorded) to `failed`.
 //   Leaving `active` (on `run.stop`) aborts its signal, which interrupts the model call or tool in flight.
@@ -18,7 +26,7 @@
 // - Children are spawned with the child's context id as `id` and `systemId` (`child.activate`) and
 //   stopped on passivation (`child.passivate`); stopping an actor is not stopping a run.
 // - `run.ended` (an action the runtime provides) runs once per run this process drove, as it ends.
-import { type AnyActorLogic, assign, enqueueActions, fromPromise, setup } from "xstate";
+import { type AnyActorLogic, type AnyActorRef, assign, enqueueActions, fromPromise, setup, waitFor } from "xstate";
 import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
 import { type ContextStatus, runEndOf, statusAfter, statusOf } from "../projections/runStatus.ts";
@@ -32,6 +40,8 @@ export type ContextMachineContext = {
   /** The context's status as the log says it (the status fold of every fact applied). */
   status: ContextStatus;
   paused: boolean;
+  /** An intervention of the open run was recorded after its last ModelCalled: the model has not seen it. */
+  interventionPending: boolean;
   /** The run the log shows open, or null. */
   runId: RunId | null;
   failure: { reason: RunFailureReason; message: string } | null;
@@ -55,6 +65,9 @@ export type RunActorInput = { contextId: ContextId; runId: RunId };
 export type ContextMachineEvent =
   | { type: "run.start"; facts: RecordedEvent[]; runId: RunId }
   | { type: "run.stop" }
+  | { type: "run.pause"; facts: RecordedEvent[] }
+  | { type: "run.resume"; facts: RecordedEvent[] }
+  | { type: "run.intervene"; facts: RecordedEvent[] }
   | { type: "facts.apply"; facts: RecordedEvent[] }
   | { type: "child.activate"; contextId: ContextId; logic: AnyActorLogic; input: ContextMachineInput }
   | { type: "child.passivate"; contextId: ContextId };
@@ -67,15 +80,20 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
     next = { ...next, version: fact.streamVersion, status: statusAfter(next.status, fact) };
     const end = runEndOf(fact);
     if (end) {
-      next = { ...next, runId: null, failure: end.failure, paused: end.run === "stopped" ? false : next.paused };
+      next = { ...next, runId: null, failure: end.failure, paused: end.run === "stopped" ? false : next.paused, interventionPending: false };
       continue;
     }
     switch (fact.type) {
       case "RunStarted":
-        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null };
+        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null, interventionPending: false };
+        break;
+      case "InterventionReceived":
+        next = { ...next, paused: false, interventionPending: true };
+        break;
+      case "ModelCalled":
+        next = { ...next, interventionPending: false };
         break;
       case "MessageReceived":
-      case "InterventionReceived":
       case "ContextResumed":
         next = { ...next, paused: false };
         break;
@@ -121,6 +139,26 @@ const runResult = {
 } as const;
 
 const runStarts = { "run.start": { target: "#context.running", actions: "applyFacts" } } as const;
+
+/** The command event a batch of this process's own facts is (a pause, a resume, an intervention), or null. */
+export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | null => {
+  if (facts.length !== 1) return null;
+  switch (facts[0]!.type) {
+    case "ContextPaused":
+      return { type: "run.pause", facts };
+    case "ContextResumed":
+      return { type: "run.resume", facts };
+    case "InterventionReceived":
+      return { type: "run.intervene", facts };
+    default:
+      return null;
+  }
+};
+
+/** Resolves once the machine is not paused (at once when it is not); rejects when `signal` aborts. */
+export const whileNotPaused = async (actor: AnyActorRef, signal: AbortSignal): Promise<void> => {
+  await waitFor(actor, (s) => !(s.context as ContextMachineContext).paused, { timeout: Infinity, signal });
+};
 
 export const contextMachine = setup({
   types: {
@@ -173,8 +211,10 @@ export const contextMachine = setup({
     endsIdle: endsIn("idle"),
     endsStopped: endsIn("stopped"),
     endsFailed: endsIn("failed"),
-    /** The log shows the run open: there is something to stop. */
+    /** The log shows the run open: there is something to stop, or to intervene in. */
     runOpen: ({ context }) => context.status === "running",
+    notPaused: ({ context }) => !context.paused,
+    paused: ({ context }) => context.paused,
   },
 }).createMachine({
   id: "context",
@@ -184,6 +224,7 @@ export const contextMachine = setup({
     // A run the log shows open with no run here was cut short: it restores as failed.
     status: input.status === "running" ? "failed" : input.status,
     paused: input.paused,
+    interventionPending: false,
     runId: null,
     failure: input.failure,
     unrecorded: null,
@@ -192,6 +233,9 @@ export const contextMachine = setup({
   on: {
     "child.activate": { actions: "spawnContextChild" },
     "child.passivate": { actions: "stopContextChild" },
+    // Legal in any state (a context at rest can be paused before its next run); the guard is the rule.
+    "run.pause": { guard: "notPaused", actions: "applyFacts" },
+    "run.resume": { guard: "paused", actions: "applyFacts" },
   },
   states: {
     // Transient: picks the state the log says this context is in.
@@ -217,7 +261,10 @@ export const contextMachine = setup({
             input: ({ context }) => ({ contextId: context.contextId, runId: context.runId! }),
             ...runResult,
           },
-          on: { "run.stop": { guard: "runOpen", target: "stopping" } },
+          on: {
+            "run.stop": { guard: "runOpen", target: "stopping" },
+            "run.intervene": { guard: "runOpen", actions: "applyFacts" },
+          },
         },
         stopping: {
           invoke: {

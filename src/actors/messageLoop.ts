@@ -42,6 +42,10 @@ export type LoopEnv = {
   resolveReference: (toolCallId: string) => string | undefined;
   /** Whether the log still shows this run open (a stop or a close may have ended it first). */
   runOpen: () => boolean;
+  /** Resolves once the context is not paused (the machine's `paused`); rejects when `signal` aborts. */
+  whileNotPaused: (signal: AbortSignal) => Promise<void>;
+  /** Whether an intervention was recorded that no model call has carried yet (the machine's context). */
+  interventionPending: () => boolean;
   /** Cancels the run's jobs still running, before the run ends. */
   cancelOpenJobs: () => Promise<void>;
   /** Extra fields tools of this runtime get (delegation uses them). */
@@ -83,7 +87,7 @@ const tryComplete = (env: LoopEnv, response: string) =>
   logWrite(() =>
     env.cancelOpenJobs().then(() => env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
       if (!env.runOpen()) return [];
-      if (env.handle.hasUndeliveredInterventions) return null;
+      if (env.interventionPending()) return null;
       return appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
         correlationId: env.handle.correlationId,
         causationId: env.handle.runId,
@@ -92,7 +96,7 @@ const tryComplete = (env: LoopEnv, response: string) =>
   );
 
 const waitWhilePaused = (env: LoopEnv) =>
-  Effect.tryPromise({ try: (signal) => env.handle.waitWhilePaused(signal), catch: (e) => e }).pipe(Effect.orDie);
+  Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie);
 
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
@@ -105,13 +109,10 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
     const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
     if (!recorded) {
       yield* logWrite(() =>
-        env.writer.exclusive(async (appendNow) => {
-          await appendNow([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
-            correlationId: env.handle.correlationId,
-            causationId: runId,
-          });
-          // The transcript now holds every intervention recorded so far.
-          env.handle.interventionsFlushed();
+        // The transcript now holds every intervention recorded so far (ModelCalled carries them).
+        env.writer.append([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
+          correlationId: env.handle.correlationId,
+          causationId: runId,
         }),
       );
     }
@@ -287,7 +288,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
         const call = calls[i]!;
         if (i > 0) {
           yield* waitWhilePaused(env);
-          if (env.handle.hasUndeliveredInterventions) {
+          if (env.interventionPending()) {
             yield* skipCalls(env, calls.slice(i), SKIPPED_FOR_MESSAGE);
             break;
           }

@@ -8,11 +8,15 @@
 //   then sends `run.start` (legal only from idle, stopped or failed).
 // - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
 //   context with no run in flight is a no-op.
+// - Pause, resume and interventions are the machine events `run.pause`, `run.resume`, `run.intervene`:
+//   the command asks the machine whether it may (its guards), in the writer's turn, then records the
+//   fact, which reaches the machine as that event. Pausing a paused context, or resuming one that is
+//   not paused, records nothing.
 import { type AnyActorRef, waitFor } from "xstate";
 import type { Superior } from "../events/schema.ts";
 import { asRunId } from "../events/ids.ts";
 import { RunHandle } from "../actors/runHandle.ts";
-import type { ContextMachineContext } from "../actors/contextMachine.ts";
+import type { ContextMachineContext, ContextMachineEvent } from "../actors/contextMachine.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
@@ -22,7 +26,7 @@ import { takeLease } from "./recovery.ts";
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
 export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
 
-type Snapshot = { matches(state: unknown): boolean; context: ContextMachineContext };
+type Snapshot = { matches(state: unknown): boolean; can(event: ContextMachineEvent): boolean; context: ContextMachineContext };
 const snapshotOf = (ac: ActiveContext): Snapshot => (ac.actor as AnyActorRef).getSnapshot() as Snapshot;
 
 /** A run is in flight here and the log still shows it open: a message joins it, a stop reaches it. */
@@ -44,8 +48,8 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
   const handle = ac.run;
   if (handle && runAccepting(snapshotOf(ac))) {
     const delivered = await ac.writer.exclusive(async (append) => {
-      // Checked again in the writer's turn: the run may have appended its end meanwhile.
-      if (!runAccepting(snapshotOf(ac))) return false;
+      // Asked in the writer's turn: the run may have appended its end meanwhile.
+      if (!runAccepting(snapshotOf(ac)) || !snapshotOf(ac).can({ type: "run.intervene", facts: [] })) return false;
       await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], { correlationId: handle.correlationId });
       return true;
     });
@@ -98,25 +102,25 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
   });
 };
 
+/** Records a pause or a resume if the machine allows it now (its guards say; nothing is written otherwise). */
+const recordPause = async (ac: ActiveContext, type: "run.pause" | "run.resume"): Promise<void> => {
+  await ac.writer.exclusive(async (append) => {
+    const s = snapshotOf(ac);
+    if (!s.can({ type, facts: [] })) return;
+    const runId = s.matches("running") && s.context.status === "running" ? (ac.run?.runId ?? null) : null;
+    await append([{ type: type === "run.pause" ? "ContextPaused" : "ContextResumed", data: { runId } }]);
+  });
+};
+
 export const pause = async (core: Core, id: string): Promise<void> => {
   const ac = await core.registry.activate(id);
   await ac.serialize(async () => {
     await steady(ac);
-    const s = snapshotOf(ac);
-    if (s.context.paused) return;
-    const handle = runAccepting(s) ? ac.run : null;
-    await ac.writer.append([{ type: "ContextPaused", data: { runId: handle?.runId ?? null } }]);
-    handle?.setPaused(true);
+    await recordPause(ac, "run.pause");
   });
 };
 
 export const resume = async (core: Core, id: string): Promise<void> => {
   const ac = await core.registry.activate(id);
-  await ac.serialize(async () => {
-    const s = snapshotOf(ac);
-    if (!s.context.paused) return;
-    const handle = s.matches("running") && s.context.status === "running" ? ac.run : null;
-    await ac.writer.append([{ type: "ContextResumed", data: { runId: handle?.runId ?? null } }]);
-    ac.run?.setPaused(false);
-  });
+  await ac.serialize(() => recordPause(ac, "run.resume"));
 };

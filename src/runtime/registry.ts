@@ -3,14 +3,15 @@
 // Requirements:
 // - Activating a context activates its ancestors first; a context being activated is activated once.
 // - An actor starts from its folded stream; a context the log shows running has no run here, so it starts `failed`.
-// - Every append of a context's writer reaches its ActiveContext and its actor, as the store recorded it.
+// - Every append of a context's writer reaches its ActiveContext and its actor, as the store recorded it
+//   (a pause, resume or intervention as its command event, anything else as `facts.apply`).
 // - A run this process drove ends when its machine says so (`run.ended`): then its lease is released,
 //   its waiters answered and its actor scheduled for passivation.
 // - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import { asContextId } from "../events/ids.ts";
-import type { ContextMachineContext, ContextMachineInput } from "../actors/contextMachine.ts";
+import { commandEventOf, type ContextMachineContext, type ContextMachineInput } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
@@ -93,9 +94,12 @@ export class Registry {
 
   private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
     ac.apply(facts);
-    if (ac.run && facts.some((f) => f.type === "InterventionReceived")) ac.run.interventionReceived();
     if (this.core.closed) return;
-    ac.actor.send({ type: "facts.apply", facts });
+    // A command's fact goes as its command event (the command asked the machine first); should the
+    // machine no longer allow it, the fact is on the log all the same and is applied as a fact.
+    const command = commandEventOf(facts);
+    const snapshot = ac.actor.getSnapshot() as { can(e: unknown): boolean };
+    ac.actor.send(command && snapshot.can(command) ? command : { type: "facts.apply", facts });
   }
 
   /** The machine ended a run of this process (its `run.ended` action). */

@@ -13,7 +13,7 @@
 import * as Effect from "effect/Effect"; // a subpath: the package root loads all of effect
 import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
-import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
+import { type ContextMachineContext, type RunActorInput, type RunOutput, whileNotPaused } from "../actors/contextMachine.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
@@ -78,6 +78,8 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
         runOpen: () => runOpen(ac, handle),
+        whileNotPaused: (sig) => whileNotPaused(ac.actor, sig),
+        interventionPending: () => (ac.actor.getSnapshot().context as ContextMachineContext).interventionPending,
         cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
         tools: tools.byName,
         toolSpecs: tools.specs,

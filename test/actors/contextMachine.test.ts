@@ -1,7 +1,7 @@
 // The context machine through pure transitions: every legal and illegal transition of DESIGN §4.
 import { describe, expect, it } from "vitest";
-import { initialTransition, transition } from "xstate";
-import { contextMachine, type ContextMachineInput, type LifecycleStatus } from "../../src/actors/contextMachine.ts";
+import { createActor, fromPromise, initialTransition, transition } from "xstate";
+import { contextMachine, type ContextMachineInput, type LifecycleStatus, type RunActorInput, type RunOutput, whileNotPaused } from "../../src/actors/contextMachine.ts";
 import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
 import { asContextId, asRunId, type EventId } from "../../src/events/ids.ts";
 
@@ -143,6 +143,69 @@ describe("when pause facts are applied", () => {
     s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
     s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })] })[0];
     expect(s.context.paused).toBe(false);
+  });
+});
+
+describe("when a pause, a resume or an intervention is asked of the machine", () => {
+  const pausedFact = () => fact({ type: "ContextPaused", data: { runId } });
+  it("allows a pause only while not paused, a resume only while paused, an intervention only while the run is open", () => {
+    const idle = at("idle");
+    expect(idle.can({ type: "run.pause", facts: [] })).toBe(true);
+    expect(idle.can({ type: "run.resume", facts: [] })).toBe(false);
+    expect(idle.can({ type: "run.intervene", facts: [] })).toBe(false);
+    const r = running();
+    expect(r.can({ type: "run.intervene", facts: [] })).toBe(true);
+    const paused = transition(contextMachine, r, { type: "run.pause", facts: [pausedFact()] })[0];
+    expect(paused.context.paused).toBe(true);
+    expect(paused.can({ type: "run.pause", facts: [] })).toBe(false);
+    expect(paused.can({ type: "run.resume", facts: [] })).toBe(true);
+    // A stop in progress: the run no longer takes interventions.
+    const stopping = transition(contextMachine, r, { type: "run.stop" })[0];
+    expect(stopping.can({ type: "run.intervene", facts: [] })).toBe(false);
+  });
+
+  it("keeps an intervention pending until the next ModelCalled carries it", () => {
+    let s = running();
+    s = transition(contextMachine, s, { type: "run.intervene", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
+    expect(s.context.interventionPending).toBe(true);
+    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } })] })[0];
+    expect(s.context.interventionPending).toBe(false);
+  });
+
+  it("holds the run's wait exactly while the machine says paused, whichever way the fact arrived", async () => {
+    // The run never ends by itself here: the test watches only its wait at a checkpoint.
+    const machine = contextMachine.provide({ actors: { run: fromPromise<RunOutput, RunActorInput>(() => new Promise(() => undefined)) } });
+    const actor = createActor(machine, { input: input("idle") }).start();
+    actor.send(start());
+    const released = async () => {
+      let done = false;
+      const wait = whileNotPaused(actor, new AbortController().signal).then(() => (done = true));
+      await new Promise((r) => setImmediate(r));
+      return { done, wait };
+    };
+    expect((await released()).done).toBe(true);
+    // This process's pause, as its command event.
+    actor.send({ type: "run.pause", facts: [pausedFact()] });
+    const first = await released();
+    expect([first.done, actor.getSnapshot().context.paused]).toEqual([false, true]);
+    actor.send({ type: "run.resume", facts: [fact({ type: "ContextResumed", data: { runId } })] });
+    await first.wait;
+    expect(actor.getSnapshot().context.paused).toBe(false);
+    // A pause another process recorded, read from the log as facts: the same wait holds.
+    actor.send({ type: "facts.apply", facts: [pausedFact()] });
+    const second = await released();
+    expect([second.done, actor.getSnapshot().context.paused]).toEqual([false, true]);
+    // An intervention read the same way releases it.
+    actor.send({ type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "go on" } })] });
+    await second.wait;
+    expect(actor.getSnapshot().context).toMatchObject({ paused: false, interventionPending: true });
+    // A wait whose run is aborted rejects rather than hanging.
+    actor.send({ type: "facts.apply", facts: [pausedFact()] });
+    const abort = new AbortController();
+    const aborted = whileNotPaused(actor, abort.signal);
+    abort.abort(new Error("stopped"));
+    await expect(aborted).rejects.toThrow("stopped");
+    actor.stop();
   });
 });
 

@@ -221,6 +221,49 @@ describe("when a running context is paused", () => {
     expect((await rt.context(ctx.id))!.paused).toBe(false);
     await rt.close();
   });
+
+  it("records each pause and resume once, and the machine, the log and the run agree after every step", async () => {
+    const inTool = gate();
+    const release = gate();
+    const step = defineTool({
+      name: "step",
+      description: "one step",
+      input: z.object({}),
+      run: async () => {
+        inTool.open();
+        await release.promise;
+        return "stepped";
+      },
+    });
+    let calls = 0;
+    const { rt, model } = await runtimeWith(() => (++calls === 1 ? call("step", {}) : { text: "finished" }), { tools: [step] });
+    const ctx = await rt.createContext();
+    const machinePaused = () => (rt.actor(ctx.id)!.getSnapshot().context as { paused: boolean }).paused;
+    const agree = async (paused: boolean) => {
+      expect(machinePaused()).toBe(paused);
+      expect((await rt.context(ctx.id))!.paused).toBe(paused);
+    };
+    const running = rt.send(ctx.id, "go");
+    await inTool.promise;
+    await rt.pause(ctx.id);
+    await rt.pause(ctx.id);
+    await agree(true);
+    await rt.resume(ctx.id);
+    await rt.resume(ctx.id);
+    await agree(false);
+    await rt.pause(ctx.id);
+    await agree(true);
+    release.open();
+    // An intervention resumes the paused run, and the model sees it with its next call.
+    await rt.start(ctx.id, "carry on");
+    expect(await running).toMatchObject({ status: "completed", response: "finished" });
+    await agree(false);
+    expect(model.requests[1]!.messages.at(-1)).toEqual({ role: "user", content: "carry on" });
+    const types = await typesOf(rt, ctx.id);
+    expect(types.filter((t) => t === "ContextPaused")).toHaveLength(2);
+    expect(types.filter((t) => t === "ContextResumed")).toHaveLength(1);
+    await rt.close();
+  });
 });
 
 describe("when the model calls tools badly", () => {
