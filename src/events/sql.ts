@@ -7,8 +7,10 @@ import { GENESIS_HASH_SQL, CHAIN_LOCK_KEY, eventEncodingSql } from "./chainSql.t
 /**
  * The schema version this code writes and expects; a database at a higher version is refused.
  * 2: every event row carries `hash`, its link in the log's hash chain (see chainSql.ts).
+ * 3: actorzero_append looks up the stream version and the chain head by index, whatever the size of
+ *    the log when its plans were cached (see the function).
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** `expectedVersion` as the append function takes it: -1 = `no_stream`, -2 = `any`, n ≥ 0 = that version. */
 export const EXPECT_NO_STREAM = -1;
@@ -176,9 +178,14 @@ $fn$;
 -- The chain lock is taken first and held until this transaction ends, so appends run one after the
 -- other from here to their commit: each one reads the hash its predecessor committed, and takes its
 -- positions after it, so position order is commit order for every chained event.
+--
+-- enable_seqscan is off inside: PL/pgSQL plans its statements once per session and keeps them, and a
+-- plan made while the log was small (a new log, or PGlite's image, where nothing re-analyses the
+-- table) reads the whole events table and sorts it for each lookup below, so every append got
+-- slower as the log grew. With it off, both lookups are backward index scans at any size.
 CREATE OR REPLACE FUNCTION actorzero_append(
   p_stream_id TEXT, p_expected_version INTEGER, p_events JSONB, p_recorded_at TIMESTAMPTZ
-) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+) RETURNS JSONB LANGUAGE plpgsql SET enable_seqscan = off AS $fn$
 DECLARE
   v_current INTEGER;
   v_event JSONB;

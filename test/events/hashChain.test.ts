@@ -4,6 +4,7 @@ import { asRunId } from "../../src/events/ids.ts";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
+import { SCHEMA_VERSION } from "../../src/events/sql.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
@@ -23,12 +24,12 @@ describe("given a log written before the hash chain (schema version 1)", () => {
       const before = await openPgliteStore({ dataDir });
       await before.sql.exec(`SET session_replication_role = replica;
         ALTER TABLE events DROP COLUMN hash; DROP TABLE actorzero_chain;
-        DELETE FROM actorzero_schema_migrations WHERE version = 2; ${INSERT_V1};`);
+        DELETE FROM actorzero_schema_migrations WHERE version >= 2; ${INSERT_V1};`);
       await before.close();
 
       const store = await openPgliteStore({ dataDir });
       try {
-        expect((await store.sql.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations")).rows[0]!.version).toBe(2);
+        expect((await store.sql.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations")).rows[0]!.version).toBe(SCHEMA_VERSION);
         expect((await store.sql.query<{ after: number }>("SELECT after_position::int AS after FROM actorzero_chain")).rows).toEqual([{ after: 5 }]);
         const { positions } = await store.append("new", [message("a"), message("b")], { expectedVersion: "no_stream" });
         expect(positions).toEqual([6, 7]);

@@ -8,6 +8,8 @@ import { asEventId, asRunId } from "../../src/events/ids.ts";
 import type { NewEvent, RecordedEvent } from "../../src/events/schema.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { ROW_ENCODING_SQL } from "../../src/events/chainSql.ts";
+import { appendRows } from "../../src/events/appendRows.ts";
+import { APPEND_SQL, encodeExpectedVersion } from "../../src/events/sql.ts";
 
 /** Opens a store on a log that has the schema; `fresh` says the test needs an empty log of its own. */
 export type StoreOpener = (options: { fresh: boolean; now?: () => Date }) => Promise<EventStore>;
@@ -376,6 +378,47 @@ export const storeContract = (name: string, open: StoreOpener) => {
       it("still reads the valid rows around it", async () => {
         expect(texts(await broken.readStream("ctx-good"))).toEqual(["good"]);
         expect(texts(await broken.readAll(0, 1))).toEqual(["good"]);
+      });
+    });
+
+    describe("when one session keeps appending while the log grows", () => {
+      it("each append finds the stream's version and the chain's head by index, never by reading the table", async () => {
+        const s = await open({ fresh: true });
+        try {
+          const scans = await s.sql.transaction(async (tx) => {
+            // The counters of this session's transaction so far (PostgreSQL may also hold a previous
+            // transaction's there until it reports them): the test reads what the appends add.
+            const counts = async () => {
+              const row = (await tx.query<{ seq_scan: string | number; idx_scan: string | number }>(
+                `SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'events'`,
+              )).rows[0]!;
+              return { seq: Number(row.seq_scan), idx: Number(row.idx_scan) };
+            };
+            const before = await counts();
+            const append = async (stream: string, expected: number | "no_stream", text: string) => {
+              const rows = appendRows(stream, [message(text)], expected);
+              await tx.query(APPEND_SQL, [stream, encodeExpectedVersion(expected), JSON.stringify(rows), new Date().toISOString()]);
+            };
+            // PL/pgSQL plans the function's statements on its first calls, while the log is nearly
+            // empty, and keeps those plans for the session; then the log grows under them.
+            const stream = newStream();
+            await append(stream, "no_stream", "first");
+            for (let v = 1; v < 10; v++) await append(stream, v, `small ${v}`);
+            await tx.query(
+              `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+               SELECT gen_random_uuid(), 'bulk-' || (g / 100), g % 100 + 1, 'MessageReceived', 1,
+                      '{"runId":"run-1","text":"bulk","sender":"user"}'::jsonb, '{"correlationId":null,"causationId":null,"actor":null}'::jsonb, now()
+               FROM generate_series(0, 4999) AS g`,
+            );
+            for (let v = 10; v < 20; v++) await append(stream, v, `large ${v}`);
+            const after = await counts();
+            return { seq: after.seq - before.seq, idx: after.idx - before.idx };
+          });
+          expect(scans.seq).toBe(0);
+          expect(scans.idx).toBeGreaterThanOrEqual(2 * 20); // the stream's version and the chain's head, each append
+        } finally {
+          await s.close();
+        }
       });
     });
 
