@@ -17,6 +17,7 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
 import { SCHEMA_SQL } from "./sql.ts";
+import { pgliteWasmModule } from "./pgliteWasm.ts";
 
 /** WAL segment size of the image, in MB (initdb `--wal-segsize`). */
 const WAL_SEGMENT_MB = 1;
@@ -135,6 +136,7 @@ const buildImage = async (): Promise<Uint8Array> => {
   try {
     const db = await PGlite.create({
       dataDir: dir,
+      pgliteWasmModule: pgliteWasmModule(),
       initDbStartParams: [`--wal-segsize=${WAL_SEGMENT_MB}`],
       startParams: pgliteStartParams(),
     });

@@ -6,6 +6,7 @@ import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
 import { pgliteImage, pgliteStartParams, walSegmentBytes } from "./pgliteImage.ts";
+import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
@@ -65,11 +66,11 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
  * fit its segment size.
  */
 const createDb = async (options: PgliteStoreOptions, found: "empty" | "database" | undefined): Promise<PGlite> => {
-  const dataDir = options.dataDir === undefined ? {} : { dataDir: options.dataDir };
-  if (found === "database") return PGlite.create({ ...dataDir, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
+  const common = { ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), pgliteWasmModule: pgliteWasmModule() };
+  if (found === "database") return PGlite.create({ ...common, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
   // A caller's tarball may come from a data dir with 16 MB segments: keep PostgreSQL's WAL sizes then.
   const loadDataDir = options.loadDataDir ?? (await pgliteImage());
-  return PGlite.create({ ...dataDir, loadDataDir, startParams: pgliteStartParams(options.loadDataDir ? Infinity : undefined) });
+  return PGlite.create({ ...common, loadDataDir, startParams: pgliteStartParams(options.loadDataDir ? Infinity : undefined) });
 };
 
 /** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */
@@ -113,7 +114,7 @@ const inspectDataDir = (dataDir: string): "empty" | "database" => {
 export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
   const lock = acquireDataDirLock(dataDir);
   try {
-    const db = await PGlite.create({ dataDir, startParams: pgliteStartParams(walSegmentBytes(dataDir)) });
+    const db = await PGlite.create({ dataDir, pgliteWasmModule: pgliteWasmModule(), startParams: pgliteStartParams(walSegmentBytes(dataDir)) });
     try {
       return await db.dumpDataDir("none");
     } finally {
