@@ -1,13 +1,19 @@
 // The lifecycle of one context as an XState machine (DESIGN §4): the one answer to "is a run in flight here?".
 //
 // Requirements:
-// - States are `idle`, `running` (`active`, `stopping`), `stopped`, `failed`; `paused` is a flag in
+// - States are `idle`, `running` (`active`, `parked`, `stopping`), `stopped`, `failed`; `paused` is a flag in
 //   the context, orthogonal to them, and the only record of it in this process: a run waits at its
 //   checkpoints while the machine's `paused` holds (`whileNotPaused`), whichever fact set it (this
 //   process's `run.pause`, or another process's ContextPaused read with `facts.apply`).
 //   Machine events are imperative and dot-named (`run.start`);
-//   facts keep their PascalCase names. A new substate of `running` (a run parked on something) goes
-//   beside `active` and `stopping`, and ends the same way: through an invocation's result.
+//   facts keep their PascalCase names.
+// - `running.parked`: the run recorded ApprovalRequested for calls that wait for a person and its
+//   invocation returned `parked` (its other calls done). Nothing of it is in flight; the context
+//   stays running. The decision that settles the last pending approval (`approval.decide`, legal only
+//   for an approval of the open run that is pending) goes back to `active`: a new `run` invocation goes
+//   on from the log. A stop ends it through `stopping` like any run. While parked, `approvalTimeout`
+//   (provided by the runtime) denies what waits too long. A context the log shows running and
+//   awaiting approval restores as parked (the run was not cut short: it waits).
 // - `run.start` is legal only from idle, stopped or failed: a running context never runs twice at once.
 // - `run.pause` is legal only while not paused, `run.resume` only while paused, `run.intervene` only
 //   while a run is active and the log shows it open. Commands ask the machine (`snapshot.can`) before
@@ -30,6 +36,7 @@ import { type AnyActorLogic, type AnyActorRef, assign, enqueueActions, fromPromi
 import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
 import { type ContextStatus, runEndOf, statusAfter, statusOf } from "../projections/runStatus.ts";
+import { awaitingApprovalAfter } from "../projections/contexts.ts";
 
 export type LifecycleStatus = ContextStatus;
 
@@ -44,6 +51,8 @@ export type ContextMachineContext = {
   interventionPending: boolean;
   /** The run the log shows open, or null. */
   runId: RunId | null;
+  /** The approvals the open run waits for (the same fold as the contexts view's). */
+  awaitingApproval: string[];
   failure: { reason: RunFailureReason; message: string } | null;
   /** A run of this process that ended without its end on the log (the store refused it), and why. */
   unrecorded: { runId: RunId; message: string } | null;
@@ -52,14 +61,17 @@ export type ContextMachineContext = {
 export type ContextMachineInput = {
   contextId: ContextId;
   version: number;
-  /** What the log shows; `running` with no run here restores as `failed` (the run was cut short). */
+  /** What the log shows; `running` with no run here restores as `failed` (the run was cut short), unless it awaits approval. */
   status: ContextStatus;
   paused: boolean;
+  /** The open run and the approvals it waits for (a parked run restores as parked). */
+  runId: RunId | null;
+  awaitingApproval: string[];
   failure: ContextMachineContext["failure"];
 };
 
-/** What the invoked run and stop actors resolve with: the facts that ended the run. */
-export type RunOutput = { facts: RecordedEvent[] };
+/** What the invoked run and stop actors resolve with: the facts that ended the run, or with which it parked. */
+export type RunOutput = { facts: RecordedEvent[]; parked?: boolean };
 export type RunActorInput = { contextId: ContextId; runId: RunId };
 
 export type ContextMachineEvent =
@@ -68,6 +80,7 @@ export type ContextMachineEvent =
   | { type: "run.pause"; facts: RecordedEvent[] }
   | { type: "run.resume"; facts: RecordedEvent[] }
   | { type: "run.intervene"; facts: RecordedEvent[] }
+  | { type: "approval.decide"; approvalId: string; facts: RecordedEvent[] }
   | { type: "facts.apply"; facts: RecordedEvent[] }
   | { type: "child.activate"; contextId: ContextId; logic: AnyActorLogic; input: ContextMachineInput }
   | { type: "child.passivate"; contextId: ContextId };
@@ -80,12 +93,24 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
     next = { ...next, version: fact.streamVersion, status: statusAfter(next.status, fact) };
     const end = runEndOf(fact);
     if (end) {
-      next = { ...next, runId: null, failure: end.failure, paused: end.run === "stopped" ? false : next.paused, interventionPending: false };
+      next = {
+        ...next,
+        runId: null,
+        failure: end.failure,
+        paused: end.run === "stopped" ? false : next.paused,
+        interventionPending: false,
+        awaitingApproval: [],
+      };
       continue;
     }
     switch (fact.type) {
       case "RunStarted":
-        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null, interventionPending: false };
+        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null, interventionPending: false, awaitingApproval: [] };
+        break;
+      case "ApprovalRequested":
+      case "ApprovalGranted":
+      case "ApprovalDenied":
+        next = { ...next, awaitingApproval: awaitingApprovalAfter(next.awaitingApproval, next.runId, fact) };
         break;
       case "InterventionReceived":
         next = { ...next, paused: false, interventionPending: true };
@@ -138,6 +163,35 @@ const runResult = {
   onError: { target: "#context.failed", actions: ["recordUnrecordedEnd", "run.ended"] },
 } as const;
 
+/** The run's invocation returned parked, and after its facts it still waits for approvals (`waiting`) or no longer does. */
+const parks =
+  (waiting: boolean) =>
+  ({ context, event }: { context: ContextMachineContext; event: unknown }) => {
+    const e = event as { output?: RunOutput };
+    if (!e.output?.parked) return false;
+    const after = applyFacts(context, e.output.facts);
+    return after.status === "running" && after.awaitingApproval.length > 0 === waiting;
+  };
+
+/** The decision is for an approval the open run waits for (and, with `last`, the only one left). */
+const decides =
+  (last: boolean) =>
+  ({ context, event }: { context: ContextMachineContext; event: unknown }) => {
+    const id = (event as { approvalId?: string }).approvalId;
+    const pending = context.status === "running" && id !== undefined && context.awaitingApproval.includes(id);
+    return pending && (!last || context.awaitingApproval.length === 1);
+  };
+
+// The run's own result: it parked (awaiting approval, or already decided meanwhile: go on at once), or it ended.
+const activeResult = {
+  onDone: [
+    { guard: "parksAwaiting", target: "#context.running.parked", actions: ["applyFacts", "run.parked"] },
+    { guard: "parksDecided", target: "#context.running.active", reenter: true, actions: "applyFacts" },
+    ...runResult.onDone,
+  ],
+  onError: runResult.onError,
+} as const;
+
 const runStarts = { "run.start": { target: "#context.running", actions: "applyFacts" } } as const;
 
 /** The command event a batch of this process's own facts is (a pause, a resume, an intervention), or null. */
@@ -150,6 +204,9 @@ export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | nu
       return { type: "run.resume", facts };
     case "InterventionReceived":
       return { type: "run.intervene", facts };
+    case "ApprovalGranted":
+    case "ApprovalDenied":
+      return { type: "approval.decide", approvalId: (facts[0] as { data: { approvalId: string } }).data.approvalId, facts };
     default:
       return null;
   }
@@ -174,6 +231,8 @@ export const contextMachine = setup({
     stopRun: fromPromise<RunOutput, RunActorInput>(async () => {
       throw new Error("contextMachine: the `stopRun` actor must be provided");
     }),
+    // Provided by the runtime: denies the parked run's approvals as they time out (never resolves otherwise).
+    approvalTimeout: fromPromise<void, RunActorInput>(() => new Promise<void>(() => undefined)),
   },
   actions: {
     applyFacts: assign(({ context, event }) => applyFacts(context, factsOf(event))),
@@ -191,6 +250,8 @@ export const contextMachine = setup({
     }),
     // Provided by the runtime: what follows a run's end here (the lease, passivation, waiters).
     "run.ended": () => {},
+    // Provided by the runtime: what follows a park here (the lease is let go: any process may decide).
+    "run.parked": () => {},
     spawnContextChild: enqueueActions(({ enqueue, event }) => {
       if (event.type !== "child.activate") return;
       // The child's logic arrives with the event: a context machine spawns more of itself.
@@ -214,6 +275,16 @@ export const contextMachine = setup({
     /** The log shows the run open: there is something to stop, or to intervene in. */
     runOpen: ({ context }) => context.status === "running",
     notPaused: ({ context }) => !context.paused,
+    restoredParked: ({ context }) => context.status === "running" && context.awaitingApproval.length > 0,
+    parksAwaiting: parks(true),
+    parksDecided: parks(false),
+    decides: decides(false),
+    decidesTheLast: decides(true),
+    /** Facts read from the log say the run no longer waits here: another process went on with it. */
+    leftParked: ({ context, event }) => {
+      const after = applyFacts(context, factsOf(event));
+      return after.status === "running" && after.awaitingApproval.length === 0;
+    },
     paused: ({ context }) => context.paused,
   },
 }).createMachine({
@@ -221,11 +292,12 @@ export const contextMachine = setup({
   context: ({ input }) => ({
     contextId: input.contextId,
     version: input.version,
-    // A run the log shows open with no run here was cut short: it restores as failed.
-    status: input.status === "running" ? "failed" : input.status,
+    // A run the log shows open with no run here was cut short: it restores as failed, unless it waits for approval.
+    status: input.status === "running" && input.awaitingApproval.length === 0 ? "failed" : input.status,
     paused: input.paused,
     interventionPending: false,
-    runId: null,
+    runId: input.status === "running" && input.awaitingApproval.length > 0 ? input.runId : null,
+    awaitingApproval: input.status === "running" ? input.awaitingApproval : [],
     failure: input.failure,
     unrecorded: null,
   }),
@@ -241,6 +313,7 @@ export const contextMachine = setup({
     // Transient: picks the state the log says this context is in.
     restoring: {
       always: [
+        { guard: "restoredParked", target: "#context.running.parked" },
         { guard: "restoredStopped", target: "stopped" },
         { guard: "restoredFailed", target: "failed" },
         { target: "idle" },
@@ -252,18 +325,36 @@ export const contextMachine = setup({
     running: {
       initial: "active",
       // This process's own facts: the context follows them, the state waits for the invocation's result.
-      on: { "facts.apply": { actions: "applyFacts" } },
+      // A decision while the run still works on the reply's other calls is kept for when it parks.
+      on: { "facts.apply": { actions: "applyFacts" }, "approval.decide": { guard: "decides", actions: "applyFacts" } },
       states: {
         active: {
           invoke: {
             id: "run",
             src: "run",
             input: ({ context }) => ({ contextId: context.contextId, runId: context.runId! }),
-            ...runResult,
+            ...activeResult,
           },
           on: {
             "run.stop": { guard: "runOpen", target: "stopping" },
             "run.intervene": { guard: "runOpen", actions: "applyFacts" },
+          },
+        },
+        parked: {
+          invoke: {
+            id: "approvalTimeout",
+            src: "approvalTimeout",
+            input: ({ context }) => ({ contextId: context.contextId, runId: context.runId! }),
+          },
+          on: {
+            "approval.decide": [
+              { guard: "decidesTheLast", target: "active", actions: "applyFacts" },
+              { guard: "decides", actions: "applyFacts" },
+            ],
+            "run.stop": { guard: "runOpen", target: "stopping" },
+            "run.intervene": { guard: "runOpen", actions: "applyFacts" },
+            // Read from the log (another process): an end ends it here too; a run that went on elsewhere is not ours.
+            "facts.apply": [...restingFacts.slice(0, 3), { guard: "leftParked", target: "#context.failed", actions: "applyFacts" }, { actions: "applyFacts" }],
           },
         },
         stopping: {

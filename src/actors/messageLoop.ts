@@ -7,6 +7,9 @@
 // - Interventions are delivered at every checkpoint: before each model call (they enter the transcript
 //   with ModelCalled) and between tool calls (the remaining calls are skipped so the model sees them now).
 // - Bad arguments, unknown tools and thrown tool errors reach the model as the tool's result.
+// - A call that needs approval is requested (approvalGate.ts), the reply's other calls go on, then the
+//   loop returns parked (`handle.parked`); a run that goes on after the decisions (`env.parked`) first
+//   answers the parked step's open calls (a granted one runs, a denied one gets the reason), then steps on.
 // - A repeated identical reply, or an unusable (empty) reply, gets one warning; the next one fails the run.
 // - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
@@ -21,6 +24,7 @@ import { asOutcome, FatalToolError, RepairableToolError, type Tool, type ToolCon
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
+import { type ApprovalPort, type Decision, deniedText, type ParkedStep } from "./approvalGate.ts";
 import { type LogError, logWrite, type LoopLimits, ModelCallFailed, modelRetrySchedule, retryDelayMs } from "./loopErrors.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
@@ -48,6 +52,10 @@ export type LoopEnv = {
   interventionPending: () => boolean;
   /** Cancels the run's jobs still running, before the run ends. */
   cancelOpenJobs: () => Promise<void>;
+  /** Which calls wait for a person's decision. */
+  approvals: ApprovalPort;
+  /** The step a parked run goes on from, when this run is one; null for a run from its start. */
+  parked: ParkedStep | null;
   /** Extra fields tools of this runtime get (delegation uses them). */
   toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
 };
@@ -175,24 +183,39 @@ const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
     };
   });
 
-type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | Terminal;
+type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | { parked: true } | Terminal;
 
-const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
+const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Decision | undefined) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
     const toolFailed = (error: string, repairable = true) =>
       stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
-    yield* stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
+    const called = stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
     const tool = env.tools.get(call.name);
     if (!tool) {
       const error = `Tool '${call.name}' not found. Available tools: ${[...env.tools.keys()].sort().join(", ")}.`;
+      yield* called;
       yield* toolFailed(error);
       return { failed: error } as ToolStepResult;
     }
     const args = parseToolArguments(tool, call.arguments, env.resolveReference);
     if (!args.ok) {
+      yield* called;
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;
+    }
+    if (decision === undefined && (yield* Effect.promise(() => env.approvals.needed(tool, args.value, call.id)))) {
+      // Asked on the log at once (with what the run staged): a person may decide while the other calls run.
+      const { approvalId, expiresAt } = env.approvals.request();
+      const request = { approvalId, runId, step, toolCallId: call.id, tool: call.name, arguments: call.arguments, contextId: env.handle.contextId, agentNumber: env.agentNumber, expiresAt };
+      yield* append(env, [{ type: "ApprovalRequested", data: request as never }]);
+      return { parked: true } as ToolStepResult;
+    }
+    yield* called;
+    if (decision && !decision.granted) {
+      const error = deniedText(decision);
+      yield* toolFailed(error);
+      return { failed: error } as ToolStepResult;
     }
     // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
     if (!tool.recordsCall) yield* append(env, []);
@@ -220,6 +243,9 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall) =>
     return { failed: error } as ToolStepResult;
   });
 
+const replyKeyOf = (text: string | null, calls: readonly NormalizedCall[]) =>
+  JSON.stringify({ text, calls: calls.map((c) => [c.name, argumentsAsString(c.arguments)]) });
+
 const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) =>
   calls.length === 0
     ? Effect.void
@@ -231,6 +257,42 @@ const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) 
         })),
       ).pipe(Effect.asVoid);
 
+const NO_DECISIONS: ReadonlyMap<string, Decision> = new Map();
+
+/**
+ * The calls of one reply, in order. Returns the run's end (or, when some call waits for approval, the facts
+ * it parked with, `handle.parked` set), or null to go on with the next step.
+ */
+const runCalls = (env: LoopEnv, step: number, calls: readonly NormalizedCall[], decisions: ReadonlyMap<string, Decision>) =>
+  Effect.gen(function* () {
+    let parked = false;
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!;
+      if (i > 0) {
+        yield* waitWhilePaused(env);
+        if (env.interventionPending()) {
+          yield* skipCalls(env, calls.slice(i), SKIPPED_FOR_MESSAGE);
+          break;
+        }
+      }
+      const r = yield* runTool(env, step, call, decisions.get(call.id));
+      if ("terminal" in r) return r;
+      if ("parked" in r) {
+        parked = true;
+        continue;
+      }
+      if ("outcome" in r && r.outcome.kind === "response") {
+        yield* skipCalls(env, calls.slice(i + 1), SKIPPED_AFTER_RESPONSE);
+        const done = yield* tryComplete(env, r.outcome.text);
+        if (done) return { terminal: done };
+        break;
+      }
+    }
+    if (!parked) return null;
+    env.handle.parked = true;
+    return { terminal: yield* append(env, []) };
+  });
+
 /** The whole run. Resolves with the facts that ended it. */
 export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogError> =>
   // The loop only leaves through a `return`; the cast tells the compiler the endless `for` cannot fall through.
@@ -239,7 +301,16 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
     let previousReply: string | null = null;
     let warnedRepeat = false;
     let warnedUnusable = false;
-    for (let step = 1; ; step++) {
+    let firstStep = 1;
+    if (env.parked) {
+      // Going on after the decisions: the parked step's open calls first, then the next step.
+      const { step, text, replyCalls, open, decisions } = env.parked;
+      previousReply = replyKeyOf(text, replyCalls);
+      const ran = yield* runCalls(env, step, open, decisions);
+      if (ran) return ran.terminal;
+      firstStep = step + 1;
+    }
+    for (let step = firstStep; ; step++) {
       yield* waitWhilePaused(env);
       const called = yield* callModel(env, step);
       if ("terminal" in called) return called.terminal;
@@ -267,7 +338,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
       }
       warnedUnusable = false;
 
-      const replyKey = JSON.stringify({ text, calls: calls.map((c) => [c.name, argumentsAsString(c.arguments)]) });
+      const replyKey = replyKeyOf(text, calls);
       if (replyKey === previousReply) {
         if (warnedRepeat) return yield* fail(env, "repeated_reply", "The model repeated the same reply after a warning.");
         warnedRepeat = true;
@@ -284,23 +355,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
         continue;
       }
 
-      for (let i = 0; i < calls.length; i++) {
-        const call = calls[i]!;
-        if (i > 0) {
-          yield* waitWhilePaused(env);
-          if (env.interventionPending()) {
-            yield* skipCalls(env, calls.slice(i), SKIPPED_FOR_MESSAGE);
-            break;
-          }
-        }
-        const r = yield* runTool(env, step, call);
-        if ("terminal" in r) return r.terminal;
-        if ("outcome" in r && r.outcome.kind === "response") {
-          yield* skipCalls(env, calls.slice(i + 1), SKIPPED_AFTER_RESPONSE);
-          const done = yield* tryComplete(env, r.outcome.text);
-          if (done) return done;
-          break;
-        }
-      }
+      const ran = yield* runCalls(env, step, calls, NO_DECISIONS);
+      if (ran) return ran.terminal;
     }
   }) as Effect.Effect<RecordedEvent[], LogError>;

@@ -2,6 +2,7 @@
 // Whether the run is in flight, paused, or has an intervention pending is the context machine's to say
 // (contextMachine.ts), not this handle's.
 import type { ContextId, RunId } from "../events/ids.ts";
+import type { RecordedEvent } from "../events/schema.ts";
 import type { Job } from "../tools/jobs.ts";
 
 export type InFlight =
@@ -19,6 +20,8 @@ export class RunHandle {
   readonly jobs = new Map<string, Job>();
   /** Delegations past the live-children guard whose child is not running yet. */
   reservedChildren = 0;
+  /** The loop returned because calls wait for approval (the run is not over: the machine parks it). */
+  parked = false;
   /** Who asked for the stop, recorded in RunStopped. */
   stopRequestedBy: "user" | "superior" | null = null;
   /** Resolves when the loop's program has finished (after a stop, once it has unwound). */
@@ -31,5 +34,21 @@ export class RunHandle {
     readonly correlationId: string,
   ) {
     this.unwound = new Promise((resolve) => (this.markUnwound = resolve));
+  }
+
+  /**
+   * A handle for run `runId` made from the log (a parked run going on, or stopped, here): its correlation
+   * from its start; the children and jobs of `previous` when it is the same run parked in this process.
+   * With `unwound`, nothing of it is in flight (a stop need not wait for a loop).
+   */
+  static fromLog(contextId: ContextId, runId: RunId, facts: readonly RecordedEvent[], previous: RunHandle | null, opts: { unwound?: boolean } = {}): RunHandle {
+    const started = facts.find((f) => f.type === "RunStarted" && f.data.runId === runId);
+    const handle = new RunHandle(contextId, runId, started?.metadata.correlationId ?? runId);
+    if (previous?.runId === runId) {
+      for (const c of previous.runningChildren) handle.runningChildren.add(c);
+      for (const [id, job] of previous.jobs) handle.jobs.set(id, job);
+    }
+    if (opts.unwound) handle.markUnwound();
+    return handle;
   }
 }

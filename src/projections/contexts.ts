@@ -40,6 +40,8 @@ export type ContextView = {
   lastRun: LastRun | null;
   /** The run in progress; null unless `status` is `running`. */
   currentRunId: string | null;
+  /** The approvals the run in progress waits for (ids, in request order): non-empty while it is parked awaiting approval. */
+  awaitingApproval: string[];
   /** The last stream version applied. */
   version: number;
   /** The last global position applied. */
@@ -68,6 +70,7 @@ export const initContext = (id: string): ContextView => ({
   updatedAt: "",
   lastRun: null,
   currentRunId: null,
+  awaitingApproval: [],
   version: 0,
   position: 0,
 });
@@ -82,6 +85,22 @@ const endRun = (
   s.lastRun !== null && s.lastRun.runId === runId
     ? { ...s.lastRun, status, endedAt: at, response }
     : { runId, status, startedAt: null, endedAt: at, response, superior: null };
+
+/**
+ * The approvals the open run `runId` waits for, after `fact` (the one rule, also folded by the context machine):
+ * a request of that run adds its id, a decision removes it; a run's start or end clears the list (callers do that).
+ */
+export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string | null, fact: RecordedEvent): string[] => {
+  switch (fact.type) {
+    case "ApprovalRequested":
+      return fact.data.runId === runId && !awaiting.includes(fact.data.approvalId) ? [...awaiting, fact.data.approvalId] : [...awaiting];
+    case "ApprovalGranted":
+    case "ApprovalDenied":
+      return awaiting.filter((a) => a !== fact.data.approvalId);
+    default:
+      return [...awaiting];
+  }
+};
 
 const apply = (state: ContextView, event: RecordedEvent): ContextView => {
   const s: ContextView = {
@@ -128,6 +147,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         status: "running",
         failure: null,
         currentRunId: event.data.runId,
+        awaitingApproval: [],
         lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
       };
     case "RunCompleted":
@@ -142,6 +162,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         paused: end.run === "stopped" ? false : s.paused,
         failure: end.failure,
         currentRunId: null,
+        awaitingApproval: [],
         lastRun: endRun(s, end.runId, end.run, at, end.response),
       };
     }
@@ -156,11 +177,12 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "SubordinateReturned":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "RunControlRequested":
+      return s;
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
-    case "RunControlRequested":
-      return s;
+      return { ...s, awaitingApproval: awaitingApprovalAfter(s.awaitingApproval, s.currentRunId, event) };
     default: {
       const _exhaustive: never = event;
       return s;
@@ -171,7 +193,8 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
-  version: 1,
+  // 2: `awaitingApproval`.
+  version: 2,
   // A control request is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (event.type === "RunControlRequested" ? [] : [event.streamId]),
   init: initContext,

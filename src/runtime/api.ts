@@ -7,6 +7,7 @@ import type { ModelOverride, RecordedEvent } from "../events/schema.ts";
 import type { ModelPort } from "../models/port.ts";
 import type { Presets, Projects } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
+import type { ApprovalView } from "../projections/approvals.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { UsageRollup, UsageView } from "../projections/usage.ts";
@@ -68,8 +69,8 @@ export type RuntimeOptions = {
   /**
    * Tools whose calls wait for a person's decision in every context (names, or a prefix ending in `*`;
    * profiles and projects add theirs with `needsApproval`), and how long a decision may take before the
-   * call is denied as "timed out" (no limit by default). Not enforced yet: a non-empty list (here, in a
-   * profile or a project) or a tool with `needsApproval` is refused at start, so no call runs unasked.
+   * call is denied as "timed out" (no limit by default). A call that needs approval parks its run until
+   * `approve` / `reject` (or the timeout) decides it.
    */
   approvals?: ApprovalOptions;
   /** What happens at open to runs a gone process left unfinished: `"interrupt"` (the default, and the only mode today) records them as interrupted. */
@@ -113,6 +114,12 @@ export interface Runtime {
   /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */
   pause(id: string): Promise<void>;
   resume(id: string): Promise<void>;
+  /** The tool calls waiting for a decision under context `contextId` (its whole tree), or in the whole log; oldest first. */
+  approvals(opts?: { contextId?: string }): Promise<ApprovalView[]>;
+  /** Lets a pending call run; its parked run goes on (in this process). Refused (RuntimeError) when not pending. */
+  approve(id: string, opts: { by: string; note?: string }): Promise<void>;
+  /** Denies a pending call: the model gets `reason` as a repairable tool error and the run goes on. */
+  reject(id: string, opts: { by: string; reason: string }): Promise<void>;
   context(id: string): Promise<ContextView | null>;
   contexts(filter?: { rootContextId?: string; status?: ContextView["status"] }): Promise<ContextView[]>;
   children(id: string): Promise<ContextView[]>;

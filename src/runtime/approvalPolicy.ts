@@ -6,9 +6,6 @@
 //   `idempotent` are checked with zod (or by kind) before the log is touched: a bad one is a RuntimeError
 //   naming the field.
 // - A context's list is the runtime's, its profile's and its project's together: configuration only adds.
-// - This version cannot hold a call back for a decision yet (runs do not park), so any setting that would
-//   make a call need approval is refused at start, naming it: a sensitive call must never run unasked
-//   because its approval setting was silently ignored.
 import { ApprovalList } from "../models/presets.ts";
 import type { Profile } from "../profiles/profiles.ts";
 import { ApprovalOptions } from "../tools/approval.ts";
@@ -45,29 +42,7 @@ export const checkApprovals = (options: RuntimeOptions): ApprovalSettings => {
     const idempotent: unknown = tool?.idempotent;
     if (idempotent !== undefined && typeof idempotent !== "boolean") throw invalid(`tools[${i}].idempotent`, "true or false", typeof idempotent);
   });
-  const settings = { tools: parsed.data.tools ?? [], timeoutMs: parsed.data.timeoutMs ?? null };
-  refuseUnenforceable(options, settings);
-  return settings;
-};
-
-const NOT_ENFORCED = "no approval setting (this version cannot hold a tool call back for a decision yet)";
-
-/** Refuses, naming the field, every setting that would make some call need approval. */
-const refuseUnenforceable = (options: RuntimeOptions, settings: ApprovalSettings): void => {
-  if (settings.tools.length > 0) throw invalid("approvals.tools", NOT_ENFORCED, JSON.stringify(settings.tools));
-  for (const [name, project] of Object.entries(options.projects ?? {})) {
-    if ((project?.needsApproval ?? []).length > 0) throw invalid(`projects.${name}.needsApproval`, NOT_ENFORCED, JSON.stringify(project!.needsApproval));
-  }
-  (options.tools ?? []).forEach((tool, i) => {
-    if (tool?.needsApproval !== undefined && tool.needsApproval !== false) throw invalid(`tools[${i}].needsApproval`, NOT_ENFORCED, String(tool.needsApproval === true ? true : "a function"));
-  });
-};
-
-/** Refuses a profile whose `needsApproval` list is not empty (see `refuseUnenforceable`). */
-export const checkProfileApprovals = (profiles: ReadonlyMap<string, Profile>): void => {
-  for (const p of profiles.values()) {
-    if ((p.needsApproval ?? []).length > 0) throw invalid("profiles", NOT_ENFORCED, `profile '${p.key}' needsApproval ${JSON.stringify(p.needsApproval)}`);
-  }
+  return { tools: parsed.data.tools ?? [], timeoutMs: parsed.data.timeoutMs ?? null };
 };
 
 /** The tools whose calls need approval in a context of `profile` in `project`: the runtime's, the profile's and the project's lists. */

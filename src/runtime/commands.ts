@@ -29,8 +29,9 @@ export type Started = { runId: string; intervention: boolean; ended: Promise<Run
 type Snapshot = { matches(state: unknown): boolean; can(event: ContextMachineEvent): boolean; context: ContextMachineContext };
 const snapshotOf = (ac: ActiveContext): Snapshot => (ac.actor as AnyActorRef).getSnapshot() as Snapshot;
 
-/** A run is in flight here and the log still shows it open: a message joins it, a stop reaches it. */
-export const runAccepting = (s: Snapshot): boolean => s.matches({ running: "active" }) && s.context.status === "running";
+/** A run is in flight (or parked) here and the log still shows it open: a message joins it, a stop reaches it. */
+export const runAccepting = (s: Snapshot): boolean =>
+  (s.matches({ running: "active" }) || s.matches({ running: "parked" })) && s.context.status === "running";
 
 /** Waits until the machine has no run in flight. */
 export const atRest = async (ac: ActiveContext): Promise<void> => {
@@ -89,14 +90,20 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
   const ac = await core.registry.activate(id);
   return ac.serialize(async () => {
     const s = snapshotOf(ac);
-    const handle = ac.run;
-    if (!handle || !s.matches("running")) return null;
+    if (!s.matches("running")) return null;
+    // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
+    if (s.matches({ running: "parked" })) await takeLease(core, ac);
+    const now = snapshotOf(ac);
+    if (!now.matches("running")) return ac.lastEnd?.runId === s.context.runId ? ac.lastEnd : null;
+    const runId = now.context.runId!;
     // A run already stopping or ending is waited for; its end is the answer.
-    if (runAccepting(s)) {
-      handle.stopRequestedBy ??= by;
+    if (runAccepting(now)) {
+      // A parked run restored here has no handle yet: nothing of it is in flight.
+      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await core.store.readStream(ac.id), ac.run, { unwound: true });
+      ac.run.stopRequestedBy ??= by;
       ac.actor.send({ type: "run.stop" });
     }
-    const outcome = await ac.outcome(handle.runId);
+    const outcome = await ac.outcome(runId);
     await atRest(ac);
     return outcome;
   });

@@ -16,7 +16,7 @@ import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
 import { RunObserver } from "./runObserver.ts";
-import { checkApprovals, checkProfileApprovals, checkRecovery, type ApprovalSettings, type Recovery } from "./approvalPolicy.ts";
+import { checkApprovals, checkRecovery, type ApprovalSettings, type Recovery } from "./approvalPolicy.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
 
 export type Configuration = {
@@ -69,7 +69,7 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
     library,
     profiles,
     mcpServers: checkMcp(options),
-    approvals: (checkProfileApprovals(profiles), checkApprovals(options)),
+    approvals: checkApprovals(options),
     recovery: checkRecovery(options.recovery),
     deltas,
     observer,

@@ -7,7 +7,7 @@ export class RuntimeError extends Error {
   readonly field: string | null;
   readonly expected: string | null;
   constructor(
-    readonly reason: "not_found" | "invalid" | "closed" | "busy",
+    readonly reason: "not_found" | "invalid" | "closed" | "busy" | "unknown_approval" | "already_decided" | "run_ended",
     message: string,
     detail: { field?: string; expected?: string } = {},
   ) {

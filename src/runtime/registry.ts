@@ -7,10 +7,11 @@
 //   (a pause, resume or intervention as its command event, anything else as `facts.apply`).
 // - A run this process drove ends when its machine says so (`run.ended`): then its lease is released,
 //   its waiters answered and its actor scheduled for passivation.
+// - A run this process parked (`run.parked`) lets its lease go; its waiters keep waiting for its end.
 // - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
-import { asContextId } from "../events/ids.ts";
+import { asContextId, asRunId } from "../events/ids.ts";
 import { commandEventOf, type ContextMachineContext, type ContextMachineInput } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
@@ -69,6 +70,8 @@ export class Registry {
       status: ac.view.status,
       paused: ac.view.paused,
       failure: ac.view.failure,
+      runId: ac.view.currentRunId === null ? null : asRunId(ac.view.currentRunId),
+      awaitingApproval: ac.view.awaitingApproval,
     };
     if (ac.view.parentContextId) {
       const parent = await this.activate(ac.view.parentContextId);
@@ -113,6 +116,16 @@ export class Registry {
     // Projections are not caught up here: queries catch up on their own, off the runs' path.
     if (!this.core.closed) this.schedulePassivation(ac);
     ac.answer(handle.runId, machine.unrecorded?.runId === handle.runId ? machine.unrecorded.message : null);
+  }
+
+  /**
+   * The machine parked a run of this process (its `run.parked` action): the run's lease is let go, so the
+   * process that records the last decision (this one or another) drives it on. Its waiters keep waiting.
+   */
+  runParked(machine: ContextMachineContext): void {
+    const ac = this.active.get(machine.contextId);
+    if (!ac) return;
+    ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
   }
 
   private schedulePassivation(ac: ActiveContext): void {

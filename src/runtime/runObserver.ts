@@ -189,6 +189,9 @@ export class RunObserver {
     description: tool.description,
     input: tool.input,
     ...(tool.recordsCall ? { recordsCall: true } : {}),
+    // What decides whether a call waits for a person, and whether it may run twice, goes with the tool.
+    ...(tool.needsApproval !== undefined ? { needsApproval: tool.needsApproval } : {}),
+    ...(tool.idempotent !== undefined ? { idempotent: tool.idempotent } : {}),
     run: async (input, ctx) => {
       const parent = this.runs.get(ctx.contextId)?.context;
       const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });

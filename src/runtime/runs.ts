@@ -8,6 +8,10 @@
 //   (`onError`) and keeps why, for close() or the next message to record as RunInterrupted.
 // - A stop first cancels the run's jobs and stops its running children, waits for the loop to unwind,
 //   then records what it aborted (the model call or tool in flight, the jobs) and RunStopped.
+// - A run that parked (calls awaiting approval) goes on, once decided, as a new invocation with a new
+//   handle, from the log alone (`parkedStepOf`): in this process or in whichever process decided.
+// - Calls need approval as the tool says, or as the runtime's, the profile's and the project's lists say;
+//   a request times out after `approvals.timeoutMs` when that is set.
 // - Nothing here says whether a run is in flight: the machine does. What these check is whether the
 //   log still shows the run open (the status fold of its facts), so an end is never written twice.
 import * as Effect from "effect/Effect"; // a subpath: the package root loads all of effect
@@ -15,7 +19,10 @@ import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
 import { type ContextMachineContext, type RunActorInput, type RunOutput, whileNotPaused } from "../actors/contextMachine.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
-import type { RunHandle } from "../actors/runHandle.ts";
+import { RunHandle } from "../actors/runHandle.ts";
+import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
+import { callNeedsApproval } from "../tools/approval.ts";
+import { approvalListFor } from "./approvalPolicy.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
 import type { ToolContext } from "../tools/defineTool.ts";
 import type { RunScope } from "../tools/delegator.ts";
@@ -54,9 +61,18 @@ const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
 
 export const runActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<RunOutput> => {
   const ac = core.registry.active.get(input.contextId);
-  const handle = ac?.run;
-  if (!ac || !handle || handle.runId !== input.runId) throw new Error(`run ${input.runId} has no handle`);
+  if (!ac) throw new Error(`run ${input.runId} has no context`);
+  let handle = ac.run;
+  let parked: ParkedStep | null = null;
+  // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
+  if (!handle || handle.runId !== input.runId || handle.parked) {
+    const facts = await core.store.readStream(ac.id);
+    parked = parkedStepOf(facts, input.runId);
+    handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
+  }
   const view = ac.view;
+  const approvalList = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
+  const { timeoutMs } = core.config.approvals;
   const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
   try {
     const model = modelFor(core.config, view);
@@ -84,6 +100,15 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         tools: tools.byName,
         toolSpecs: tools.specs,
         limits: core.config.limits,
+        parked,
+        approvals: {
+          needed: (tool, toolInput, toolCallId) =>
+            callNeedsApproval(tool, toolInput, { contextId: ac.id, runId: handle.runId, agentNumber: view.agentNumber, profile: view.profile, toolCallId }, approvalList),
+          request: () => ({
+            approvalId: core.config.clock.uuid(),
+            expiresAt: timeoutMs === null ? null : new Date(core.config.clock.now().getTime() + timeoutMs).toISOString(),
+          }),
+        },
         toolContext: (toolCallId, sig): ToolContext => ({
           contextId: ac.id,
           runId: handle.runId,
@@ -96,7 +121,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
       }),
       { signal },
     );
-    return { facts };
+    return { facts, ...(handle.parked ? { parked: true } : {}) };
   } catch (e) {
     // Left by the machine (a stop, a close): whoever ended it records the end.
     if (signal.aborted) throw e;
@@ -121,7 +146,9 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
 
 export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOutput> => {
   const ac = core.registry.active.get(input.contextId)!;
-  const handle = ac.run!;
+  // A parked run restored here has no handle yet: nothing of it is in flight.
+  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await core.store.readStream(ac.id), ac.run, { unwound: true });
+  const handle = ac.run;
   // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
   for (const job of handle.jobs.values()) {
     if (job.status !== "running") continue;

@@ -21,6 +21,7 @@ import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOpt
 import { loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
+import { approvalTimeoutActor, checkDecision, decide, listApprovals } from "./approvals.ts";
 import { answerControlRequests, requestControl } from "./controlRequests.ts";
 import { delegatorOf } from "./delegation.ts";
 import { RuntimeError } from "./errors.ts";
@@ -54,8 +55,9 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
     actors: {
       run: fromPromise<RunOutput, RunActorInput>(({ input, signal }) => runActor(core, input, signal)),
       stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => stopActor(core, input)),
+      approvalTimeout: fromPromise<void, RunActorInput>(({ input, signal }) => approvalTimeoutActor(core, input, signal)),
     },
-    actions: { "run.ended": ({ context }) => registry.runEnded(context) },
+    actions: { "run.ended": ({ context }) => registry.runEnded(context), "run.parked": ({ context }) => registry.runParked(context) },
   });
   core.tools = buildTools(delegatorOf(core), config);
   await recoverInterruptedRuns(core);
@@ -172,6 +174,22 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       if (!(await requestControl(core, cid, "resume"))) await resume(core, cid);
     },
 
+    async approvals(opts = {}) {
+      assertOpen();
+      const contextId = checkOptions(opts, "options").contextId;
+      return listApprovals(core, contextId === undefined ? undefined : checkId("contextId", contextId));
+    },
+    async approve(id, opts) {
+      assertOpen();
+      const { id: approvalId, decision } = checkDecision(id, opts, true);
+      await decide(core, approvalId, decision);
+    },
+    async reject(id, opts) {
+      assertOpen();
+      const { id: approvalId, decision } = checkDecision(id, opts, false);
+      await decide(core, approvalId, decision);
+    },
+
     async context(id) {
       checkId("id", id);
       await catchUp();
@@ -247,9 +265,10 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       stopAnswering();
       const actives = [...registry.active.values()];
       // What the machines say before they stop: which runs are in flight, which ended unrecorded.
+      // A parked run is not in flight: it stays parked on the log, for this or another process to go on with.
       const atClose = actives.map((ac) => {
-        const s = ac.actor.getSnapshot() as { matches(v: string): boolean; context: ContextMachineContext };
-        return { ac, inFlight: s.matches("running"), unrecorded: s.context.unrecorded };
+        const s = ac.actor.getSnapshot() as { matches(v: unknown): boolean; context: ContextMachineContext };
+        return { ac, inFlight: s.matches("running") && !s.matches({ running: "parked" }), unrecorded: s.context.unrecorded };
       });
       // Stopping the roots stops every actor below them, which aborts every run in flight.
       for (const ac of actives) {

@@ -34,8 +34,7 @@ export type Tool<I = unknown> = {
   /**
    * Whether a call waits for a person's decision (`rt.approve` / `rt.reject`) before it runs: always
    * (`true`), or as this function answers for the call's parsed input. A function that throws counts as yes.
-   * Not enforced yet: `createRuntime` refuses a tool that sets it (anything but `false`), so no call that
-   * should wait for a decision can run unasked.
+   * While a call waits, its run is parked (the context stays running, awaiting approval).
    */
   needsApproval?: boolean | ((input: I, ctx: ToolApprovalContext) => boolean | Promise<boolean>);
   /**

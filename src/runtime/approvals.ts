@@ -1,0 +1,122 @@
+// Human approval of tool calls: the pending list, the decisions (`approve`, `reject`), and the timeout.
+//
+// Requirements:
+// - Input is checked before anything is read or written: an approval id is a UUID, `by` and `reason` are
+//   non-empty strings, `note` a string if given. A refusal is a RuntimeError naming the field.
+// - A decision is single-use and bound to its pending call: an unknown id, one already decided, or one
+//   whose run ended (stopped, failed, interrupted, completed) is refused with that reason, nothing written.
+//   The check is made again against the machine in the writer's turn (`approval.decide` must be legal).
+// - The deciding process takes the context's lease first (another process may hold it: refused as busy),
+//   then records the decision; the decision that settles the run's last pending approval makes the
+//   machine go on with the run here. While approvals are still pending, the lease goes back.
+// - A pending approval with `expiresAt` is denied by "actorzero" with the reason "timed out" once that
+//   time has passed, by whichever process has the parked context active (the others are refused).
+import { setTimeout as sleep } from "node:timers/promises";
+import type { ContextMachineContext, RunActorInput } from "../actors/contextMachine.ts";
+import { ApprovalId } from "../events/ids.ts";
+import { approvalsProjection, type ApprovalView, decisionRefusal, pendingApprovals } from "../projections/approvals.ts";
+import { foldEvents } from "../projections/projection.ts";
+import { subtreeIds } from "../projections/auditLoad.ts";
+import type { Core } from "./core.ts";
+import { RuntimeError } from "./errors.ts";
+import { takeLease } from "./recovery.ts";
+import { checkId, checkOptions, checkOptionalString, invalid } from "./validate.ts";
+
+export type Decision = { granted: true; by: string; note: string | null } | { granted: false; by: string; reason: string };
+
+export const TIMED_OUT = "timed out";
+export const TIMEOUT_DECIDER = "actorzero";
+
+const checkApprovalId = (v: unknown): string => {
+  if (typeof v !== "string" || !ApprovalId.safeParse(v).success) {
+    throw invalid("id", "an approval id (a UUID)", typeof v === "string" ? JSON.stringify(v.slice(0, 80)) : typeof v);
+  }
+  return v;
+};
+
+const requiredText = (field: string, v: unknown): string => {
+  const s = checkOptionalString(field, v);
+  if (s === undefined || s.trim() === "") throw invalid(field, "a non-empty string", s === undefined ? "nothing" : "an empty string");
+  return s;
+};
+
+/** Checks `approve(id, { by, note? })` / `reject(id, { by, reason })` input. */
+export const checkDecision = (id: unknown, options: unknown, granted: boolean): { id: string; decision: Decision } => {
+  const approvalId = checkApprovalId(id);
+  const raw = checkOptions(options ?? {}, "options");
+  const by = requiredText("by", raw.by);
+  if (granted) return { id: approvalId, decision: { granted: true, by, note: checkOptionalString("note", raw.note) ?? null } };
+  return { id: approvalId, decision: { granted: false, by, reason: requiredText("reason", raw.reason) } };
+};
+
+/** The pending approvals of the tree under `contextId` (the whole log without one), oldest first. */
+export const listApprovals = async (core: Core, contextId?: string): Promise<ApprovalView[]> => {
+  await core.projections.catchUp();
+  const scope = contextId === undefined ? undefined : await subtreeIds(core.projections, checkId("contextId", contextId));
+  return pendingApprovals(await core.projections.approvals.of(scope));
+};
+
+const refusalError = (r: NonNullable<ReturnType<typeof decisionRefusal>>) => new RuntimeError(r.reason, r.message);
+
+type Snapshot = { matches(s: unknown): boolean; can(e: unknown): boolean; context: ContextMachineContext };
+
+/** Records a decision for a pending approval (see the requirements above); resolves once it is on the log. */
+export const decide = async (core: Core, approvalId: string, decision: Decision): Promise<void> => {
+  await core.projections.catchUp();
+  const holding = await core.projections.approvals.holding(approvalId);
+  const view = holding?.approvals.find((a) => a.approvalId === approvalId);
+  const refused = decisionRefusal(approvalId, view);
+  if (refused || !view) throw refusalError(refused!);
+  const ac = await core.registry.activate(view.contextId);
+  await ac.serialize(async () => {
+    const snapshot = () => ac.actor.getSnapshot() as Snapshot;
+    // A run in flight here holds the lease already; otherwise take it (and catch up with the log).
+    const ownRunInFlight = snapshot().matches({ running: "active" });
+    if (!ownRunInFlight) await takeLease(core, ac);
+    try {
+      await ac.writer.exclusive(async (append) => {
+        const s = snapshot();
+        if (!s.can({ type: "approval.decide", approvalId, facts: [] })) {
+          const settled = s.context.runId !== view.runId || s.context.status !== "running";
+          throw settled
+            ? new RuntimeError("run_ended", `Approval '${approvalId}' is closed: its run ended before a decision.`)
+            : new RuntimeError("already_decided", `Approval '${approvalId}' was already decided; a decision is used once.`);
+        }
+        const bound = { approvalId: view.approvalId, runId: view.runId, toolCallId: view.toolCallId, by: decision.by } as never;
+        await append([
+          decision.granted
+            ? { type: "ApprovalGranted", data: { ...(bound as object), note: decision.note } as never }
+            : { type: "ApprovalDenied", data: { ...(bound as object), reason: decision.reason } as never },
+        ]);
+      });
+    } finally {
+      // Approvals still pending (or a refusal): the lease goes back, so any process may decide the rest.
+      if (!ownRunInFlight && !snapshot().matches({ running: "active" })) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+    }
+  });
+};
+
+/** The parked run's approvals that time out, earliest first (read from the log: this is the cold path). */
+const expiring = async (core: Core, input: RunActorInput): Promise<ApprovalView[]> => {
+  const state = foldEvents(approvalsProjection, await core.store.readStream(input.contextId)).get(input.contextId);
+  return (state?.approvals ?? [])
+    .filter((a) => a.status === "pending" && a.runId === input.runId && a.expiresAt !== null)
+    .sort((a, b) => Date.parse(a.expiresAt!) - Date.parse(b.expiresAt!));
+};
+
+/** The machine's `approvalTimeout` while parked: denies each approval as it times out; ends when the machine leaves parked. */
+export const approvalTimeoutActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<void> => {
+  for (;;) {
+    const next = (await expiring(core, input))[0];
+    if (!next) return;
+    const wait = Date.parse(next.expiresAt!) - core.config.clock.now().getTime();
+    if (wait > 0) await sleep(wait, undefined, { signal });
+    if (signal.aborted || core.closed) return;
+    try {
+      await decide(core, next.approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT });
+    } catch {
+      // Decided meanwhile, or another process holds the context: look again after a lease's time.
+      await sleep(core.config.limits.leaseTtlMs, undefined, { signal });
+    }
+  }
+};
