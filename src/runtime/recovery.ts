@@ -4,7 +4,8 @@
 // - A run starts only under the context's lease; the actor is first brought up to the stream, which
 //   another process may have extended.
 // - A context the log shows running whose owner is gone gets RunInterrupted (and its open jobs end as
-//   interrupted): on open, and on PostgreSQL periodically once leases expire.
+//   interrupted): on open, and on PostgreSQL periodically once leases expire. A run parked awaiting
+//   approval is not: its machine restores parked (running), and the decision goes on with it.
 // - Closing the runtime records the runs still in flight as interrupted.
 import type { RunId } from "../events/ids.ts";
 import { asRunId } from "../events/ids.ts";

@@ -1,0 +1,41 @@
+// Run by approvalRestart.test.ts as a separate process: a run whose call needs approval parks; the process
+// says so, then waits to be killed ("wait"), or closes its runtime and exits ("close").
+import { waitFor } from "xstate";
+import { z } from "zod";
+import { openPgliteStore } from "../../src/events/pgliteStore.ts";
+import { openPostgresStore } from "../../src/events/postgresStore.ts";
+import { createRuntime } from "../../src/runtime/runtime.ts";
+import { defineTool } from "../../src/tools/defineTool.ts";
+import { parkingModel } from "./approvalScript.ts";
+
+const [where, mode] = process.argv.slice(2) as [string, "wait" | "close"];
+const store = where.startsWith("postgres") ? await openPostgresStore({ url: where }) : await openPgliteStore({ dataDir: where });
+const deploy = defineTool({
+  name: "deploy",
+  description: "deploys",
+  input: z.object({ env: z.string() }),
+  needsApproval: true,
+  run: ({ env }) => {
+    process.stdout.write(`ran deploy ${env}\n`);
+    return `deployed to ${env} by ${process.pid}`;
+  },
+});
+const rt = await createRuntime({ store, model: parkingModel(), tools: [deploy], limits: { leaseTtlMs: 500 } });
+const ctx = await rt.createContext({ name: "parker" });
+const unsubscribe = await rt.subscribe(
+  (e) => {
+    if (e.type !== "ApprovalRequested") return;
+    unsubscribe();
+    void (async () => {
+      await waitFor(rt.actor(ctx.id)!, (s) => s.matches({ running: "parked" }));
+      if (mode === "close") {
+        await rt.close();
+        await store.close();
+      }
+      process.stdout.write(`parked ${ctx.id} ${e.data.approvalId}\n`);
+      if (mode === "close") process.exit(0);
+    })();
+  },
+  { after: await store.headPosition() },
+);
+void rt.start(ctx.id, "ship it");
