@@ -57,6 +57,12 @@ export const openApiDocument = (): Record<string, unknown> =>
       "/v1/tree": {
         get: { summary: "The delegation tree, one row per context (at = as it was at that log position)", parameters: paramsOf(TreeQuery, "query"), responses: { "200": ok("{ position, head, rows }"), ...common } },
       },
+      "/v1/log/verification": {
+        get: {
+          summary: "Whether the log holds together, as `actorzero audit` says: its hash chain, stream versions, rows and append-only guard",
+          responses: { "200": ok("{ ok, events, head: { position, hash }, chainAfter, unchained, problems: [{ position, problem }] }"), ...common },
+        },
+      },
       "/v1/contexts/{id}/history": { get: { summary: "Its transcript", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ history }"), ...withContext } } },
       "/v1/contexts/{id}/messages": {
         post: {

@@ -8,9 +8,13 @@
 //   fold, src/projections/auditLoad.ts); `at` cuts it at a position; `children=summary` keeps each child's
 //   identity and totals but not its runs (a page showing one context need not carry the whole subtree).
 // - Reads never go past the store's settled position, so a row never misses an event that commits late.
+// - `GET /v1/log/verification` answers whether the log holds together, as `actorzero audit` says it (the store's
+//   verify: hash chain, stream versions, rows, append-only guard); one check at a time, shared by whoever asks
+//   meanwhile, since it reads the whole log.
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Runtime } from "../index.ts";
+import type { LogVerification } from "../events/verifyLog.ts";
 import { loadAudit } from "../projections/auditLoad.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
 import { ApiError } from "./errors.ts";
@@ -81,6 +85,15 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
         return { position: at, head, rows: travel.rows(q.ids) };
       }),
     );
+  });
+
+  let verifying: Promise<LogVerification> | null = null;
+  app.get("/v1/log/verification", async (c) => {
+    verifying ??= rt.store.verify().finally(() => {
+      verifying = null;
+    });
+    const { ok, events, head, chainAfter, unchained, problems } = await verifying;
+    return c.json({ ok, events, head, chainAfter, unchained, problems });
   });
 
   app.get("/v1/contexts/:id/audit", async (c) => {

@@ -13,7 +13,9 @@ import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { gate } from "../server/support.ts";
 import { launchBrowser, treeRows, waitForTree, watchedPage, type WatchedPage } from "./support.ts";
 
-const DOCS = new URL("../../docs/", import.meta.url);
+// The README shows docs/web-*.png as this test draws them: ACTORZERO_UPDATE_SCREENSHOTS=1 writes them there; any
+// other run writes them under .scratch-testing/ (ignored by git), so a test run leaves the checkout as it was.
+const SHOTS = new URL(process.env["ACTORZERO_UPDATE_SCREENSHOTS"] === "1" ? "../../docs/" : "../../.scratch-testing/screenshots/", import.meta.url);
 
 let dataDir: string;
 let store: EventStore;
@@ -64,7 +66,7 @@ beforeAll(async () => {
   server = await serve(rt, { port: 0 });
   browser = await launchBrowser();
   w = await watchedPage(browser);
-  mkdirSync(DOCS, { recursive: true });
+  mkdirSync(SHOTS, { recursive: true });
 });
 
 afterEach(() => {
@@ -101,7 +103,7 @@ describe("given a served log with two finished delegation trees", () => {
     await w.page.keyboard.press("End");
     await w.page.keyboard.press("ArrowRight");
     await waitForTree(w.page, (r) => r.length === 5, "the release notes' subordinate");
-    await w.page.screenshot({ path: new URL("web-tree.png", DOCS).pathname, clip: { x: 0, y: 0, width: 1280, height: 330 } });
+    await w.page.screenshot({ path: new URL("web-tree.png", SHOTS).pathname, clip: { x: 0, y: 0, width: 1280, height: 330 } });
   });
 
   it("when a run starts outside the page, then the tree shows it running over SSE, without a reload", async () => {
@@ -171,7 +173,7 @@ describe("given a served log with two finished delegation trees", () => {
     expect(childTimeline.map((r) => r.kind)).toEqual(["run", "message", "model_call", "end"]);
     await w.page.keyboard.press("Home");
     await w.page.keyboard.press("ArrowDown");
-    await w.page.screenshot({ path: new URL("web-timeline.png", DOCS).pathname, clip: { x: 589, y: 44, width: 691, height: 716 } });
+    await w.page.screenshot({ path: new URL("web-timeline.png", SHOTS).pathname, clip: { x: 589, y: 44, width: 691, height: 716 } });
   });
 
   it("when the log position is moved back with the keyboard, then the tree is the one of that time; Live brings today's back", async () => {

@@ -138,16 +138,41 @@ const startFollowing = (after) => {
   });
 };
 
+// ---- whether the log verified (the server checks it as `actorzero audit` does; the page only says so) ----
+const setVerified = (text, cls, detail = text) => {
+  $("verified").textContent = text;
+  $("verified").className = `verified ${cls}`;
+  $("verified").title = detail;
+};
+const checkLog = async () => {
+  setVerified("checking the log…", "");
+  try {
+    const v = await call("GET", "/v1/log/verification");
+    if (v.ok) {
+      const head = v.head.hash ? ` · head ${v.head.position}:${v.head.hash.slice(0, 12)}…` : "";
+      setVerified(`log verified · ${v.events.toLocaleString("en-US")} events${head}`, "ok", `hash chain intact over ${v.events} events${v.unchained ? ` (${v.unchained} predate the chain)` : ""}`);
+    } else {
+      const where = (p) => (p.position === null ? "" : `position ${p.position}: `);
+      const [first] = v.problems;
+      setVerified(`log NOT verified: ${where(first)}${first.problem}`, "bad", v.problems.map((p) => `${where(p)}${p.problem}`).join("\n"));
+    }
+  } catch (e) {
+    setVerified(`log not checked: ${e.message}`, "bad");
+  }
+};
+
 const start = async () => {
   $("token").value = getToken();
   const data = await attempt(loadTree);
   if (!data) {
     setConn("offline");
+    setVerified("log not checked", "");
     return;
   }
   clearError();
   startFollowing(data.position);
   if (!tree.selected && tree.roots?.length) tree.select(tree.roots.at(-1).id);
+  void checkLog();
 };
 
 // ---- time travel ----
