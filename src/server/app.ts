@@ -10,6 +10,10 @@ import { ApiError, errorBody, toApiError } from "./errors.ts";
 import type { EventHub } from "./eventHub.ts";
 import { openApiDocument } from "./openapi.ts";
 import {
+  ApprovalIdParam,
+  ApprovalsQuery,
+  ApproveBody,
+  RejectBody,
   ContextIdParam,
   ContextsQuery,
   CreateContextBody,
@@ -170,6 +174,26 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
       return c.json(await known(id));
     });
   }
+
+  app.get("/v1/approvals", async (c) => {
+    const q = parse(ApprovalsQuery, c.req.query(), "query");
+    if (q.contextId) await known(q.contextId);
+    return c.json({ approvals: await rt.approvals(q.contextId ? { contextId: q.contextId } : {}) });
+  });
+
+  // A decision is recorded (and the parked run goes on) before the answer: 404 unknown, 409 already decided or run ended.
+  app.post("/v1/approvals/:id/approve", async (c) => {
+    const { id } = parse(ApprovalIdParam, c.req.param(), "path");
+    const body = parse(ApproveBody, await jsonBody(c, false), "body");
+    await rt.approve(id, { by: body.by, ...(body.note !== undefined ? { note: body.note } : {}) });
+    return c.json({ approvalId: id, status: "granted" });
+  });
+  app.post("/v1/approvals/:id/reject", async (c) => {
+    const { id } = parse(ApprovalIdParam, c.req.param(), "path");
+    const body = parse(RejectBody, await jsonBody(c, false), "body");
+    await rt.reject(id, { by: body.by, reason: body.reason });
+    return c.json({ approvalId: id, status: "denied" });
+  });
 
   app.get("/v1/events", async (c) => {
     const q = parse(EventsQuery, c.req.query(), "query");

@@ -42,7 +42,13 @@ export const toApiError = (e: unknown): ApiError => {
   // Matched by tag, not class, so the server depends on the runtime's public API only.
   if (isRuntimeError(e)) {
     const code: ErrorCode =
-      e.reason === "not_found" ? "not_found" : e.reason === "invalid" ? "invalid_request" : e.reason === "closed" ? "closing" : "conflict";
+      e.reason === "not_found" || e.reason === "unknown_approval"
+        ? "not_found"
+        : e.reason === "invalid"
+          ? "invalid_request"
+          : e.reason === "closed"
+            ? "closing"
+            : "conflict";
     return new ApiError(code, e.message);
   }
   return new ApiError("internal", "The server failed to handle the request; it is still up.");

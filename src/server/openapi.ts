@@ -2,7 +2,7 @@
 // Requirements: no hand-written copy of a request shape (z.toJSONSchema of the very schemas in schemas.ts), so the
 // document cannot drift from what the server accepts.
 import { z } from "zod";
-import { ContextIdParam, ContextsQuery, CreateContextBody, ErrorBody, EventsQuery, SendMessageBody, StreamQuery } from "./schemas.ts";
+import { ApprovalIdParam, ApprovalsQuery, ApproveBody, ContextIdParam, ContextsQuery, CreateContextBody, ErrorBody, EventsQuery, RejectBody, SendMessageBody, StreamQuery } from "./schemas.ts";
 import { AuditQuery, TreeQuery } from "./webRoutes.ts";
 
 const schemaOf = (s: z.ZodType) => {
@@ -26,6 +26,15 @@ const withContext = { ...common, "404": error("No such context") };
 
 const action = (summary: string, extra: Record<string, unknown> = {}) => ({
   post: { summary, parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok(summary), ...withContext, ...extra } },
+});
+
+const decision = (summary: string, s: z.ZodType) => ({
+  post: {
+    summary,
+    parameters: paramsOf(ApprovalIdParam, "path"),
+    requestBody: body(s, true),
+    responses: { "200": ok("{ approvalId, status }"), ...common, "404": error("No such approval"), "409": error("Already decided, or its run ended") },
+  },
 });
 
 let cached: Record<string, unknown> | null = null;
@@ -75,6 +84,9 @@ export const openApiDocument = (): Record<string, unknown> =>
       "/v1/contexts/{id}/stop": action("Stop the run and every running subordinate", { "409": error("Not running (the message gives its status)") }),
       "/v1/contexts/{id}/pause": action("Pause at the next checkpoint"),
       "/v1/contexts/{id}/resume": action("Resume a paused context"),
+      "/v1/approvals": { get: { summary: "Tool calls waiting for a decision (the tree under contextId, or all)", parameters: paramsOf(ApprovalsQuery, "query"), responses: { "200": ok("{ approvals }"), ...withContext } } },
+      "/v1/approvals/{id}/approve": decision("Let the call run; its parked run goes on", ApproveBody),
+      "/v1/approvals/{id}/reject": decision("Deny the call; the model gets the reason", RejectBody),
       "/v1/events": { get: { summary: "One page of the log", parameters: paramsOf(EventsQuery, "query"), responses: { "200": ok("{ events, next }"), ...common } } },
       "/v1/events/stream": {
         get: {

@@ -6,9 +6,13 @@ import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 export type Served = { rt: Runtime; store: FreshPgliteStore; server: ServerHandle; url: string; close(): Promise<void> };
 
 /** A runtime whose model answers with `handler`, served on a free port. */
-export const served = async (handler: (req: ModelRequest) => ModelTurn | Promise<ModelTurn>, options: ServeOptions = {}): Promise<Served> => {
+export const served = async (
+  handler: (req: ModelRequest) => ModelTurn | Promise<ModelTurn>,
+  options: ServeOptions = {},
+  runtime: Partial<Parameters<typeof createRuntime>[0]> = {},
+): Promise<Served> => {
   const store = await freshPgliteStore();
-  const rt = await createRuntime({ store, model: scriptedModel(handler), limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 } });
+  const rt = await createRuntime({ store, model: scriptedModel(handler), limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 }, ...runtime });
   const server = await serve(rt, { port: 0, ...options });
   return {
     rt,
