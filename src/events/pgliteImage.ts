@@ -2,7 +2,10 @@
 //
 // Requirements:
 // - No initdb at run time: initdb costs seconds and a second WebAssembly instance (~800 MB peak).
-//   The image (initdb + the event log schema, as a tarball) is built once and cached on disk.
+//   The image (initdb + the event log schema, as a tarball) is built once and cached on disk,
+//   uncompressed (gunzip cost as much as the rest of reading it) with a CRC-32 that is checked on read.
+// - A new data dir gets the image written by Node's fs (pgliteTar.ts), then is opened as an existing
+//   one; an in-memory store loads it through PGlite.
 // - The cache key changes whenever the image would: PGlite's version, the schema DDL text and the
 //   settings below are hashed into the file name, so a changed DDL never loads a stale image.
 // - A small data dir: 1 MB WAL segments (an initdb choice, baked into the image), only the
@@ -18,6 +21,8 @@ import zlib from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
 import { SCHEMA_SQL } from "./sql.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
+import { writeTarInto } from "./pgliteTar.ts";
+import { LOCK_FILE_NAME } from "./dataDirLock.ts";
 
 /** WAL segment size of the image, in MB (initdb `--wal-segsize`). */
 const WAL_SEGMENT_MB = 1;
@@ -94,11 +99,8 @@ const IMAGE_PREP_SQL = [
 
 let memo: { key: string; tar: Promise<Uint8Array> } | undefined;
 
-/**
- * The image as a tarball for PGlite's `loadDataDir`: read from the cache, or built (once per
- * process, then cached for the next ones). Each call returns a fresh Blob of the same bytes.
- */
-export const pgliteImage = async (): Promise<Blob> => {
+/** The image's tarball: read from the cache, or built (once per process, then cached for the next ones). */
+const imageTar = (): Promise<Uint8Array> => {
   const key = imageKey();
   if (memo?.key !== key) {
     const tar = loadOrBuild(key);
@@ -107,13 +109,41 @@ export const pgliteImage = async (): Promise<Blob> => {
       if (memo?.tar === tar) memo = undefined;
     });
   }
-  return new Blob([(await memo.tar) as Uint8Array<ArrayBuffer>]);
+  return memo.tar;
 };
 
+/** The image as a tarball for PGlite's `loadDataDir` (an in-memory store); each call returns a fresh Blob of the same bytes. */
+export const pgliteImage = async (): Promise<Blob> => new Blob([(await imageTar()) as Uint8Array<ArrayBuffer>]);
+
+/** Marks a data dir whose image is being written; found without PG_VERSION beside it, the writing was cut short. */
+export const IMAGE_PARTIAL_MARK = "actorzero-image.partial";
+
+/**
+ * Writes the image into `dataDir`, which holds nothing but its lock file, or that and what a write cut
+ * short left (removed first). The new data dir is then opened as it is.
+ */
+export const writePgliteImage = async (dataDir: string): Promise<void> => {
+  const tar = await imageTar();
+  const mark = path.join(dataDir, IMAGE_PARTIAL_MARK);
+  if (fs.existsSync(mark)) {
+    for (const entry of fs.readdirSync(dataDir)) if (entry !== LOCK_FILE_NAME) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+  }
+  fs.writeFileSync(mark, "");
+  writeTarInto(tar, dataDir);
+  fs.rmSync(mark);
+};
+
+// The cached file is the tarball and its CRC-32 (4 bytes, big-endian): kept uncompressed, as gunzip cost
+// as much as the rest of reading it, and checked, as gzip's own check went with it.
+// (zlib.crc32 is Node 22.2's; an older 22 stores and compares 0.)
+const crc32 = (bytes: Uint8Array): number => (typeof zlib.crc32 === "function" ? zlib.crc32(bytes) : 0);
+
 const loadOrBuild = async (key: string): Promise<Uint8Array> => {
-  const file = path.join(imageCacheDir(), `pglite-image-${key}.tar.gz`);
+  const file = path.join(imageCacheDir(), `pglite-image-${key}.tar`);
   try {
-    return zlib.gunzipSync(fs.readFileSync(file));
+    const cached = fs.readFileSync(file);
+    const tar = cached.subarray(0, cached.length - 4);
+    if (cached.length > 4 && tar.length % 512 === 0 && cached.readUInt32BE(cached.length - 4) === crc32(tar)) return tar;
   } catch {
     // not cached yet, or unreadable: build it
   }
@@ -122,14 +152,15 @@ const loadOrBuild = async (key: string): Promise<Uint8Array> => {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     // Written aside and renamed, so another process never reads half an image.
     const partial = `${file}.${process.pid}.partial`;
-    fs.writeFileSync(partial, zlib.gzipSync(tar, { level: 6 }));
+    const check = Buffer.alloc(4);
+    check.writeUInt32BE(crc32(tar));
+    fs.writeFileSync(partial, Buffer.concat([tar, check]));
     fs.renameSync(partial, file);
   } catch {
     // a cache we cannot write costs time on the next start, nothing else
   }
   return tar;
 };
-
 /** initdb + schema in a temp dir, trimmed and checkpointed, dumped as a tarball. */
 const buildImage = async (): Promise<Uint8Array> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "actorzero-image-"));

@@ -5,7 +5,7 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
-import { pgliteImage, pgliteStartParams, walSegmentBytes } from "./pgliteImage.ts";
+import { IMAGE_PARTIAL_MARK, pgliteImage, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
@@ -46,10 +46,13 @@ export type PgliteStoreOptions = {
  * await store.append(contextId, [event], { expectedVersion: "no_stream" });
  */
 export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise<EventStore> => {
-  const found = options.dataDir === undefined ? undefined : inspectDataDir(options.dataDir);
+  // Inspected before the lock, so a foreign dir is refused without a lock file put in it, and again
+  // under the lock, as another process may have made it a database in between.
+  if (options.dataDir !== undefined) inspectDataDir(options.dataDir);
   const lock = options.dataDir === undefined ? undefined : acquireDataDirLock(options.dataDir);
   let db: PGlite;
   try {
+    const found = options.dataDir === undefined ? undefined : inspectDataDir(options.dataDir);
     db = await createDb(options, found);
     await ensureSchema(db, options.dataDir, options.schema ?? "create");
   } catch (e) {
@@ -62,12 +65,20 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
 
 /**
  * A new database (in memory, or a new data dir) starts from a tarball, never from initdb: the
- * caller's, else the cached image. An existing data dir is opened as it is, with WAL settings that
- * fit its segment size.
+ * caller's, else the cached image. A new data dir gets the image written by Node's fs, then is opened
+ * as an existing one is: as it is, with WAL settings that fit its segment size.
  */
-const createDb = async (options: PgliteStoreOptions, found: "empty" | "database" | undefined): Promise<PGlite> => {
+const createDb = async (options: PgliteStoreOptions, found: DataDirState | undefined): Promise<PGlite> => {
   const common = { ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), pgliteWasmModule: pgliteWasmModule() };
-  if (found === "database") return PGlite.create({ ...common, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
+  if (options.dataDir !== undefined && found !== "database" && options.loadDataDir === undefined) {
+    await writePgliteImage(options.dataDir);
+    found = "database";
+  }
+  if (found === "database") {
+    // A write of the image that ended between its last file and removing its mark left a whole database.
+    fs.rmSync(path.join(options.dataDir!, IMAGE_PARTIAL_MARK), { force: true });
+    return PGlite.create({ ...common, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
+  }
   // A caller's tarball may come from a data dir with 16 MB segments: keep PostgreSQL's WAL sizes then.
   const loadDataDir = options.loadDataDir ?? (await pgliteImage());
   return PGlite.create({ ...common, loadDataDir, startParams: pgliteStartParams(options.loadDataDir ? Infinity : undefined) });
@@ -76,11 +87,14 @@ const createDb = async (options: PgliteStoreOptions, found: "empty" | "database"
 /** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */
 const PG_MAJOR = "18";
 
+/** Missing or empty (a new log goes there), a write of the image cut short (done again), or a database. */
+type DataDirState = "empty" | "partial" | "database";
+
 /**
- * Whether `dataDir` is missing/empty (a new log goes there) or holds a PGlite database; anything
- * else is refused before a byte is written, so a wrong --data-dir cannot damage what it points at.
+ * What `dataDir` holds; anything but a PGlite database or what this store writes is refused before
+ * a byte is written, so a wrong --data-dir cannot damage what it points at.
  */
-const inspectDataDir = (dataDir: string): "empty" | "database" => {
+const inspectDataDir = (dataDir: string): DataDirState => {
   let entries: string[];
   try {
     entries = fs.readdirSync(dataDir);
@@ -92,6 +106,7 @@ const inspectDataDir = (dataDir: string): "empty" | "database" => {
   const refuse = (reason: string) => new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${reason}; it was left untouched`);
   if (!entries.includes("PG_VERSION")) {
     if (entries.every((f) => f === LOCK_FILE_NAME)) return "empty";
+    if (entries.includes(IMAGE_PARTIAL_MARK)) return "partial";
     throw refuse("it holds other files but no PostgreSQL database (no PG_VERSION)");
   }
   let major: string;

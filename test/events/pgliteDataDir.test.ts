@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { StoreError } from "../../src/events/errors.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
+import { IMAGE_PARTIAL_MARK } from "../../src/events/pgliteImage.ts";
+import { writeTarInto } from "../../src/events/pgliteTar.ts";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -95,3 +97,44 @@ describe("given an empty or missing data dir", () => {
     expect(fs.existsSync(path.join(dir, "PG_VERSION"))).toBe(true);
   });
 });
+
+describe("when writing the image into a new data dir was cut short", () => {
+  it("writes it again on the next open and opens the log", async () => {
+    const dir = path.join(tempDir(), "new");
+    // What a process killed mid-write leaves: the mark, some of the files, no PG_VERSION.
+    fs.mkdirSync(path.join(dir, "base", "5"), { recursive: true });
+    fs.writeFileSync(path.join(dir, IMAGE_PARTIAL_MARK), "");
+    fs.writeFileSync(path.join(dir, "base", "5", "leftover"), "half a file");
+    const store = await openPgliteStore({ dataDir: dir });
+    try {
+      expect(await store.headPosition()).toBe(0);
+    } finally {
+      await store.close();
+    }
+    expect(fs.existsSync(path.join(dir, IMAGE_PARTIAL_MARK))).toBe(false);
+    expect(fs.existsSync(path.join(dir, "base", "5", "leftover"))).toBe(false);
+  });
+
+  it("still refuses a dir of other files that has no such mark", async () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, "base"));
+    fs.writeFileSync(path.join(dir, "base", "notes.txt"), "my notes");
+    await expectRefused(dir, /no PostgreSQL database/);
+  });
+});
+
+describe("given a tarball with a name that leaves the target dir", () => {
+  it("refuses it and writes nothing outside", () => {
+    const parent = tempDir();
+    const header = new Uint8Array(512);
+    header.set(new TextEncoder().encode("../escaped"), 0);
+    header.set(new TextEncoder().encode("00000000001\0"), 124);
+    header[156] = "0".charCodeAt(0);
+    const tar = new Uint8Array(512 * 4);
+    tar.set(header, 0);
+    tar.set(new TextEncoder().encode("x"), 512);
+    expect(() => writeTarInto(tar, path.join(parent, "target"))).toThrow(/leaves/);
+    expect(fs.existsSync(path.join(parent, "escaped"))).toBe(false);
+  });
+});
+
