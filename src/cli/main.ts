@@ -27,6 +27,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
   "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
   approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
+  approve: () => import("./commands/approve.ts").then((m) => ({ spec: m.approveSpec, run: m.approveCommand })),
+  reject: () => import("./commands/approve.ts").then((m) => ({ spec: m.rejectSpec, run: m.rejectCommand })),
   fork: () => import("./commands/fork.ts").then((m) => ({ spec: m.forkSpec, run: m.forkCommand })),
 };
 
