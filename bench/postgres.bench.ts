@@ -1,5 +1,6 @@
-// PostgreSQL store figures: append and rebuild rates beside PGlite's in the same run, and the total append rate of
-// 1, 2 and 4 writer processes sharing one log. Starts its own throwaway cluster (fsync off).
+// PostgreSQL store figures: append and rebuild rates beside PGlite's in the same run, the total append rate of
+// 1, 2 and 4 writer processes sharing one log, and the lease writes of a runtime's runs. Starts its own
+// throwaway cluster (fsync off).
 import { spawn } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -9,6 +10,8 @@ import { asRunId } from "../src/events/ids.ts";
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../src/events/postgresStore.ts";
 import { openProjections } from "../src/projections/engine.ts";
+import { createRuntime } from "../src/runtime/runtime.ts";
+import type { ModelPort, ModelRequest, ModelTurn } from "../src/models/port.ts";
 import type { NewEvent } from "../src/events/schema.ts";
 import type { EventStore } from "../src/events/store.ts";
 import type { Row } from "./main.ts";
@@ -19,6 +22,7 @@ const APPEND_ROWS = quick ? 1_000 : 5_000; // events per measured block
 const ROUNDS = 3; // PGlite and PostgreSQL blocks alternate, so drift hits both
 const WRITER_MS = quick ? 1_000 : 4_000;
 const WRITERS = [1, 2, 4];
+const DELEGATIONS = quick ? 10 : 50;
 
 const event: NewEvent = {
   type: "MessageReceived",
@@ -76,6 +80,64 @@ const rebuildRates = async (postgres: EventStore, pglite: EventStore): Promise<R
   ];
 };
 
+/** `store` with its SQL door counting the statements that write the lease table (the runtime takes its leases through it). */
+const countingLeaseWrites = (store: EventStore): { store: EventStore; writes: () => number } => {
+  let writes = 0;
+  const sql: EventStore["sql"] = {
+    ...store.sql,
+    query: (text, params) => {
+      if (/^\s*(WITH[\s\S]*INSERT INTO context_leases|INSERT INTO context_leases|UPDATE context_leases|DELETE FROM context_leases)/.test(text)) writes++;
+      return store.sql.query(text, params);
+    },
+  };
+  const wrapped = new Proxy(store, {
+    get: (target, key) => {
+      if (key === "sql") return sql;
+      const value = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { store: wrapped, writes: () => writes };
+};
+
+/** A zero-latency model for a delegation: the root calls call_subordinate once, then both answer. */
+const delegatingModel: ModelPort = {
+  call: async (req: ModelRequest): Promise<ModelTurn> =>
+    req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool"
+      ? { toolCalls: [{ id: `d-${req.contextId.slice(0, 8)}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] }
+      : { text: req.agentNumber === 0 ? "composed" : "found it" },
+};
+
+/** Fresh delegations (a root run and its child's) by a runtime on PostgreSQL: lease writes per run, time per delegation. */
+const runtimeOnPostgres = async (url: string): Promise<Row[]> => {
+  const base = await openPostgresStore({ url });
+  const { store, writes } = countingLeaseWrites(base);
+  try {
+    const rt = await createRuntime({ store, model: delegatingModel, limits: { passivateAfterMs: 3_600_000 } });
+    try {
+      const fresh = async () => {
+        const root = await rt.createContext({ name: "root" });
+        const r = await rt.send(root.id, "delegate once");
+        if (r.status !== "completed") throw new Error(`a fresh delegation on PostgreSQL ended ${r.status}`);
+      };
+      for (let i = 0; i < 3; i++) await fresh();
+      const before = writes();
+      const started = performance.now();
+      for (let i = 0; i < DELEGATIONS; i++) await fresh();
+      const ms = (performance.now() - started) / DELEGATIONS;
+      const runs = 2 * DELEGATIONS;
+      return [
+        { name: "PostgreSQL fresh delegation (createContext + send, 3 model calls)", value: ms, unit: "ms/delegation" },
+        { name: `PostgreSQL lease writes per run (${runs} runs: ${DELEGATIONS} roots and their children)`, value: (writes() - before) / runs, unit: "writes/run", target: "≤ 1" },
+      ];
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await base.close();
+  }
+};
+
 type Writer = { ready: Promise<void>; done: Promise<{ appended: number; durationMs: number }>; go: () => void };
 
 const startWriter = (url: string, id: number): Writer => {
@@ -119,6 +181,7 @@ export async function run(): Promise<Row[]> {
       await postgres.close();
       await pglite.close();
     }
+    rows.push(...(await runtimeOnPostgres(await cluster.createDatabase("bench_runtime"))));
     const oneName = "PostgreSQL, 1 writer process";
     let one = 0;
     for (const n of WRITERS) {
