@@ -1,8 +1,8 @@
 // Delegation figures: a round trip beside raw appends of the same events; a 64-leaf fan-out beside its critical path.
+// The models are plain ports (the scripted model keeps a copy of every request: its cost, not the runtime's).
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
-import { scriptedModel } from "../src/models/scripted.ts";
-import type { ModelRequest, ModelTurn } from "../src/models/port.ts";
+import type { ModelPort, ModelRequest, ModelTurn } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
 import { recordingStore, replayRaw } from "./support/recordingStore.ts";
 
@@ -15,12 +15,14 @@ const answered = (req: ModelRequest) => req.messages.at(-1)?.role === "tool";
 const roundTrip = async (): Promise<Row[]> => {
   const base = await openPgliteStore();
   const store = recordingStore(base);
-  const model = scriptedModel((req) => {
-    if (req.agentNumber === 0 && !answered(req)) {
-      return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
-    }
-    return { text: req.agentNumber === 0 ? "composed" : "found it" };
-  });
+  const model: ModelPort = {
+    call: async (req) => {
+      if (req.agentNumber === 0 && !answered(req)) {
+        return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+      }
+      return { text: req.agentNumber === 0 ? "composed" : "found it" };
+    },
+  };
   const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
   const roots = [];
   for (let i = 0; i < ROUND_TRIPS; i++) roots.push(await rt.createContext({ name: `rt-${i}` }));
@@ -52,12 +54,14 @@ const fanOut = async (): Promise<Row[]> => {
     });
   const eight = (depth: number) =>
     Array.from({ length: 8 }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i} at depth ${depth}`, reset: true } }));
-  const model = scriptedModel((req) => {
-    if (req.agentNumber < 2 && !answered(req)) {
-      return wait({ toolCalls: [{ id: `p${req.agentNumber}`, name: "parallel", arguments: JSON.stringify({ tool_calls: eight(req.agentNumber + 1) }) }] }, req.signal);
-    }
-    return wait({ text: `leaf or summary from A${req.agentNumber}` }, req.signal);
-  });
+  const model: ModelPort = {
+    call: (req) => {
+      if (req.agentNumber < 2 && !answered(req)) {
+        return wait({ toolCalls: [{ id: `p${req.agentNumber}`, name: "parallel", arguments: JSON.stringify({ tool_calls: eight(req.agentNumber + 1) }) }] }, req.signal);
+      }
+      return wait({ text: `leaf or summary from A${req.agentNumber}` }, req.signal);
+    },
+  };
   const rt = await createRuntime({ store, model, limits: { maxLiveChildrenPerRun: 8, passivateAfterMs: 60_000 } });
   const root = await rt.createContext({ name: "fan-out" });
   const started = performance.now();

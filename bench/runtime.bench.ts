@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
-import { scriptedModel } from "../src/models/scripted.ts";
 import { defineTool } from "../src/tools/defineTool.ts";
 import type { ModelPort } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
@@ -17,13 +16,17 @@ const STORED = quick ? 10_000 : 100_000;
 
 const noop = defineTool({ name: "noop", description: "does nothing", input: z.object({ i: z.number() }), run: ({ i }) => `done ${i}` });
 
-/** A zero-latency model: STEPS tool calls, then an answer. */
-const stepper = () =>
-  scriptedModel((req) => {
+/**
+ * A zero-latency model: STEPS tool calls, then an answer. A plain port, not the scripted model, which
+ * keeps a copy of every request (the whole conversation each time): the model's own cost, not the runtime's.
+ */
+const stepper = (): ModelPort => ({
+  call: async (req) => {
     const steps = req.messages.filter((m) => m.role === "assistant").length;
     if (steps < STEPS) return { toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }], usage: { inputTokens: 1, outputTokens: 1 } };
     return { text: "finished", usage: { inputTokens: 1, outputTokens: 1 } };
-  });
+  },
+});
 
 const stepOverhead = async (): Promise<Row[]> => {
   const base = await openPgliteStore();
