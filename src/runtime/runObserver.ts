@@ -6,7 +6,8 @@
 // - A decorated model port: a span per call (gen_ai.*), and the call's deltas to live listeners when there are
 //   any (else the adapter is not asked to stream). A decorated tool: a span per call.
 // - A delegation's child run is parented to its caller's tool span through a W3C `traceparent` stored in the
-//   child's RunStarted metadata, so whichever process runs the child restores the parent from the log.
+//   child's RunStarted metadata, so whichever process runs the child restores the parent from the log (at its
+//   first model or tool call there, e.g. a call approved in another process than the one that parked it).
 // - With no tracer provider registered every span is a no-op; nothing here changes what is stored, but that
 //   `traceparent`, and nothing here can fail a run.
 import { context as otelContext, type Context, type Span, type Tracer } from "@opentelemetry/api";
@@ -193,7 +194,8 @@ export class RunObserver {
     ...(tool.needsApproval !== undefined ? { needsApproval: tool.needsApproval } : {}),
     ...(tool.idempotent !== undefined ? { idempotent: tool.idempotent } : {}),
     run: async (input, ctx) => {
-      const parent = this.runs.get(ctx.contextId)?.context;
+      // A run another process started (a parked call approved here) gets its span from the log first.
+      const parent = (await this.runOf(ctx.contextId, ctx.runId).catch(() => undefined))?.context;
       const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
       const k = key(ctx.contextId, ctx.toolCallId);
       this.tools.set(k, span);
