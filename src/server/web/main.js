@@ -1,6 +1,7 @@
 // The page: loads the tree, follows the log live, shows a context's timeline, acts on it, and reads the past.
 // State lives here; the server does every fold (the tree rows, the audit), the page only asks and draws.
 import { ApiError, call, follow, getToken, setToken } from "./api.js";
+import { ApprovalsView } from "./approvalsView.js";
 import { TimelineView } from "./timelineView.js";
 import { TreeView } from "./treeView.js";
 
@@ -28,6 +29,9 @@ const attempt = async (work) => {
 
 const tree = new TreeView($("tree"), { onSelect: (id) => selectContext(id) });
 const timeline = new TimelineView($("timeline"), $("detail"), { onOpenChild: (id) => tree.select(id, { focus: false }) });
+
+const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt, decider: () => "web page" });
+const APPROVAL_CHANGES = new Set(["ApprovalRequested", "ApprovalGranted", "ApprovalDenied", "RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
 
 const setConn = (text, cls = "") => {
   $("conn").textContent = text;
@@ -117,6 +121,7 @@ const scheduleTimeline = () => {
 
 const onEvent = (e) => {
   setHead(e.globalPosition);
+  if (APPROVAL_CHANGES.has(e.type)) approvals.schedule();
   if (state.at !== null) return;
   state.dirty.add(e.streamId);
   // A root's row carries its whole tree's tokens, so any event below it refreshes it too.
@@ -171,6 +176,7 @@ const start = async () => {
   }
   clearError();
   startFollowing(data.position);
+  void approvals.refresh();
   if (!tree.selected && tree.roots?.length) tree.select(tree.roots.at(-1).id);
   void checkLog();
 };
