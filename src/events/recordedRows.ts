@@ -11,22 +11,40 @@ import { decodeRow, type EventRow } from "./codec.ts";
 import type { RecordedEvent } from "./schema.ts";
 import { type AppendRow, READ_BY_IDS_SQL } from "./sql.ts";
 
-const byteLength = (s: string): number => (/^[\x00-\x7f]*$/.test(s) ? s.length : Buffer.byteLength(s));
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** JSONB's key order: shorter (in UTF-8 bytes) first, then bytewise. */
 const jsonbKeyOrder = (a: string, b: string): number => {
-  const la = byteLength(a);
-  const lb = byteLength(b);
+  const la = Buffer.byteLength(a);
+  const lb = Buffer.byteLength(b);
   if (la !== lb) return la - lb;
-  if (la === a.length && lb === b.length) return a < b ? -1 : a > b ? 1 : 0;
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 };
 
+/** The same order for ASCII keys, where a UTF-16 unit is a byte: no Buffers. */
+const asciiKeyOrder = (a: string, b: string): number => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * `value` (fresh from JSON.parse, so it may be changed in place) with every object's keys in JSONB's
+ * order. Called for every event an append records, so it loops rather than allocating entry arrays.
+ */
 const orderKeys = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(orderKeys);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = orderKeys(value[i]);
+    return value;
+  }
   if (value === null || typeof value !== "object") return value;
-  const keys = Object.keys(value).sort(jsonbKeyOrder);
-  return Object.fromEntries(keys.map((k) => [k, orderKeys((value as Record<string, unknown>)[k])]));
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  if (keys.length > 1) keys.sort(keys.every((k) => ASCII.test(k)) ? asciiKeyOrder : jsonbKeyOrder);
+  const out: Record<string, unknown> = {};
+  for (const k of keys) {
+    const v = orderKeys(source[k]);
+    // A "__proto__" key is data in JSON; plain assignment would set the prototype instead.
+    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
 };
 
 /** `value` as a JSONB column gives it back: JSON's rules (no undefined, no NaN, toJSON applied), JSONB's key order. */
