@@ -1,5 +1,5 @@
-// Web page figures on a large log (1,000 contexts, 50,000 events) in Debian's Chromium: first paint, the tree on
-// screen, expanding everything, the longest frame while scrolling it end to end, and the server's tree folds.
+// Web page figures on a large log (1,000 contexts, 50,000 events) in Debian's Chromium: first paint, the tree's rows
+// drawn, expanding everything, the longest frame while scrolling it end to end, and the server's tree folds.
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime, scriptedModel, serve } from "../src/index.ts";
 import { fillBigLog } from "../test/web/bigLog.ts";
@@ -34,7 +34,9 @@ export const run = async (): Promise<Row[]> => {
     await page.goto(server.url);
     await page.waitForSelector("#tree [role=treeitem][data-id]");
     // Passed as text: tsx would otherwise wrap the functions in helpers the page does not have.
-    const paint = (await page.evaluate(`({ fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN, tree: performance.now() })`)) as {
+    // The tree's time is the page's own mark (the rows drawn), not when this process got to ask: serve runs in this
+    // process, and its store's work for the page's later requests would delay the asking.
+    const paint = (await page.evaluate(`({ fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? NaN, tree: performance.getEntriesByName("actorzero:tree")[0]?.startTime ?? NaN })`)) as {
       fcp: number;
       tree: number;
     };
@@ -57,16 +59,20 @@ export const run = async (): Promise<Row[]> => {
       return { expand, worst, rows: host.querySelectorAll("[role=treeitem]").length };
     })()`)) as { expand: number; worst: number; rows: number };
     await page.close();
+    // What the page's "log verified" mark costs the server: the whole log read and every link recomputed.
+    const [verification, verifyMs] = await timed(() => fetch(`${server.url}/v1/log/verification`).then((r) => r.json() as Promise<{ ok: boolean }>));
+    if (!verification.ok) throw new Error("the bench log does not verify");
     const where = `${CONTEXTS} contexts, ${head} events`;
     return [
       { name: `web: first contentful paint (${where})`, value: paint.fcp, unit: "ms", target: "< 1000 ms" },
-      { name: `web: the tree on screen after navigation (${where})`, value: paint.tree, unit: "ms" },
+      { name: `web: the tree's rows drawn, after navigation (${where})`, value: paint.tree, unit: "ms", target: "< 1000 ms" },
       { name: `web: expand all ${CONTEXTS} contexts, to the next frame`, value: frames.expand, unit: "ms" },
       { name: `web: longest frame scrolling all ${CONTEXTS} rows a screen per frame (${frames.rows} rows in the page)`, value: frames.worst, unit: "ms", target: "no freeze (< 100 ms)" },
       { name: `web: GET /v1/tree, cold (folds ${head} events)`, value: coldTree, unit: "ms" },
       { name: "web: GET /v1/tree, warm (nothing new to fold)", value: warmTree, unit: "ms" },
       { name: `web: GET /v1/tree?at= half way (time travel, from zero)`, value: pastTree, unit: "ms" },
       { name: "web: GET /v1/contexts/:root/audit?children=summary (a 4-context tree)", value: audit, unit: "ms" },
+      { name: `web: GET /v1/log/verification (the header's mark; reads all ${head} events)`, value: verifyMs, unit: "ms" },
     ];
   } finally {
     await browser.close();

@@ -6,7 +6,7 @@ import { TimelineView } from "./timelineView.js";
 import { TreeView } from "./treeView.js";
 
 const $ = (id) => document.getElementById(id);
-const state = { head: 0, at: null, selected: null, stopFollow: null, dirty: new Set(), refreshTimer: 0, timelineTimer: 0, timelineChildren: new Set() };
+const state = { head: 0, at: null, selected: null, timelineLoaded: null, stopFollow: null, dirty: new Set(), refreshTimer: 0, timelineTimer: 0, timelineChildren: new Set() };
 
 const showError = (e) => {
   const text = e instanceof ApiError ? `${e.status ? `${e.status} ` : ""}${e.code}: ${e.message}` : String(e?.message ?? e);
@@ -92,7 +92,7 @@ const selectContext = (id) => {
   if (state.selected === id) return;
   state.selected = id;
   updateActions();
-  void refreshTimeline();
+  state.timelineLoaded = refreshTimeline();
 };
 
 // ---- live: the log over Server-Sent Events ----
@@ -174,11 +174,13 @@ const start = async () => {
     setVerified("log not checked", "");
     return;
   }
+  performance.mark("actorzero:tree");
   clearError();
   startFollowing(data.position);
   void approvals.refresh();
   if (!tree.selected && tree.roots?.length) tree.select(tree.roots.at(-1).id);
-  void checkLog();
+  // The check reads the whole log and the store answers one thing at a time: the timeline first.
+  void Promise.resolve(state.timelineLoaded).finally(checkLog);
 };
 
 // ---- time travel ----
