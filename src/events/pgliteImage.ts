@@ -4,8 +4,8 @@
 // - No initdb at run time: initdb costs seconds and a second WebAssembly instance (~800 MB peak).
 //   The image (initdb + the event log schema, as a tarball) is built once and cached on disk,
 //   uncompressed (gunzip cost as much as the rest of reading it) with a CRC-32 that is checked on read.
-// - A new data dir gets the image written by Node's fs (pgliteTar.ts), then is opened as an existing
-//   one; an in-memory store loads it through PGlite.
+// - A new data dir gets the image written by Node's fs, then is opened as an existing one; an
+//   in-memory store gets it as its file system before PostgreSQL starts (both in pgliteTar.ts).
 // - The cache key changes whenever the image would: PGlite's version, the schema DDL text and the
 //   settings below are hashed into the file name, so a changed DDL never loads a stale image.
 // - A small data dir: 1 MB WAL segments (an initdb choice, baked into the image), only the
@@ -21,7 +21,7 @@ import zlib from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
 import { SCHEMA_SQL } from "./sql.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
-import { writeTarInto } from "./pgliteTar.ts";
+import { TarMemoryFS, writeTarInto } from "./pgliteTar.ts";
 import { LOCK_FILE_NAME } from "./dataDirLock.ts";
 
 /** WAL segment size of the image, in MB (initdb `--wal-segsize`). */
@@ -112,8 +112,8 @@ const imageTar = (): Promise<Uint8Array> => {
   return memo.tar;
 };
 
-/** The image as a tarball for PGlite's `loadDataDir` (an in-memory store); each call returns a fresh Blob of the same bytes. */
-export const pgliteImage = async (): Promise<Blob> => new Blob([(await imageTar()) as Uint8Array<ArrayBuffer>]);
+/** The image as the file system of a new in-memory PGlite (its `fs` option); each call gets its own copy. */
+export const pgliteImageFs = async (): Promise<TarMemoryFS> => new TarMemoryFS(new Uint8Array(await imageTar()));
 
 /** Marks a data dir whose image is being written; found without PG_VERSION beside it, the writing was cut short. */
 export const IMAGE_PARTIAL_MARK = "actorzero-image.partial";

@@ -5,7 +5,7 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
-import { IMAGE_PARTIAL_MARK, pgliteImage, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
+import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
@@ -80,8 +80,8 @@ const createDb = async (options: PgliteStoreOptions, found: DataDirState | undef
     return PGlite.create({ ...common, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
   }
   // A caller's tarball may come from a data dir with 16 MB segments: keep PostgreSQL's WAL sizes then.
-  const loadDataDir = options.loadDataDir ?? (await pgliteImage());
-  return PGlite.create({ ...common, loadDataDir, startParams: pgliteStartParams(options.loadDataDir ? Infinity : undefined) });
+  if (options.loadDataDir !== undefined) return PGlite.create({ ...common, loadDataDir: options.loadDataDir, startParams: pgliteStartParams(Infinity) });
+  return PGlite.create({ ...common, fs: await pgliteImageFs(), startParams: pgliteStartParams() });
 };
 
 /** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */

@@ -8,6 +8,7 @@ import { StoreError } from "../../src/events/errors.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { IMAGE_PARTIAL_MARK } from "../../src/events/pgliteImage.ts";
 import { writeTarInto } from "../../src/events/pgliteTar.ts";
+import { asRunId } from "../../src/events/ids.ts";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -138,3 +139,25 @@ describe("given a tarball with a name that leaves the target dir", () => {
   });
 });
 
+
+describe("given no data dir", () => {
+  it("starts each in-memory store from the image on its own copy: what one writes, the next does not see", async () => {
+    const first = await openPgliteStore();
+    try {
+      await first.append("s-1", [{ type: "MessageReceived", data: { runId: asRunId("r-1"), text: "hello", sender: "user" }, metadata: { correlationId: "r-1", causationId: null, actor: "test" } }], { expectedVersion: "no_stream" });
+      // A row on a page the image already has: PostgreSQL writes that file in place.
+      await first.sql.exec("INSERT INTO actorzero_schema_migrations (version) VALUES (-1); CHECKPOINT");
+      expect(await first.headPosition()).toBe(1);
+    } finally {
+      await first.close();
+    }
+    const second = await openPgliteStore();
+    try {
+      expect(await second.headPosition()).toBe(0);
+      const { rows } = await second.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM actorzero_schema_migrations WHERE version = -1");
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await second.close();
+    }
+  });
+});
