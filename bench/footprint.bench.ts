@@ -17,7 +17,7 @@ import { builtCli, builtDist } from "./support/builtDist.ts";
 const root = path.resolve(import.meta.dirname, "..");
 const tsx = path.join(root, "node_modules", ".bin", "tsx");
 const cli = path.join(root, "src", "cli", "main.ts");
-const child = path.join(root, "bench", "footprintChild.ts");
+const child = path.join(root, "bench", "footprintChild.mjs");
 
 type Measured = { ms: number; maxRssMb: number; firstOutputMs?: number };
 
