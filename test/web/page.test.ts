@@ -55,6 +55,9 @@ beforeAll(async () => {
         return { ...call("call_subordinate", { message: "Draft the release notes from the changelog" }), usage };
       }
       if (task.startsWith("Hold")) await held.opened;
+      // An intervention is a user message in the run: answered as such, so the run ends with it.
+      const latest = String(userMessages(req).at(-1) ?? "");
+      if (latest.includes("Mind the gap")) return { text: "Minding the gap.", usage: { inputTokens: 80, outputTokens: 20 } };
       return { text: `Done: ${task}`, usage: { inputTokens: 80, outputTokens: 20 } };
     }),
   });
@@ -90,6 +93,8 @@ describe("given a served log with two finished delegation trees", () => {
       ["A0", "Survey actor runtimes for the design doc", "idle", "500"],
       ["A0", "Write the release notes for 0.1", "idle", "400"],
     ]);
+    // Each finished root shows how long its last run took, as the page words a duration.
+    expect(shown.every((r) => /^\d+(\.\d)? (ms|s)$/.test(r.elapsed))).toBe(true);
     // Keyboard only: focus the tree, go to the first root, open it.
     await w.page.focus("#tree");
     await w.page.keyboard.press("Home");
@@ -128,7 +133,7 @@ describe("given a served log with two finished delegation trees", () => {
     held.open();
   });
 
-  it("when a message, a pause and a resume are sent from the page, then the log records each and the row follows", async () => {
+  it("when a message, a pause, a resume and an intervention are sent from the page, then the log records each and the row follows", async () => {
     const id = roots["Hold"]!;
     held = gate();
     await w.page.fill("#send-text", "Hold on once more");
@@ -139,15 +144,24 @@ describe("given a served log with two finished delegation trees", () => {
     await w.page.click("#resume");
     await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "running"), "the root resumed");
     expect((await treeRows(w.page)).find((x) => x.id === id)!.tokens).toBe("0");
+    // A message to the running context is an intervention in its run.
+    await w.page.fill("#send-text", "Mind the gap");
+    await w.page.keyboard.press("Enter");
+    await w.page.waitForFunction(() => (globalThis as any).document.querySelector("#send-text")?.value === "");
+    const interventions = (await rt.events({ contextId: id })).filter((e) => e.type === "InterventionReceived");
+    expect(interventions.map((e) => e.type === "InterventionReceived" && e.data.text)).toEqual(["Mind the gap"]);
     held.open();
-    // The numbers follow too: the finished model call's 80 + 20 tokens arrive without a reload.
-    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle" && x.tokens === "100"), "the run finished with its tokens");
+    // The numbers follow too: the tokens of the run's model calls (80 + 20 each) arrive without a reload.
+    // The numbers follow too: the run's two model calls (before and after the intervention), 80 + 20 tokens each,
+    // arrive without a reload.
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle" && x.tokens === "200"), "the run finished with its tokens");
     const log = (await rt.events({ contextId: id })).map((e) => e.type);
-    expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "RunCompleted"].includes(t))).toEqual([
+    expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "InterventionReceived", "RunCompleted"].includes(t))).toEqual([
       "MessageReceived",
       "MessageReceived",
       "ContextPaused",
       "ContextResumed",
+      "InterventionReceived",
       "RunCompleted",
     ]);
     const sent = (await rt.events({ contextId: id })).filter((e) => e.type === "MessageReceived");

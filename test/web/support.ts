@@ -33,7 +33,7 @@ export const watchedPage = async (browser: Browser): Promise<WatchedPage> => {
   return { page, errors, httpErrors };
 };
 
-/** The tree rows on screen: agent, task and status of each. */
+/** The tree rows on screen: agent, task, status, elapsed time and tokens of each. */
 export const treeRows = (page: Page) =>
   page.$$eval("#tree [role=treeitem][data-id]", (els) =>
     els.map((el) => ({
@@ -41,6 +41,7 @@ export const treeRows = (page: Page) =>
       agent: el.querySelector(".agent")?.textContent ?? "",
       task: el.querySelector(".task")?.textContent ?? "",
       status: el.querySelector(".pill")?.textContent ?? "",
+      elapsed: el.querySelector(".elapsed")?.textContent ?? "",
       tokens: el.querySelector(".tokens")?.textContent ?? "",
     })),
   );
