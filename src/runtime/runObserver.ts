@@ -10,13 +10,14 @@
 //   first model or tool call there, e.g. a call approved in another process than the one that parked it).
 // - With no tracer provider registered every span is a no-op; nothing here changes what is stored, but that
 //   `traceparent`, and nothing here can fail a run.
-import { context as otelContext, type Context, type Span, type Tracer } from "@opentelemetry/api";
+import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../models/port.ts";
 import { runEndOf, type RunEnd } from "../projections/runStatus.ts";
 import type { Tool } from "../tools/defineTool.ts";
 import {
+  activeContext,
   contextFromTraceparent,
   contextWith,
   endModelSpan,
@@ -107,7 +108,7 @@ export class RunObserver {
 
   private startRun(contextId: string, runId: string, traceparent: string | undefined, known?: RunSubject): Run {
     const subject = known ?? this.subject(contextId);
-    const parent = traceparent ? contextFromTraceparent(traceparent) : otelContext.active();
+    const parent = traceparent ? contextFromTraceparent(traceparent) : activeContext();
     const span = startRunSpan(this.tracer, {
       contextId,
       runId,

@@ -1,7 +1,7 @@
 // Span helpers against the SDK's in-memory exporter: names, gen_ai attributes, parenting across a stored traceparent.
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { SpanStatusCode } from "@opentelemetry/api";
-import { beforeEach, describe, expect, it } from "vitest";
+import { SpanStatusCode, trace } from "@opentelemetry/api";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   actorzeroTracer,
   contextFromTraceparent,
@@ -115,5 +115,24 @@ describe("given no provider", () => {
     const span = startRunSpan(tracer, { contextId: "c", runId: "r", agentNumber: 0, profile: "p", parent: contextFromTraceparent("00-zz-1-01") });
     span.end();
     expect(parentOf(exporter.getFinishedSpans()[0]!)).toBeUndefined();
+  });
+});
+
+describe("given a provider registered globally only after the tracer was made", () => {
+  afterEach(() => trace.disable());
+
+  it("records the spans started after the registration, parented through contextWith, and none before", () => {
+    const tracer = actorzeroTracer();
+    const before = startRunSpan(tracer, { contextId: "c0", runId: "r0", agentNumber: 0, profile: "early" });
+    expect(traceparentOf(before)).toBeUndefined();
+    endRunSpan(before, { status: "completed" });
+    trace.setGlobalTracerProvider(provider);
+    const run = startRunSpan(tracer, { contextId: "c1", runId: "r1", agentNumber: 0, profile: "late" });
+    expect(traceparentOf(run)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    endToolSpan(startToolSpan(tracer, { name: "response", toolCallId: "call_1", parent: contextWith(run) }));
+    endRunSpan(run, { status: "completed" });
+    const spans = exporter.getFinishedSpans();
+    expect(spans.map((s) => s.name).sort()).toEqual(["execute_tool response", "invoke_agent late"]);
+    expect(parentOf(named(spans, "execute_tool response"))).toBe(named(spans, "invoke_agent late").spanContext().spanId);
   });
 });
