@@ -13,7 +13,9 @@ import { appendedEvents } from "./recordedRows.ts";
 import { schemaAction } from "./schemaCheck.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
+  APPEND_SQL,
   type AppendOutcome,
+  appendStatement,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
   SCHEMA_VERSION_QUERY,
@@ -187,7 +189,7 @@ class PgliteStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend(this.#query, streamId, expected, rows, recordedAt);
+      outcome = await runAppend(this.#appendQuery, streamId, expected, rows, recordedAt);
       if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       throw this.#mapError(e);
@@ -198,6 +200,10 @@ class PgliteStore implements EventStore {
   }
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
+
+  /** The append itself goes as one simple-protocol message (see appendStatement); its other statements as they are. */
+  readonly #appendQuery = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
+    sql === APPEND_SQL ? ((await this.db.exec(appendStatement(params)))[0]!.rows as R[]) : this.#query<R>(sql, params);
 
   readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
   readonly readStream = this.#reads.readStream;

@@ -260,6 +260,27 @@ export type LogHorizon = { handed: number | string; fence: string; settled: bool
 
 /** One append, one round trip: `$1` stream id, `$2` expected version (see EXPECT_*), `$3` events JSON, `$4` recorded_at. */
 export const APPEND_SQL = `SELECT actorzero_append($1, $2, $3::jsonb, $4::timestamptz) AS result`;
+/**
+ * A text as an SQL literal: an escape string (E'…'), whose backslashes and quotes are escaped, so it
+ * reads the same whatever standard_conforming_strings says. A NUL cannot be sent in a literal (nor as
+ * a text parameter): refused.
+ */
+export const sqlLiteral = (text: string): string => {
+  if (text.includes("\u0000")) throw new RangeError("a NUL character cannot be sent to the database");
+  return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+};
+
+/**
+ * APPEND_SQL with its parameters written in as literals: one simple-protocol message. PGlite answers a
+ * parameterised query with five protocol messages (parse, describe, bind, execute, sync), each a trip
+ * into its WebAssembly; one message costs about a fifth less CPU per append (measured on PGlite).
+ */
+export const appendStatement = (params: readonly unknown[]): string => {
+  const [streamId, expected, events, recordedAt] = params as [string, number, string, string];
+  if (!Number.isInteger(expected)) throw new RangeError(`expected version ${expected} is not an integer`);
+  return `SELECT actorzero_append(${sqlLiteral(streamId)}, ${expected}, ${sqlLiteral(events)}::jsonb, ${sqlLiteral(recordedAt)}::timestamptz) AS result`;
+};
+
 /** `$1` stream id, `$2` event ids (uuid[]): the original outcome of an append of these ids, or null. */
 export const FIND_APPENDED_SQL = `SELECT actorzero_find_appended($1, $2::uuid[]) AS result`;
 

@@ -109,6 +109,23 @@ export const storeContract = (name: string, open: StoreOpener) => {
       });
     });
 
+    describe("when a stream id and the data hold quotes, backslashes and SQL", () => {
+      it("stores them exactly as sent, and a stream id holding a NUL is refused with nothing written", async () => {
+        const id = `ctx-'); DELETE FROM events; -- \\' \\\\ $1 "q" ${randomUUID()}`;
+        const text = `it's \\'); DROP TABLE events; --\\n E'x' $$ \\\\' é 日本`;
+        const head = await store.headPosition();
+        await store.append(id, [message(text), message("'")], { expectedVersion: "no_stream" });
+        await store.append(id, [message("\\")], { expectedVersion: 2 });
+        const read = await store.readStream(id);
+        expect(read.map((e) => e.streamId)).toEqual([id, id, id]);
+        expect(texts(read)).toEqual([text, "'", "\\"]);
+        expect(await store.headPosition()).toBe(head + 3);
+
+        await expect(store.append(`ctx-\u0000-${randomUUID()}`, [message("x")], { expectedVersion: "no_stream" })).rejects.toThrow();
+        expect(await store.headPosition()).toBe(head + 3);
+      });
+    });
+
     describe("given an expected version", () => {
       it("appends when the stream is at that version and refuses with ConcurrencyError otherwise", async () => {
         const id = newStream();
