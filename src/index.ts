@@ -22,7 +22,7 @@ export { ModelError, type ModelDelta, type ModelPort, type ModelRequest, type Mo
 export type { ChatMessage } from "./models/messages.ts";
 export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./models/presets.ts";
 
-export { defineTool, RepairableToolError, FatalToolError, type Tool, type ToolContext, type ToolOutcome, type ToolApprovalContext } from "./tools/defineTool.ts";
+export { defineTool, RepairableToolError, FatalToolError, INTERRUPTED_CALL, type Tool, type ToolContext, type ToolOutcome, type ToolApprovalContext } from "./tools/defineTool.ts";
 export type { ApprovalOptions } from "./tools/approval.ts";
 export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";

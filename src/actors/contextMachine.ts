@@ -75,7 +75,7 @@ export type RunOutput = { facts: RecordedEvent[]; parked?: boolean };
 export type RunActorInput = { contextId: ContextId; runId: RunId };
 
 export type ContextMachineEvent =
-  | { type: "run.start"; facts: RecordedEvent[]; runId: RunId }
+  | { type: "run.start"; facts: RecordedEvent[]; runId: RunId; interventionPending?: boolean }
   | { type: "run.stop" }
   | { type: "run.pause"; facts: RecordedEvent[] }
   | { type: "run.resume"; facts: RecordedEvent[] }
@@ -192,7 +192,8 @@ const activeResult = {
   onError: runResult.onError,
 } as const;
 
-const runStarts = { "run.start": { target: "#context.running", actions: "applyFacts" } } as const;
+// The run named is the one in flight from now on: a new run (its RunStarted among the facts), or one resumed after a restart.
+const runStarts = { "run.start": { target: "#context.running", actions: ["applyFacts", "claimRun"] } } as const;
 
 /** The command event a batch of this process's own facts is (a pause, a resume, an intervention), or null. */
 export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | null => {
@@ -236,6 +237,12 @@ export const contextMachine = setup({
   },
   actions: {
     applyFacts: assign(({ context, event }) => applyFacts(context, factsOf(event))),
+    // A resumed run says whether an intervention recorded before the restart still waits for a model call.
+    claimRun: assign(({ event }) =>
+      event.type === "run.start"
+        ? { runId: event.runId, status: "running" as const, failure: null, unrecorded: null, ...(event.interventionPending ? { interventionPending: true } : {}) }
+        : {},
+    ),
     recordUnrecordedEnd: assign(({ context, event }) => {
       const error = (event as { error?: unknown }).error;
       const message =

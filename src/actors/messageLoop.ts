@@ -14,18 +14,21 @@
 // - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
 //   completes while an intervention is undelivered.
+// - A resumed run (`resume`) goes on at its last recorded step (resumePlan.ts): a cut-off tool call is resumed
+//   by its tool (`resume`), run again when the tool is idempotent, or else answered with INTERRUPTED_CALL.
 // Subpaths, not the package root: the root loads all of effect (247 modules) where these need 65.
 import * as Effect from "effect/Effect";
 import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
-import { asOutcome, FatalToolError, RepairableToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { asOutcome, FatalToolError, INTERRUPTED_CALL, RepairableToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
 import { type ApprovalPort, type Decision, deniedText, type ParkedStep } from "./approvalGate.ts";
 import { type LogError, logWrite, type LoopLimits, ModelCallFailed, modelRetrySchedule, retryDelayMs } from "./loopErrors.ts";
+import type { ResumePlan } from "./resumePlan.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
 
@@ -58,6 +61,8 @@ export type LoopEnv = {
   parked: ParkedStep | null;
   /** Extra fields tools of this runtime get (delegation uses them). */
   toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
+  /** Where a run a gone process left unfinished picks up; absent for a run that starts afresh. */
+  resume?: ResumePlan | null;
 };
 
 export const WARN_REPEATED =
@@ -155,18 +160,22 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
     return yield* Effect.fail(new ModelCallFailed({ error: err, attempt, retryInMs }));
   });
 
-/** One model call with retries (an Effect.retry on the recorded delays); the turn, or the run's end when it failed for good. */
-const callModel = (env: LoopEnv, step: number): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
-  let attempt = 0;
+const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: boolean; attempt: number }) => {
+  const why = f.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";
+  return fail(env, "model_error", `Model call failed (${f.reason}, ${why}): ${f.message}`).pipe(Effect.map((terminal): Terminal => ({ terminal })));
+};
+
+/**
+ * One model call with retries (an Effect.retry on the recorded delays); the turn, or the run's end when it
+ * failed for good. A resumed step starts at the attempt its plan says, or gives up as its last recorded failure did.
+ */
+const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
+  if (from?.failed && from.failed.retryInMs === null) return gaveUp(env, from.failed);
+  let attempt = (from?.attempt ?? 1) - 1;
   return Effect.suspend(() => attemptModelCall(env, step, ++attempt)).pipe(
     Effect.retry(modelRetrySchedule(env.limits)),
     Effect.map((turn) => ({ turn })),
-    Effect.catchTag("ModelCallFailed", (f) => {
-      const why = f.error.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";
-      return fail(env, "model_error", `Model call failed (${f.error.reason}, ${why}): ${f.error.message}`).pipe(
-        Effect.map((terminal): Terminal => ({ terminal })),
-      );
-    }),
+    Effect.catchTag("ModelCallFailed", (f) => gaveUp(env, { reason: f.error.reason, message: f.error.message, retryable: f.error.retryable, attempt: f.attempt })),
   );
 };
 
@@ -185,12 +194,15 @@ const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
 
 type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | { parked: true } | Terminal;
 
-const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Decision | undefined) =>
+/** `resumed`: the call is on the log as started, with no result (a restart cut it off). */
+const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Decision | undefined, resumed = false) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
     const toolFailed = (error: string, repairable = true) =>
       stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
-    const called = stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
+    const called = resumed
+      ? Effect.void
+      : stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
     const tool = env.tools.get(call.name);
     if (!tool) {
       const error = `Tool '${call.name}' not found. Available tools: ${[...env.tools.keys()].sort().join(", ")}.`;
@@ -204,7 +216,14 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;
     }
-    if (decision === undefined && (yield* Effect.promise(() => env.approvals.needed(tool, args.value, call.id)))) {
+    // It may or may not have taken effect: only a tool that can pick up its own progress, or whose second run
+    // does what one run does, goes again.
+    if (resumed && !tool.resume && tool.idempotent !== true) {
+      yield* toolFailed(INTERRUPTED_CALL);
+      return { failed: INTERRUPTED_CALL } as ToolStepResult;
+    }
+    // A call that started was past its approval (or needed none).
+    if (!resumed && decision === undefined && (yield* Effect.promise(() => env.approvals.needed(tool, args.value, call.id)))) {
       // Asked on the log at once (with what the run staged): a person may decide while the other calls run.
       const { approvalId, expiresAt } = env.approvals.request();
       const request = { approvalId, runId, step, toolCallId: call.id, tool: call.name, arguments: call.arguments, contextId: env.handle.contextId, agentNumber: env.agentNumber, expiresAt };
@@ -222,7 +241,10 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
     env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
     const result = yield* Effect.result(
       Effect.tryPromise({
-        try: async (signal) => asOutcome(await tool.run(args.value, env.toolContext(call.id, signal))),
+        try: async (signal) => {
+          const ctx = env.toolContext(call.id, signal);
+          return asOutcome(await (resumed && tool.resume ? tool.resume(args.value, ctx) : tool.run(args.value, ctx)));
+        },
         catch: (e) => e,
       }),
     );
@@ -263,19 +285,22 @@ const NO_DECISIONS: ReadonlyMap<string, Decision> = new Map();
  * The calls of one reply, in order. Returns the run's end (or, when some call waits for approval, the facts
  * it parked with, `handle.parked` set), or null to go on with the next step.
  */
-const runCalls = (env: LoopEnv, step: number, calls: readonly NormalizedCall[], decisions: ReadonlyMap<string, Decision>) =>
+const runCalls = (env: LoopEnv, step: number, calls: readonly NormalizedCall[], decisions: ReadonlyMap<string, Decision>, resuming: ResumePlan | null = null) =>
   Effect.gen(function* () {
     let parked = false;
     for (let i = 0; i < calls.length; i++) {
       const call = calls[i]!;
-      if (i > 0) {
+      // A resumed step: what is on the log stands; a call cut off by a restart passed its checkpoint before it started.
+      if (resuming?.answered.has(call.id)) continue;
+      const resumed = resuming?.started.has(call.id) === true;
+      if (i > 0 && !resumed) {
         yield* waitWhilePaused(env);
         if (env.interventionPending()) {
           yield* skipCalls(env, calls.slice(i), SKIPPED_FOR_MESSAGE);
           break;
         }
       }
-      const r = yield* runTool(env, step, call, decisions.get(call.id));
+      const r = yield* runTool(env, step, call, decisions.get(call.id), resumed);
       if ("terminal" in r) return r;
       if ("parked" in r) {
         parked = true;
@@ -298,10 +323,11 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
   // The loop only leaves through a `return`; the cast tells the compiler the endless `for` cannot fall through.
   Effect.gen(function* () {
     const { runId } = env.handle;
-    let previousReply: string | null = null;
-    let warnedRepeat = false;
-    let warnedUnusable = false;
-    let firstStep = 1;
+    const plan = env.resume ?? null;
+    let previousReply: string | null = plan?.guards.previousReply ?? null;
+    let warnedRepeat = plan?.guards.warnedRepeat ?? false;
+    let warnedUnusable = plan?.guards.warnedUnusable ?? false;
+    let firstStep = plan?.step ?? 1;
     if (env.parked) {
       // Going on after the decisions: the parked step's open calls first, then the next step.
       const { step, text, replyCalls, open, decisions } = env.parked;
@@ -312,7 +338,15 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
     }
     for (let step = firstStep; ; step++) {
       yield* waitWhilePaused(env);
-      const called = yield* callModel(env, step);
+      // The step a resumed run continues at: a recorded reply was past the guards already; its results stand.
+      const resuming = plan !== null && step === plan.step ? plan : null;
+      if (resuming?.reply) {
+        const { text, calls } = resuming.reply;
+        const ran = calls.length === 0 ? { terminal: yield* tryComplete(env, text ?? "") } : yield* runCalls(env, step, calls, resuming.decisions, resuming);
+        if (ran?.terminal) return ran.terminal;
+        continue;
+      }
+      const called = yield* callModel(env, step, resuming);
       if ("terminal" in called) return called.terminal;
       const { turn } = called;
       const calls = normalizeCalls(turn, step);

@@ -140,7 +140,8 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
     case "resumed":
       return [`    ${at(e, p)} ${p.yellow(e.kind)}`];
     case "model_call": {
-      const head = `    ${at(e, p)} ${p.bold(`model`)} step ${e.step}${e.attempt > 1 ? ` attempt ${e.attempt}` : ""} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)}`;
+      const again = e.madeAgain ? ` ${p.yellow("made again after a restart (the cut-off call may be billed too)")}` : "";
+      const head = `    ${at(e, p)} ${p.bold(`model`)} step ${e.step}${e.attempt > 1 ? ` attempt ${e.attempt}` : ""}${again} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)}`;
       if (e.outcome === "failed") return [`${head} ${p.red("failed")} ${e.error?.reason}${e.error?.retryable ? " (retryable)" : ""}: ${text(e.error?.message ?? null, o, pad)}`];
       if (e.outcome === "pending") return [`${head} ${p.cyan("no reply recorded")}`];
       const calls = e.toolCalls.map((c) => c.name).join(", ");

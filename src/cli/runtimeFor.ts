@@ -4,8 +4,12 @@ import type { Runtime } from "../runtime/runtime.ts";
 import type { CliConfig } from "./config.ts";
 import type { ModelChoice } from "./modelChoice.ts";
 
-/** The runtime (loaded on demand: only run, send and stop need it). */
-export const runtimeFor = async (store: EventStore, config: CliConfig, choice: ModelChoice): Promise<Runtime> => {
+/**
+ * The runtime (loaded on demand: only the commands that drive runs need it). `recovery`: what it does with runs
+ * a killed process left unfinished (`--recovery` of run, send and serve); the commands that only stop, pause
+ * or fork record them as interrupted, as their offline model must not carry them on.
+ */
+export const runtimeFor = async (store: EventStore, config: CliConfig, choice: ModelChoice, recovery: "resume" | "interrupt" = "interrupt"): Promise<Runtime> => {
   const { createRuntime } = await import("../runtime/runtime.ts");
   return createRuntime({
     store,
@@ -16,5 +20,6 @@ export const runtimeFor = async (store: EventStore, config: CliConfig, choice: M
     ...(config.limits ? { limits: config.limits } : {}),
     ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
     ...(config.approvals ? { approvals: config.approvals } : {}),
+    recovery,
   });
 };

@@ -48,6 +48,8 @@ export type Entry =
       at: string;
       step: number;
       attempt: number;
+      /** Made again after a restart cut off the step's last attempt (no reply or failure recorded): both may be billed. */
+      madeAgain: boolean;
       model: string;
       outcome: "replied" | "failed" | "pending";
       durationMs: number | null;

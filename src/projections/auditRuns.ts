@@ -3,6 +3,8 @@
 // Requirements:
 // - Each entry names the global position of the event it comes from; durations come from `recorded_at`.
 // - Every event type is handled or deliberately ignored (the switch is exhaustive).
+// - A model call made again because a restart cut off the last attempt of its step (recorded as made, with
+//   neither reply nor failure) is marked `madeAgain`: both calls may be billed.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
 import { runEndOf } from "./runStatus.ts";
@@ -67,12 +69,14 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         break;
       case "ModelCalled": {
         if (!run) break;
+        const cutOff = modelCalls.get(`${run.runId}/${e.data.step}`)?.outcome === "pending";
         const entry: Extract<Entry, { kind: "model_call" }> = {
           kind: "model_call",
           position: e.globalPosition,
           at: e.recordedAt,
           step: e.data.step,
           attempt: e.data.attempt,
+          madeAgain: cutOff,
           model: e.data.model,
           outcome: "pending",
           durationMs: null,

@@ -10,19 +10,27 @@ import type { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
+import type { Resuming } from "./resume.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
+
+/** One tool call of one run (tool call ids come from the model, so they may repeat across runs). */
+export const callKey = (runId: string, toolCallId: string): string => `${runId}\u0000${toolCallId}`;
 
 export class ActiveContext {
   view: ContextView;
   private readonly runs = new Map<string, RunTranscript>();
   /** The subordinates this context created, in order, with their slots (from its own SubordinateCalled facts). */
   readonly children: { contextId: string; slot: string }[] = [];
+  /** The child each SubordinateCalled names, by the run and tool call that made it (`callKey`). */
+  readonly subordinateCalls = new Map<string, string>();
   /** Answers of subordinates by the tool call that asked, for `§§result(...)` references. */
   readonly storedResults = new Map<string, string>();
   actor!: AnyActorRef;
   writer!: StreamWriter;
   run: RunHandle | null = null;
+  /** A run resuming here after a restart, until its loop has taken the plan (runs.ts). */
+  resuming: Resuming | null = null;
   /** The end of the last run whose terminal fact this context applied. */
   lastEnd: RunOutcome | null = null;
   private lastAnswered: string | null = null;
@@ -46,7 +54,10 @@ export class ActiveContext {
     for (const f of facts) this.view = contextsProjection.evolve(this.view, f);
     foldEvents(transcriptProjection, facts, this.runs);
     for (const f of facts) {
-      if (f.type === "SubordinateCalled" && f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
+      if (f.type === "SubordinateCalled") {
+        if (f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
+        this.subordinateCalls.set(callKey(f.data.runId, f.data.toolCallId), f.data.childContextId);
+      }
       if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
       if (outcome) this.lastEnd = outcome;

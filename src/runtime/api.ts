@@ -73,8 +73,13 @@ export type RuntimeOptions = {
    * `approve` / `reject` (or the timeout) decides it.
    */
   approvals?: ApprovalOptions;
-  /** What happens at open to runs a gone process left unfinished: `"interrupt"` (the default, and the only mode today) records them as interrupted. */
-  recovery?: "interrupt";
+  /**
+   * What happens to runs a gone process left unfinished, found at open (and, on PostgreSQL, once the dead
+   * owner's lease expires): `"resume"` (the default) goes on from the last recorded step, reusing recorded
+   * model replies, making a model call cut off without a reply again, and re-running a cut-off tool call
+   * only when the tool is `idempotent`; `"interrupt"` records them as interrupted.
+   */
+  recovery?: "resume" | "interrupt";
   /** This process's name in run leases (default: host, pid and a random suffix). */
   owner?: string;
 };

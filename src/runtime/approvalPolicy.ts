@@ -59,13 +59,13 @@ export const approvalListFor = (
 ];
 
 /**
- * What happens at open to a run whose process is gone: today it is recorded as interrupted. Resuming it
- * from its last recorded step is not available yet, so `"resume"` is refused rather than ignored.
+ * What happens at open to a run whose process is gone: `"resume"` (the default) goes on from its last
+ * recorded step; `"interrupt"` records it as interrupted.
  */
-export type Recovery = "interrupt";
+export type Recovery = "resume" | "interrupt";
 
 export const checkRecovery = (v: unknown): Recovery => {
-  if (v === undefined || v === "interrupt") return "interrupt";
-  if (v === "resume") throw invalid("recovery", '"interrupt" (resuming unfinished runs is not available in this version)', '"resume"');
-  throw invalid("recovery", '"interrupt"', typeof v === "string" ? `"${v}"` : typeof v);
+  if (v === undefined || v === "resume") return "resume";
+  if (v === "interrupt") return "interrupt";
+  throw invalid("recovery", '"resume" or "interrupt"', typeof v === "string" ? `"${v}"` : typeof v);
 };

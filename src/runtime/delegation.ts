@@ -1,5 +1,6 @@
 // The runtime's side of the tools' Delegator port: delegation creates, renames, runs and stops contexts through it.
 import { asContextId } from "../events/ids.ts";
+import { outcomeOf } from "../projections/runOutcome.ts";
 import type { Delegator } from "../tools/delegator.ts";
 import { configuredPresetOf, enabledProfiles } from "./configuration.ts";
 import { start, stopContext } from "./commands.ts";
@@ -32,4 +33,17 @@ export const delegatorOf = (core: Core): Delegator => ({
     }
   },
   stop: (id) => stopContext(core, id, "superior"),
+  runFor: async (id, call) => {
+    const ac = await core.registry.activate(asContextId(id));
+    const stream = await core.store.readStream(id);
+    const started = stream.find((e) => e.type === "RunStarted" && e.data.superior?.runId === call.runId && e.data.superior.toolCallId === call.toolCallId);
+    if (started?.type !== "RunStarted") return null;
+    const runId = started.data.runId;
+    for (const e of stream) {
+      const end = outcomeOf(e);
+      if (end?.runId === runId) return { ended: Promise.resolve(end) };
+    }
+    // Still open: it resumes in this process too (children first), and its end answers this waiter.
+    return { ended: ac.outcome(runId) };
+  },
 });

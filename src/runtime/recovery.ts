@@ -1,11 +1,14 @@
-// Leases and recovery: a run another process (or a crash) left unfinished is recorded as interrupted, exactly once.
+// Leases and recovery: a run another process (or a crash) left unfinished is resumed here, or recorded as interrupted, exactly once.
 //
 // Requirements:
 // - A run starts only under the context's lease; the actor is first brought up to the stream, which
 //   another process may have extended.
-// - A context the log shows running whose owner is gone gets RunInterrupted (and its open jobs end as
-//   interrupted): on open, and on PostgreSQL periodically once leases expire. A run parked awaiting
-//   approval is not: its machine restores parked (running), and the decision goes on with it.
+// - A context the log shows running whose owner is gone, found on open and on PostgreSQL periodically once
+//   leases expire: with recovery "resume", its run goes on here from its last recorded step (resume.ts),
+//   deepest contexts first, so a parent waiting on a child finds it resuming; with "interrupt" (and for a
+//   run whose own end the store refused), it gets RunInterrupted and its open jobs end as interrupted.
+// - A message to a context whose dead run was not taken over yet records that run as interrupted.
+// - A run parked awaiting approval is neither: its machine restores parked (running), and the decision goes on with it.
 // - Closing the runtime records the runs still in flight as interrupted.
 import type { RunId } from "../events/ids.ts";
 import { asRunId } from "../events/ids.ts";
@@ -17,9 +20,14 @@ import type { ContextMachineContext } from "../actors/contextMachine.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
+import type { Recovery } from "./approvalPolicy.ts";
+import { resumeRun } from "./resume.ts";
 
-/** Takes the context's run lease, then brings the actor up to the stream; a run a dead owner left is recorded as interrupted. */
-export const takeLease = async (core: Core, ac: ActiveContext): Promise<void> => {
+/**
+ * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
+ * recorded as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
+ */
+export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery = "interrupt"): Promise<"resumed" | void> => {
   // The last run's release must land first, or it would delete the lease taken here.
   await ac.leaseReleased;
   const lease = await core.leases.acquire(ac.id);
@@ -31,8 +39,16 @@ export const takeLease = async (core: Core, ac: ActiveContext): Promise<void> =>
   const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
   if (ac.view.status === "running" && !machine.matches("running")) {
     const unrecorded = machine.context.unrecorded;
-    await interrupt(core, ac.view, unrecorded?.runId === ac.view.currentRunId ? unrecorded.message : undefined);
+    const refused = unrecorded?.runId === ac.view.currentRunId;
+    if (openRun === "resume" && !refused) {
+      await resumeRun(core, ac);
+      return "resumed";
+    }
+    const runId = ac.view.currentRunId;
+    await interrupt(core, ac.view, refused ? unrecorded!.message : undefined);
     await catchUpStream(core, ac);
+    // A resumed parent may be waiting on this run's end.
+    if (runId) ac.answer(runId, null);
     // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
     // lease in the log: take it again past it, or another process could take it while our run goes on.
     if (core.store.kind !== "pglite") {
@@ -55,14 +71,16 @@ export const recoverInterruptedRuns = async (core: Core): Promise<void> => {
   await core.projections.catchUp();
   const running = await core.projections.contexts.list({ status: "running" });
   const unowned = new Set(await core.leases.unowned(running.map((v) => v.id)));
-  for (const view of running) {
+  // Deepest first: a resumed parent's delegation then finds its child's run already going on here.
+  for (const view of [...running].sort((a, b) => b.depth - a.depth)) {
     if (!unowned.has(view.id) || core.closed) continue;
     const ac = await core.registry.activate(view.id);
     // In the context's command queue: no run of this process can start on it meanwhile.
     await ac.serialize(async () => {
       if (ac.actor.getSnapshot().matches("running")) return;
       try {
-        await takeLease(core, ac);
+        // A resumed run keeps the lease; its end in the log frees it.
+        if ((await takeLease(core, ac, core.config.recovery)) === "resumed") return;
       } catch (e) {
         if (e instanceof RuntimeError && e.reason === "busy") return;
         throw e;

@@ -15,7 +15,7 @@ import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../models/port.ts";
 import { runEndOf, type RunEnd } from "../projections/runStatus.ts";
-import type { Tool } from "../tools/defineTool.ts";
+import type { Tool, ToolContext } from "../tools/defineTool.ts";
 import {
   activeContext,
   contextFromTraceparent,
@@ -194,8 +194,15 @@ export class RunObserver {
     // What decides whether a call waits for a person, and whether it may run twice, goes with the tool.
     ...(tool.needsApproval !== undefined ? { needsApproval: tool.needsApproval } : {}),
     ...(tool.idempotent !== undefined ? { idempotent: tool.idempotent } : {}),
-    run: async (input, ctx) => {
-      // A run another process started (a parked call approved here) gets its span from the log first.
+    run: this.spanned(tool.name, (input: I, ctx) => tool.run(input, ctx)),
+    ...(tool.resume ? { resume: this.spanned(tool.name, (input: I, ctx) => tool.resume!(input, ctx)) } : {}),
+  });
+
+  private spanned =
+    <I>(name: string, run: (input: I, ctx: ToolContext) => ReturnType<Tool<I>["run"]>) =>
+    async (input: I, ctx: ToolContext) => {
+      const tool = { name, run };
+      // A run another process started (a parked call approved here, a run resumed here) gets its span from the log first.
       const parent = (await this.runOf(ctx.contextId, ctx.runId).catch(() => undefined))?.context;
       const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
       const k = key(ctx.contextId, ctx.toolCallId);
@@ -210,8 +217,7 @@ export class RunObserver {
       } finally {
         if (this.tools.get(k) === span) this.tools.delete(k);
       }
-    },
-  });
+    };
 }
 
 const hostOf = (url: string): string | undefined => {

@@ -2,6 +2,7 @@
 //
 // Requirements:
 // - The run gets the context's model, system prompt, tools and transcript, and its tools get the run's scope.
+// - A run resuming after a restart (resume.ts) gets its plan, and its `parallel` jobs rebuilt from the log.
 // - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed; when
 //   that append is refused, the end goes again alone (the staged events that went with the refused
 //   one are gone). When the store refuses that too, the actor rejects: the machine ends the run
@@ -27,10 +28,11 @@ import { systemPrompt } from "../profiles/profiles.ts";
 import type { ToolContext } from "../tools/defineTool.ts";
 import type { RunScope } from "../tools/delegator.ts";
 import { jobFinished } from "../tools/jobs.ts";
-import { cancelOpenJobs } from "../tools/parallel.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
+import { type ActiveContext, callKey } from "./activeContext.ts";
 import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
+import { delegatorOf } from "./delegation.ts";
 import type { Core } from "./core.ts";
 
 /** Whether the log still shows `handle`'s run open on this context. */
@@ -43,6 +45,7 @@ const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
   view: () => ac.view,
   children: ac.children,
   storedResult: (id) => ac.storedResults.get(id),
+  subordinateCalledBy: (toolCallId) => ac.subordinateCalls.get(callKey(handle.runId, toolCallId)),
   runningChildren: handle.runningChildren,
   get reservedChildren() {
     return handle.reservedChildren;
@@ -74,11 +77,23 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   const approvalList = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
   const { timeoutMs } = core.config.approvals;
   const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
+  const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
+  ac.resuming = null;
   try {
     const model = modelFor(core.config, view);
     const profile = core.config.profiles.get(view.profile);
     const tools = await core.tools.forContext(view, signal);
     const scope = scopeOf(ac, handle);
+    const toolContext = (toolCallId: string, sig: AbortSignal): ToolContext => ({
+      contextId: ac.id,
+      runId: handle.runId,
+      agentNumber: view.agentNumber,
+      profile: view.profile,
+      toolCallId,
+      signal: sig,
+      run: scope,
+    });
+    if (resuming) resumeJobs(delegatorOf(core), scope, tools.byName, resuming.jobsStarted, resuming.jobsFinished, (id) => toolContext(id, signal));
     const facts = await Effect.runPromise(
       messageLoop({
         handle,
@@ -109,15 +124,8 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
             expiresAt: timeoutMs === null ? null : new Date(core.config.clock.now().getTime() + timeoutMs).toISOString(),
           }),
         },
-        toolContext: (toolCallId, sig): ToolContext => ({
-          contextId: ac.id,
-          runId: handle.runId,
-          agentNumber: view.agentNumber,
-          profile: view.profile,
-          toolCallId,
-          signal: sig,
-          run: scope,
-        }),
+        toolContext,
+        resume: resuming?.plan ?? null,
       }),
       { signal },
     );

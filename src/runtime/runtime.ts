@@ -161,7 +161,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       assertOpen();
       const cid = checkId("id", id);
       // A run another process drives is asked of that process, through the log.
-      return (await stopContext(core, cid, "user")) ?? (await requestControl(core, cid, "stop"))?.outcome ?? null;
+      // A run whose owner died is taken over first (resumed, or recorded as interrupted); a resumed one is then stopped here.
+      return (await stopContext(core, cid, "user")) ?? (await requestControl(core, cid, "stop"))?.outcome ?? (await stopContext(core, cid, "user"));
     },
     async pause(id: string): Promise<void> {
       assertOpen();

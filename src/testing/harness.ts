@@ -158,7 +158,8 @@ export class LifecycleHarness {
   private async open(): Promise<void> {
     this.desk = new ModelDesk();
     this.handle = crashableStore(this.options.store);
-    this.rt = await createRuntime({ ...this.options.runtime, store: this.handle, model: this.desk.model, limits: this.limits });
+    // The reference model's crash rule is the interrupting one: a run the crash cut off ends as interrupted.
+    this.rt = await createRuntime({ recovery: "interrupt", ...this.options.runtime, store: this.handle, model: this.desk.model, limits: this.limits });
   }
 
   /** A text no other step of this process uses (the loop warns about repeated replies). */

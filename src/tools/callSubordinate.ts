@@ -15,6 +15,9 @@
 // - A stopped child gives the caller a repairable "was stopped" error; a failed one names the reason;
 //   when the caller itself is stopped it gets no result.
 // - Guards: maximum depth and maximum live children per run, each a repairable error.
+// - Resumed after a restart: a call whose SubordinateCalled is on the log takes the answer of the child run
+//   it started (recorded, or awaited while that run resumes too), starting it only if it never started;
+//   the child is never sent the message twice. A call with nothing on the log is made as new.
 import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
 import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
@@ -23,6 +26,7 @@ import { asContextId, type ContextId } from "../events/ids.ts";
 import { defineTool, RepairableToolError, type ToolContext } from "./defineTool.ts";
 import { resultReference } from "./references.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
+import type { RunOutcome } from "../projections/runOutcome.ts";
 
 /** Results this long or longer are stored and referenced with a hint. */
 export const LEN_MIN = 500;
@@ -71,6 +75,7 @@ export const callSubordinateTool = (rt: Delegator) =>
     description: "Delegate a task to a subordinate agent one level below you.",
     input: CallSubordinateInput,
     run: (input, ctx) => delegate(rt, input, ctx),
+    resume: (input, ctx) => resumeDelegation(rt, input, ctx),
     // SubordinateCalled carries the caller's ToolCalled: the child it names runs only after that append.
     recordsCall: true,
   });
@@ -87,7 +92,6 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
   }
   handle.reservedChildren += 1;
   const release = () => void (handle.reservedChildren -= 1);
-  const caller = handle.view();
   let child: ContextView, fresh: boolean, childId: ContextId;
   try {
     // A job cancelled (or a caller stopped) meanwhile must not start, nor record anything after its run ended.
@@ -106,13 +110,41 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
   }
   handle.runningChildren.add(childId);
   release();
+  return follow(rt, handle, ctx, child, message, null);
+};
+
+/** A delegation a restart cut off: its child's run continues (or starts, if it never did) and answers the caller. */
+export const resumeDelegation = async (rt: Delegator, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
+  const handle = ctx.run;
+  if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
+  const childId = handle.subordinateCalledBy(ctx.toolCallId);
+  // Its SubordinateCalled never reached the log: no child ran for it, so the delegation is made as new.
+  if (childId === undefined) return delegate(rt, input, ctx);
+  const message = typeof input.message === "string" ? input.message.trim() : "";
+  const child = await rt.view(childId);
+  ctx.reportSubordinate?.(childId);
+  handle.runningChildren.add(asContextId(childId));
+  return follow(rt, handle, ctx, child, message, () => rt.runFor(childId, { runId: ctx.runId, toolCallId: ctx.toolCallId }));
+};
+
+/** Runs the child (or takes the run `recorded` finds), waits for its end and renders it for the caller's model. */
+const follow = async (
+  rt: Delegator,
+  handle: RunScope,
+  ctx: ToolContext,
+  child: ContextView,
+  message: string,
+  recorded: (() => Promise<{ ended: Promise<RunOutcome> } | null>) | null,
+): Promise<string> => {
+  const caller = handle.view();
+  const childId = asContextId(child.id);
   let outcome;
   // A stop or cancel that lands while the child is being set up finds nothing running to stop (a job's
   // cancel does not even know the child yet), so the delegation stops its child itself.
   const stopChild = () => void rt.stop(childId).catch(() => null);
   try {
     if (ctx.signal.aborted) throw new Error("stopped");
-    const started = await rt.startRun(childId, message, {
+    const started = (recorded ? await recorded() : null) ?? await rt.startRun(childId, message, {
       contextId: asContextId(caller.id),
       runId: ctx.runId,
       toolCallId: ctx.toolCallId,

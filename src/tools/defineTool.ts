@@ -44,12 +44,21 @@ export type Tool<I = unknown> = {
    */
   idempotent?: boolean;
   /**
+   * How a call recorded as started without a result continues when its run resumes after a restart, for a
+   * tool that records its own progress on the log (`call_subordinate` waits for the child it started,
+   * `parallel` for the jobs it started) rather than doing it all again.
+   */
+  resume?(input: I, ctx: ToolContext): Promise<string | ToolOutcome> | string | ToolOutcome;
+  /**
    * The tool's first append through `ctx.run` carries its ToolCalled (and what the run staged before it),
    * so the loop does not write it alone first. Only for a tool with no effect beyond the log before that
    * append (`call_subordinate`: its child runs only after it).
    */
   recordsCall?: boolean;
 };
+
+/** The result of a call a restart cut off, for a tool that is neither idempotent nor able to resume. */
+export const INTERRUPTED_CALL = "This tool call was interrupted by a restart; it may or may not have taken effect.";
 
 /** An error the model can fix: it is returned to the model as the tool's result and the run goes on. */
 export class RepairableToolError extends Error {

@@ -16,6 +16,8 @@ export interface RunScope {
   view(): ContextView;
   /** Children the caller created, in order, with their slots. */
   readonly children: readonly { contextId: string; slot: string }[];
+  /** The child a recorded SubordinateCalled of this run names for `toolCallId` (to resume that delegation). */
+  subordinateCalledBy(toolCallId: string): string | undefined;
   /** A subordinate's stored answer, by the tool call that asked (for `§§result(...)`). */
   storedResult(toolCallId: string): string | undefined;
   /** Children the run waits on; a stop of the run stops them first. */
@@ -48,4 +50,9 @@ export interface Delegator {
   /** Starts a run of `id`; resolves once started, with its end boxed; `busy` when another process drives it. */
   startRun(id: string, text: string, superior: Superior): Promise<{ ended: Promise<RunOutcome> } | "busy">;
   stop(id: string): Promise<unknown>;
+  /**
+   * The run of `id` that the caller's tool call `call` started, with its end (recorded, or awaited while it
+   * runs here), or null when no run of `id` was started for that call.
+   */
+  runFor(id: string, call: { runId: string; toolCallId: string }): Promise<{ ended: Promise<RunOutcome> } | null>;
 }

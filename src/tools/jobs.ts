@@ -12,6 +12,8 @@ export type Job = {
   done: Promise<void>;
   abort: AbortController;
   cancelled: boolean;
+  /** The `parallel` call that started it. */
+  startedBy?: string;
 };
 
 /** Why a job ended without its own result, in the words every ParallelJobFinished of that kind carries. */

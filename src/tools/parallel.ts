@@ -8,12 +8,15 @@
 // - A `call_subordinate` job follows the delegation contract exactly, with the job id as the slot of a fresh child;
 //   its snapshot shows `job_id` and the child's `context_id` separately.
 // - The output is compact JSON `{status, jobs:[…]}`.
+// - Resumed after a restart (`resumeJobs`): the run's jobs are rebuilt from the log; a job with no recorded
+//   end goes on as its tool resumes (or re-runs, when idempotent), else it ends with INTERRUPTED_CALL. A
+//   `start` a restart cut off waits for the jobs it recorded instead of starting them again.
 import { z } from "zod";
 import { asJobId, type JobId } from "../events/ids.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
 import { jobFinished, type Job } from "./jobs.ts";
-import type { JobStatus } from "../events/schema.ts";
-import { asOutcome, defineTool, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
+import type { DataOf, JobStatus } from "../events/schema.ts";
+import { asOutcome, defineTool, INTERRUPTED_CALL, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
 import { parseToolArguments } from "./arguments.ts";
 
 export const MAX_PARALLEL_CALLS = 8;
@@ -67,21 +70,31 @@ export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Too
     name: "parallel",
     description: "Run up to 8 independent tool calls at once.",
     input: ParallelInput,
-    run: async (input, ctx) => {
-      const handle = ctx.run;
-      if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
-      const action = input.action ?? (input.tool_calls ? "start" : "await");
-      if (action === "start") return start(rt, handle, tools(), input, ctx);
-      const jobs = select(handle, input.job_ids);
-      if (action === "cancel") {
-        await Promise.all(jobs.map((j) => cancelJob(rt, j)));
-        return render(jobs, true);
-      }
-      if (action === "collect") return render(jobs, false);
-      await waitFor(jobs, input.timeout, ctx.signal);
-      return render(jobs, true);
-    },
+    run: (input, ctx) => act(rt, tools, input, ctx, false),
+    resume: (input, ctx) => act(rt, tools, input, ctx, true),
   });
+
+const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext, resumed: boolean) => {
+  const handle = ctx.run;
+  if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
+  const action = input.action ?? (input.tool_calls ? "start" : "await");
+  if (action === "start") {
+    // The jobs a cut-off start recorded are the run's already (resumeJobs): wait for them, start nothing.
+    const recorded = resumed ? [...handle.jobs.values()].filter((j) => j.startedBy === ctx.toolCallId) : [];
+    if (recorded.length === 0) return start(rt, handle, tools(), input, ctx);
+    if (input.wait === false) return render(recorded, false);
+    await waitFor(recorded, input.timeout, ctx.signal);
+    return render(recorded, true);
+  }
+  const jobs = select(handle, input.job_ids);
+  if (action === "cancel") {
+    await Promise.all(jobs.map((j) => cancelJob(rt, j)));
+    return render(jobs, true);
+  }
+  if (action === "collect") return render(jobs, false);
+  await waitFor(jobs, input.timeout, ctx.signal);
+  return render(jobs, true);
+};
 
 const select = (handle: RunScope, ids: readonly string[] | undefined): Job[] => {
   const all = [...handle.jobs.values()] as Job[];
@@ -118,23 +131,7 @@ const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string,
       throw new RepairableToolError(PARALLEL_MSG.unknownTool(c.name, available));
     }
   }
-  const jobs: Job[] = calls.map((c) => {
-    let settle!: () => void;
-    const done = new Promise<void>((r) => (settle = r));
-    const job: Job & { settle: () => void } = {
-      jobId: makeJobId(c.name, rt.clock.uuid().replace(/-/g, "").slice(0, 8)),
-      tool: c.name,
-      status: "running",
-      contextId: null,
-      result: null,
-      error: null,
-      done,
-      abort: new AbortController(),
-      cancelled: false,
-      settle,
-    };
-    return job;
-  });
+  const jobs = calls.map((c) => newJob(makeJobId(c.name, rt.clock.uuid().replace(/-/g, "").slice(0, 8)), c.name, ctx.toolCallId));
   await handle.append(
     jobs.map((j, i) => ({
       type: "ParallelJobStarted" as const,
@@ -144,20 +141,65 @@ const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string,
   );
   for (const [i, job] of jobs.entries()) {
     handle.jobs.set(job.jobId, job);
-    void runJob(rt, handle, tools.get(job.tool)!, calls[i]!.arguments, job as Job & { settle: () => void }, ctx);
+    void runJob(rt, handle, tools.get(job.tool)!, calls[i]!.arguments, job, ctx, false);
   }
   if (input.wait === false) return render(jobs, false);
   await waitFor(jobs, input.timeout, ctx.signal);
   return render(jobs, true);
 };
 
+type LiveJob = Job & { settle: () => void };
+
+const newJob = (jobId: JobId, tool: string, startedBy: string): LiveJob => {
+  let settle!: () => void;
+  const done = new Promise<void>((r) => (settle = r));
+  return { jobId, tool, status: "running", contextId: null, result: null, error: null, done, abort: new AbortController(), cancelled: false, startedBy, settle };
+};
+
+/**
+ * After a restart, the run's jobs as its log has them: ended ones with their recorded end, the others going
+ * on (`ctxOf`: the tool context of the `parallel` call that started them).
+ */
+export const resumeJobs = (
+  rt: Delegator,
+  handle: RunScope,
+  tools: ReadonlyMap<string, Tool<unknown>>,
+  started: readonly DataOf<"ParallelJobStarted">[],
+  finished: readonly DataOf<"ParallelJobFinished">[],
+  ctxOf: (toolCallId: string) => ToolContext,
+): void => {
+  const ends = new Map(finished.map((f) => [f.jobId as string, f]));
+  for (const s of started) {
+    const job = newJob(s.jobId, s.toolName, s.toolCallId);
+    handle.jobs.set(job.jobId, job);
+    const end = ends.get(s.jobId);
+    if (end) {
+      Object.assign(job, { status: end.status, result: end.result, error: end.error, contextId: end.contextId });
+      job.settle();
+      continue;
+    }
+    void runJob(rt, handle, tools.get(s.toolName) ?? missingTool(s.toolName), s.arguments, job, ctxOf(s.toolCallId), true);
+  }
+};
+
+const missingTool = (name: string): Tool<unknown> => ({
+  name,
+  description: "",
+  input: { safeParse: () => ({ success: false }) } as never,
+  run: () => {
+    throw new RepairableToolError(PARALLEL_MSG.unknownTool(name, "none"));
+  },
+});
+
+/** `resumed`: the job is on the log as started with no end (a restart cut it off). */
 const runJob = async (
   rt: Delegator,
   handle: RunScope,
   tool: Tool<unknown>,
   rawArguments: unknown,
-  job: Job & { settle: () => void },
+  job: LiveJob,
   ctx: ToolContext,
+  resumed: boolean,
 ): Promise<void> => {
   let status: "success" | "error" | "cancelled";
   let result: string | null = null;
@@ -165,17 +207,18 @@ const runJob = async (
   try {
     const args = parseToolArguments(tool, rawArguments ?? {}, (id) => handle.storedResult(id));
     if (!args.ok) throw new RepairableToolError(args.error);
-    const outcome = asOutcome(
-      await tool.run(args.value, {
-        ...ctx,
-        toolCallId: job.jobId,
-        jobId: job.jobId,
-        signal: job.abort.signal,
-        reportSubordinate: (id) => {
-          job.contextId = id;
-        },
-      }),
-    );
+    // It may or may not have taken effect: only a tool that resumes itself, or an idempotent one, goes again.
+    if (resumed && !tool.resume && tool.idempotent !== true) throw new RepairableToolError(INTERRUPTED_CALL);
+    const jobCtx: ToolContext = {
+      ...ctx,
+      toolCallId: job.jobId,
+      jobId: job.jobId,
+      signal: job.abort.signal,
+      reportSubordinate: (id) => {
+        job.contextId = id;
+      },
+    };
+    const outcome = asOutcome(await (resumed && tool.resume ? tool.resume(args.value, jobCtx) : tool.run(args.value, jobCtx)));
     status = "success";
     result = outcome.text;
   } catch (e) {

@@ -361,7 +361,7 @@ const startHeldJob = async (dataDir: string) => {
 const expectInterruptedAfterReopen = async (dataDir: string, rootId: string, childId: string, jobId: string) => {
   const store2 = await openPgliteStore({ dataDir });
   try {
-    const rt2 = await createRuntime({ store: store2, model: scriptedModel(() => ({ text: "after restart" })) });
+    const rt2 = await createRuntime({ store: store2, model: scriptedModel(() => ({ text: "after restart" })), recovery: "interrupt" });
     expect((await eventsOf(rt2, rootId, "ParallelJobFinished")).map((e) => [e.data.jobId, e.data.status])).toEqual([[jobId, "interrupted"]]);
     for (const id of [rootId, childId]) {
       expect(await eventsOf(rt2, id, "RunInterrupted")).toHaveLength(1);

@@ -212,7 +212,7 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           expect(mismatches).toEqual([]);
 
           // And every lifecycle invariant of actorzero/testing, over the whole log and those projections.
-          const checker = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })), owner: "checker" });
+          const checker = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })), owner: "checker", recovery: "interrupt" });
           expect((await checkInvariants(checker, { rebuild: "none" })).slice(0, 5)).toEqual([]);
           await checker.close();
         } finally {

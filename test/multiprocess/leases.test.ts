@@ -334,6 +334,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         store: storeB,
         model: scriptedModel(() => ({ text: "picked up where A left off" })),
         owner: "survivor",
+        recovery: "interrupt",
         limits: { leaseTtlMs: TTL_MS },
       });
 
@@ -381,7 +382,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
     it("interrupts it even when the survivor ran that context earlier and still holds its actor", async () => {
       const url = await db.fresh();
       const storeB = await openPostgresStore({ url });
-      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B was here first" })), owner: "survivor", limits: { leaseTtlMs: TTL_MS } });
+      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B was here first" })), owner: "survivor", limits: { leaseTtlMs: TTL_MS }, recovery: "interrupt" });
       const ctx = await rtB.createContext({ name: "shared" });
       expect(await rtB.send(ctx.id, "B's run, before A's")).toMatchObject({ status: "completed" });
 

@@ -56,7 +56,7 @@ const model = scriptedModel(async (req) => {
 });
 
 const store = await openPostgresStore({ url, poolSize: 8 });
-const rt = await createRuntime({ store, model, owner, limits: { leaseTtlMs: Number(ttl) } });
+const rt = await createRuntime({ store, model, owner, limits: { leaseTtlMs: Number(ttl) }, recovery: "interrupt" });
 const unsubscribe = store.subscribe(await store.headPosition(), (e) => {
   say(`ack ${e.globalPosition} ${e.streamId} ${e.type}`);
 });

@@ -10,7 +10,7 @@ afterAll(async () => {
   for (const d of dirs) await removeDir(d);
 });
 
-describe("when the process is killed with SIGKILL mid-run", () => {
+describe("when the process is killed with SIGKILL mid-run and recovery is 'interrupt'", () => {
   it("marks the unfinished runs interrupted on reopen, loses nothing acknowledged, and runs the next message", async () => {
     const dataDir = await copyPgliteTemplate();
     dirs.push(dataDir);
@@ -35,7 +35,7 @@ describe("when the process is killed with SIGKILL mid-run", () => {
     await new Promise((r) => child.once("exit", r));
 
     const store = await openPgliteStore({ dataDir });
-    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "back on my feet" })) });
+    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "back on my feet" })), recovery: "interrupt" });
     const positions = (await rt.events({ limit: 10_000 })).map((e) => e.globalPosition);
     for (const p of acked) expect(positions).toContain(p);
 

@@ -62,7 +62,7 @@ describe("given a run whose last append is refused", () => {
     expect(outcome.failure?.message).toContain("disk full");
     await rt.close();
     broken = false;
-    const again = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })) });
+    const again = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "interrupt" });
     const ends = await terminalsOf(ctx.id);
     expect(ends.map((e) => e.type)).toEqual(["RunInterrupted"]);
     expect((await again.context(ctx.id))!.status).toBe("failed");

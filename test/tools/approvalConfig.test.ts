@@ -113,7 +113,6 @@ describe("given bad approval settings handed to createRuntime", () => {
     await refusedAt({ tools: [{ ...deploy, needsApproval: "yes" }] }, "tools[0].needsApproval");
     await refusedAt({ tools: [{ ...deploy, idempotent: 1 }] }, "tools[0].idempotent");
     await refusedAt({ recovery: "restart" }, "recovery");
-    await refusedAt({ recovery: "resume" }, "recovery");
     expect(await store.headPosition()).toBe(head);
   });
 
@@ -138,10 +137,9 @@ describe("given bad approval settings handed to createRuntime", () => {
     expect(await store.headPosition()).toBe(head);
   });
 
-  it("when recovery is 'interrupt', then the runtime opens; 'resume' is refused as not available rather than ignored", async () => {
-    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "interrupt" });
-    await rt.close();
-    const error = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "resume" as never }).catch((e: unknown) => e);
-    expect(String((error as Error).message)).toMatch(/recovery: expected "interrupt" \(resuming unfinished runs is not available/);
+  it("when recovery is 'resume' or 'interrupt', then the runtime opens; anything else is refused naming what is expected", async () => {
+    for (const recovery of ["resume", "interrupt"] as const) await (await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery })).close();
+    const error = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "later" as never }).catch((e: unknown) => e);
+    expect(String((error as Error).message)).toMatch(/recovery: expected "resume" or "interrupt"/);
   });
 });

@@ -20,6 +20,7 @@ export const MODEL_OPTIONS = {
   "base-url": { type: "string", value: "<url>", description: "an OpenAI-compatible endpoint (with OPENAI_API_KEY)" },
   latency: { type: "string", value: "<ms>", description: "offline demo: mean simulated latency per model call (default 200)" },
   events: { type: "boolean", description: "print every event as it is appended, one line each (the default without a terminal)" },
+  recovery: { type: "string", value: "<mode>", description: "runs a killed process left unfinished: resume them (default) or interrupt them" },
 } as const;
 
 export const ModelFlagsSchema = z.object({
@@ -29,6 +30,7 @@ export const ModelFlagsSchema = z.object({
   latency: intFlag("--latency").optional(),
   events: z.boolean().optional(),
   json: z.boolean().optional(),
+  recovery: z.enum(["resume", "interrupt"], { message: "--recovery must be resume or interrupt" }).optional(),
 });
 
 const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
@@ -79,7 +81,7 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   }
   const store = await openLog(where, { create: true });
   try {
-    const rt = await runtimeFor(store, config, choice);
+    const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
     // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
     const control = await listenForControl(rt, where, io);
     try {

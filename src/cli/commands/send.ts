@@ -42,7 +42,7 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
   if (opened.holder) return sendThrough(opened.holder, { v, io, command, where, message, mode, banner: choice.banner });
   const store = opened.store;
   try {
-    const rt = await runtimeFor(store, config, choice);
+    const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
     // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
     const control = await listenForControl(rt, where, io);
     try {

@@ -50,7 +50,7 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
   const choice = await chooseModel(v, config, io.env);
   const store = await openLog(where, { create: true });
   try {
-    const rt = await runtimeFor(store, config, choice);
+    const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
     try {
       const handle = await serve(rt, { port: v.port ?? 7077, host, token }).catch((e: unknown) => {
         if (e instanceof ServeRefused) throw new CliError(e.message);

@@ -1,0 +1,45 @@
+// Resuming a run a gone process left unfinished (recovery "resume"): the run goes on in this process from its
+// last recorded step, as the same run (no new RunStarted), under this process's lease.
+//
+// Requirements:
+// - Where the run picks up is read from its own facts (actors/resumePlan.ts); the loop reuses what they hold.
+// - The run's working data is what the uninterrupted run held there: its correlation, the interventions
+//   not yet delivered, the decisions on its step's approvals, and its `parallel` jobs (rebuilt by runs.ts
+//   from the facts kept here); the pause is the machine's, restored from the log.
+// - The machine takes the run with `run.start` (legal from `failed`, where a context the log shows running
+//   restores), so its end comes, as for any run, from the invocation's result.
+import type { DataOf, RecordedEvent } from "../events/schema.ts";
+import type { RunId } from "../events/ids.ts";
+import { RunHandle } from "../actors/runHandle.ts";
+import { parkedStepOf } from "../actors/approvalGate.ts";
+import { planResume, type ResumePlan } from "../actors/resumePlan.ts";
+import type { ActiveContext } from "./activeContext.ts";
+import type { Core } from "./core.ts";
+
+/** What a resumed run starts from: the plan for its loop, and its jobs as recorded. */
+export type Resuming = {
+  runId: RunId;
+  plan: ResumePlan;
+  jobsStarted: DataOf<"ParallelJobStarted">[];
+  jobsFinished: DataOf<"ParallelJobFinished">[];
+};
+
+const ofRun = (runId: string) => (e: RecordedEvent) => "runId" in e.data && e.data.runId === runId;
+
+/** Starts the context's open run again here; the caller holds its lease and has checked that no run is in flight. */
+export const resumeRun = async (core: Core, ac: ActiveContext): Promise<void> => {
+  const runId = ac.view.currentRunId as RunId;
+  const facts = (await core.store.readStream(ac.id)).filter(ofRun(runId));
+  const found = planResume(facts);
+  // Calls of the step decided by a person before the restart keep their decisions.
+  const parked = parkedStepOf(facts, runId);
+  const plan = { ...found, decisions: parked?.step === found.step ? parked.decisions : found.decisions };
+  ac.run = RunHandle.fromLog(ac.id, runId, facts, null);
+  ac.resuming = {
+    runId,
+    plan,
+    jobsStarted: facts.flatMap((e) => (e.type === "ParallelJobStarted" ? [e.data] : [])),
+    jobsFinished: facts.flatMap((e) => (e.type === "ParallelJobFinished" ? [e.data] : [])),
+  };
+  ac.actor.send({ type: "run.start", facts: [], runId, interventionPending: plan.undelivered > 0 });
+};

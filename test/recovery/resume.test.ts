@@ -1,0 +1,197 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createRuntime, INTERRUPTED_CALL, openPgliteStore, scriptedModel, type ModelRequest, type RecordedEvent, type Runtime } from "../../src/index.ts";
+import type { EventStore } from "../../src/events/store.ts";
+import { assertInvariants } from "../../src/testing/index.ts";
+import { auditRuns } from "../../src/projections/auditRuns.ts";
+import { countingClock, requestBytes, stepOf, treeReply, treeTools, type TreeToolHooks } from "./tree.ts";
+
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const never = () => new Promise<never>(() => undefined);
+
+type Hooks = { holdModel?: (req: ModelRequest) => boolean } & TreeToolHooks;
+
+/** A runtime on `store` running the tree; a call `holdModel` picks never gets its reply (its process is about to die). */
+const treeRuntime = async (store: EventStore, clock: ReturnType<typeof countingClock>, hooks: Hooks = {}, recovery?: "resume" | "interrupt") => {
+  const model = scriptedModel((req) => (hooks.holdModel?.(req) ? never() : treeReply(req)));
+  const rt = await createRuntime({
+    store,
+    model,
+    clock,
+    tools: treeTools(hooks),
+    limits: { passivateAfterMs: 50 },
+    ...(recovery ? { recovery } : {}),
+  });
+  closers.push(() => rt.close());
+  return { rt, model };
+};
+
+/** Resolves once `n` calls of `fn` have been seen. */
+const counter = (n: number) => {
+  let seen = 0;
+  let reached!: () => void;
+  const done = new Promise<void>((r) => (reached = r));
+  return {
+    done,
+    hit() {
+      if (++seen === n) reached();
+    },
+  };
+};
+
+/** Resolves with the root's run end once it is on the log. */
+const rootEnd = (rt: Runtime, rootId: string) =>
+  new Promise<RecordedEvent>((resolve) => {
+    void rt.subscribe(
+      (e) => {
+        if (e.streamId === rootId && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type)) resolve(e);
+      },
+      { after: 0 },
+    );
+  });
+
+/** The requests of an uninterrupted tree on its own store, with the same counting clock. */
+const uninterrupted = async () => {
+  const store = await openPgliteStore();
+  closers.push(() => store.close());
+  const { rt, model } = await treeRuntime(store, countingClock());
+  const root = await rt.createContext({ name: "root" });
+  const end = await rt.send(root.id, "grow the tree");
+  expect(end.status).toBe("completed");
+  return model.requests.map(requestBytes);
+};
+
+/** `all` without one occurrence of each of `taken` (multisets of request bytes). */
+const without = (all: string[], taken: string[]) => {
+  const rest = [...all];
+  for (const t of taken) {
+    const i = rest.indexOf(t);
+    expect(i, "a request made before the crash that the uninterrupted run never made").toBeGreaterThanOrEqual(0);
+    rest.splice(i, 1);
+  }
+  return rest;
+};
+
+/**
+ * Runs the tree until `hooks` hold it (`held` resolves), then leaves that runtime as a killed process leaves
+ * its log (it never writes again) and opens another on the same log, which resumes the tree.
+ */
+const crashAndResume = async (hooks: Hooks, held: Promise<void>, recovery?: "resume" | "interrupt") => {
+  const store = await openPgliteStore();
+  closers.push(() => store.close());
+  const clock = countingClock();
+  const dead = await treeRuntime(store, clock, hooks);
+  const root = await dead.rt.createContext({ name: "root" });
+  void dead.rt.start(root.id, "grow the tree");
+  await held;
+  const before = dead.model.requests.map(requestBytes);
+  // The second process continues the same count of ids, so none collides with the first one's.
+  const resumed = await treeRuntime(store, clock, {}, recovery);
+  const end = await rootEnd(resumed.rt, root.id);
+  return { store, root, end, before, heldRequests: dead.model.requests, after: resumed.model.requests, rt: resumed.rt };
+};
+
+describe("when a process dies with model calls in flight at the bottom of a tree", () => {
+  it("makes only those calls again, and the model is sent byte for byte what it would have been without the crash", async () => {
+    const reference = await uninterrupted();
+    const leavesAtStep2 = counter(2);
+    const held = (req: ModelRequest) => {
+      const hold = req.agentNumber === 2 && stepOf(req) === 2;
+      if (hold) leavesAtStep2.hit();
+      return hold;
+    };
+    const run = await crashAndResume({ holdModel: held }, leavesAtStep2.done);
+    expect(run.end.type).toBe("RunCompleted");
+    // The calls held when the process died are the ones made again; every recorded reply was reused.
+    const inFlight = run.heldRequests.filter(held).map(requestBytes);
+    expect(inFlight).toHaveLength(2);
+    const answeredBefore = without(run.before, inFlight);
+    const expected = without(reference, answeredBefore).sort();
+    expect(run.after.map(requestBytes).sort()).toEqual(expected);
+    for (const again of inFlight) expect(run.after.map(requestBytes)).toContain(again);
+    // The log says so: each repeated call is a second attempt of its step, with no reply to the first.
+    const events = await run.rt.events();
+    const repeats = events.filter((e) => e.type === "ModelCalled" && e.data.attempt === 2);
+    expect(repeats).toHaveLength(2);
+    // And the audit marks each as made again (the cut-off call may be billed too).
+    for (const leaf of new Set(repeats.map((e) => e.streamId))) {
+      const calls = auditRuns(await run.rt.events({ contextId: leaf })).flatMap((r) => r.entries.filter((x) => x.kind === "model_call"));
+      expect(calls.map((c) => [c.step, c.attempt, c.outcome, c.madeAgain])).toEqual([
+        [1, 1, "replied", false],
+        [2, 1, "pending", false],
+        [2, 2, "replied", true],
+      ]);
+    }
+    await assertInvariants(run.rt);
+  });
+});
+
+describe("when a process dies while tools run", () => {
+  it("runs an idempotent tool again, and the transcript after it is the one without the crash", async () => {
+    const reference = await uninterrupted();
+    const lookups = counter(2);
+    let ranLookup = 0;
+    const run = await crashAndResume(
+      {
+        onTool: (name) => {
+          if (name !== "lookup") return;
+          ranLookup += 1;
+          lookups.hit();
+          return never();
+        },
+      },
+      lookups.done,
+    );
+    expect(run.end.type).toBe("RunCompleted");
+    expect(ranLookup).toBe(2);
+    expect(run.after.map(requestBytes).sort()).toEqual(without(reference, run.before).sort());
+    await assertInvariants(run.rt);
+  });
+
+  it("does not run a tool with a side effect again: the model is told the call may or may not have taken effect", async () => {
+    const notes = counter(2);
+    let ranNote = 0;
+    const run = await crashAndResume(
+      {
+        onTool: (name) => {
+          if (name !== "note") return;
+          ranNote += 1;
+          notes.hit();
+          return never();
+        },
+      },
+      notes.done,
+    );
+    expect(run.end.type).toBe("RunCompleted");
+    expect(ranNote).toBe(2);
+    const leafSteps = run.after.filter((r) => r.agentNumber === 2);
+    expect(leafSteps).toHaveLength(2);
+    for (const req of leafSteps) {
+      const results = req.messages.filter((m) => m.role === "tool").map((m) => m.content);
+      expect(results).toEqual([expect.stringMatching(/^value of /), INTERRUPTED_CALL]);
+    }
+    await assertInvariants(run.rt);
+  });
+});
+
+describe("when recovery is 'interrupt'", () => {
+  it("records the unfinished runs as interrupted and makes no model call", async () => {
+    const leaves = counter(2);
+    const run = await crashAndResume(
+      {
+        holdModel: (req) => {
+          const hold = req.agentNumber === 2 && stepOf(req) === 2;
+          if (hold) leaves.hit();
+          return hold;
+        },
+      },
+      leaves.done,
+      "interrupt",
+    );
+    expect(run.end.type).toBe("RunInterrupted");
+    expect(run.after).toHaveLength(0);
+  });
+});
