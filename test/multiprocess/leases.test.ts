@@ -375,6 +375,50 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await storeB.close();
     });
 
+    it("with recovery 'resume', the survivor's sweep takes the run over once the lease expires and makes the cut-off call again, as the same run", async () => {
+      const url = await db.fresh();
+      const storeA = await openPostgresStore({ url });
+      const held = gate();
+      const rtA: Runtime = await createRuntime({
+        store: storeA,
+        model: scriptedModel(() => {
+          held.arrived();
+          return held.reply; // never opened: A dies in this call
+        }),
+        owner: "doomed",
+        limits: { leaseTtlMs: TTL_MS },
+      });
+      const ctx = await rtA.createContext({ name: "orphan" });
+      const started = await rtA.start(ctx.id, "work until you die");
+      void started.ended.catch(() => undefined);
+      await held.called;
+
+      const storeB = await openPostgresStore({ url });
+      const modelB = scriptedModel(() => ({ text: "picked up where A left off" }));
+      const rtB = await createRuntime({ store: storeB, model: modelB, owner: "survivor", recovery: "resume", limits: { leaseTtlMs: TTL_MS } });
+      // B's open found the run owned (A lives): it left it alone.
+      expect(modelB.requests).toHaveLength(0);
+
+      // A dies: its connections close, so nothing renews its lease any more (rtA is abandoned, not closed).
+      await storeA.close();
+      let completed;
+      for (const deadline = Date.now() + TTL_MS * 8; Date.now() < deadline && !completed; await sleep(25)) {
+        completed = (await storeB.readStream(ctx.id)).find((e) => e.type === "RunCompleted");
+      }
+      expect(completed, "the survivor's sweep never resumed the dead owner's run").toMatchObject({ data: { runId: started.runId, response: "picked up where A left off" } });
+      const stream = await storeB.readStream(ctx.id);
+      expect(stream.filter((e) => e.type === "RunStarted")).toHaveLength(1);
+      expect(stream.filter((e) => e.type === "ModelCalled").map((e) => e.data)).toMatchObject([
+        { step: 1, attempt: 1 },
+        { step: 1, attempt: 2 },
+      ]);
+      expect(stream.some((e) => e.type === "RunInterrupted")).toBe(false);
+      expect(modelB.requests.map((r) => r.messages)).toEqual([[expect.objectContaining({ role: "system" }), { role: "user", content: "work until you die" }]]);
+      expect(checkOneRunAtATime(ctx.id, stream)).toEqual([]);
+      await rtB.close();
+      await storeB.close();
+    });
+
     // Runtime bug: recoverInterruptedRuns skips every context this runtime holds an actor for whose `run`
     // is set, and `ac.run` stays set after the run ended. So a survivor that ran the context earlier (its
     // actor is still active, passivateAfterMs is 30 s) never sweeps the dead owner's run; only a new send
