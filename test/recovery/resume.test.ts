@@ -114,6 +114,13 @@ describe("when a process dies with model calls in flight at the bottom of a tree
     for (const again of inFlight) expect(run.after.map(requestBytes)).toContain(again);
     // The log says so: each repeated call is a second attempt of its step, with no reply to the first.
     const events = await run.rt.events();
+    // Each context ran one run, with one message: the resumed children answered their waiting parents
+    // without being sent their task again.
+    for (const type of ["MessageReceived", "RunStarted", "RunCompleted"]) {
+      const streams = events.filter((e) => e.type === type).map((e) => e.streamId);
+      expect(streams.length, type).toBe(5);
+      expect(new Set(streams).size, type).toBe(5);
+    }
     const repeats = events.filter((e) => e.type === "ModelCalled" && e.data.attempt === 2);
     expect(repeats).toHaveLength(2);
     // And the audit marks each as made again (the cut-off call may be billed too).
