@@ -38,6 +38,19 @@ const copy = async (): Promise<string> => {
   return dir;
 };
 
+/** Every file under `dir` with its size and modification time: what a command that writes nothing leaves as it was. */
+const filesOf = async (dir: string) => {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  const files = await Promise.all(
+    entries.filter((e) => e.isFile()).map(async (e) => {
+      const file = path.join(e.parentPath, e.name);
+      const stat = await fs.stat(file);
+      return `${path.relative(dir, file)} ${stat.size} ${stat.mtimeMs}`;
+    }),
+  );
+  return files.sort();
+};
+
 /** Raw SQL on the closed data dir, as a superuser with triggers off (what an auditor fears). */
 const tamper = async (dir: string, sql: string) => {
   const db = await PGlite.create({ dataDir: dir, startParams: pgliteStartParams(walSegmentBytes(dir)) });
@@ -309,12 +322,14 @@ describe("actorzero verify-log", () => {
     await after.close();
   });
 
-  it("exits 2 with one clear line for a truncated data dir", async () => {
+  it("exits 2 with one clear line for a truncated data dir, changing no file in it", async () => {
     const truncated = await copy();
     await fs.rm(path.join(truncated, "base"), { recursive: true });
+    const before = await filesOf(truncated);
     const t = await cli(["verify-log", "--data-dir", truncated]);
     expect(t.code).toBe(2);
     expect(expectOneLineError(t)).toMatch(/damaged|cannot/);
+    expect(await filesOf(truncated)).toEqual(before);
   });
 });
 
