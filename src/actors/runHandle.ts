@@ -39,16 +39,20 @@ export class RunHandle {
   /**
    * A handle for run `runId` made from the log (a parked run going on, or stopped, here): its correlation
    * from its start; the children and jobs of `previous` when it is the same run parked in this process.
-   * With `unwound`, nothing of it is in flight (a stop need not wait for a loop).
+   * With `parked`, the run is parked: nothing of it is in flight (a stop need not wait for a loop), and
+   * the decision goes on with it as a parked run.
    */
-  static fromLog(contextId: ContextId, runId: RunId, facts: readonly RecordedEvent[], previous: RunHandle | null, opts: { unwound?: boolean } = {}): RunHandle {
+  static fromLog(contextId: ContextId, runId: RunId, facts: readonly RecordedEvent[], previous: RunHandle | null, opts: { parked?: boolean } = {}): RunHandle {
     const started = facts.find((f) => f.type === "RunStarted" && f.data.runId === runId);
     const handle = new RunHandle(contextId, runId, started?.metadata.correlationId ?? runId);
     if (previous?.runId === runId) {
       for (const c of previous.runningChildren) handle.runningChildren.add(c);
       for (const [id, job] of previous.jobs) handle.jobs.set(id, job);
     }
-    if (opts.unwound) handle.markUnwound();
+    if (opts.parked) {
+      handle.parked = true;
+      handle.markUnwound();
+    }
     return handle;
   }
 }

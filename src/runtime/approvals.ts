@@ -9,6 +9,8 @@
 // - The deciding process takes the context's lease first (another process may hold it: refused as busy),
 //   then records the decision; the decision that settles the run's last pending approval makes the
 //   machine go on with the run here. While approvals are still pending, the lease goes back.
+// - A parked run outlives no superior: once the run that called it has ended (a close or a crash recorded it
+//   as interrupted, say), the parked run is recorded as interrupted too, at open and at each sweep.
 // - A pending approval with `expiresAt` is denied by "actorzero" with the reason "timed out" once that
 //   time has passed, by whichever process has the parked context active (the others are refused).
 import { setTimeout as sleep } from "node:timers/promises";
@@ -96,6 +98,32 @@ export const decide = async (core: Core, approvalId: string, decision: Decision)
   });
 };
 
+/** Parked runs whose superior's run has ended (its process closed or crashed): recorded as interrupted, like their caller. */
+export const interruptOrphanedParkedRuns = async (core: Core): Promise<void> => {
+  await core.projections.catchUp();
+  const running = await core.projections.contexts.list({ status: "running" });
+  const byId = new Map(running.map((v) => [v.id, v]));
+  for (const view of running) {
+    const superior = view.lastRun?.superior;
+    if (view.awaitingApproval.length === 0 || !superior || core.closed) continue;
+    if (byId.get(superior.contextId)?.currentRunId === superior.runId) continue;
+    const ac = await core.registry.activate(view.id);
+    await ac.serialize(async () => {
+      if (!(ac.actor.getSnapshot() as Snapshot).matches({ running: "parked" })) return;
+      try {
+        await takeLease(core, ac);
+      } catch (e) {
+        if (e instanceof RuntimeError && e.reason === "busy") return;
+        throw e;
+      }
+      const runId = (ac.actor.getSnapshot() as Snapshot).context.runId;
+      if (!runId || ac.view.currentRunId !== runId) return;
+      // Through the writer, so the machine follows (a run end read while parked ends it here too).
+      await ac.writer.append([{ type: "RunInterrupted", data: { runId, reason: "The run that called it ended while it waited for approval." } }]);
+    });
+  }
+};
+
 /** The parked run's approvals that time out, earliest first (read from the log: this is the cold path). */
 const expiring = async (core: Core, input: RunActorInput): Promise<ApprovalView[]> => {
   const state = foldEvents(approvalsProjection, await core.store.readStream(input.contextId)).get(input.contextId);
@@ -104,19 +132,23 @@ const expiring = async (core: Core, input: RunActorInput): Promise<ApprovalView[
     .sort((a, b) => Date.parse(a.expiresAt!) - Date.parse(b.expiresAt!));
 };
 
+const sleepFor = (core: Core, ms: number, signal: AbortSignal): Promise<void> =>
+  core.config.clock.sleep ? core.config.clock.sleep(ms, signal) : sleep(ms, undefined, { signal });
+
 /** The machine's `approvalTimeout` while parked: denies each approval as it times out; ends when the machine leaves parked. */
 export const approvalTimeoutActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<void> => {
-  for (;;) {
+  // Once the machine has left parked (a decision, a stop), the run's later approvals are another park's to time.
+  while (!signal.aborted && !core.closed) {
     const next = (await expiring(core, input))[0];
     if (!next) return;
     const wait = Date.parse(next.expiresAt!) - core.config.clock.now().getTime();
-    if (wait > 0) await sleep(wait, undefined, { signal });
+    if (wait > 0) await sleepFor(core, wait, signal);
     if (signal.aborted || core.closed) return;
     try {
       await decide(core, next.approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT });
     } catch {
       // Decided meanwhile, or another process holds the context: look again after a lease's time.
-      await sleep(core.config.limits.leaseTtlMs, undefined, { signal });
+      await sleepFor(core, core.config.limits.leaseTtlMs, signal);
     }
   }
 };

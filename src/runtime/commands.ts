@@ -46,6 +46,11 @@ const steady = async (ac: ActiveContext): Promise<void> => {
 /** A message: an intervention for a run in flight, else a new run. */
 export const deliver = async (core: Core, ac: ActiveContext, text: string): Promise<Started> => {
   await steady(ac);
+  const s = snapshotOf(ac);
+  // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
+  if (runAccepting(s) && ac.run?.runId !== s.context.runId) {
+    ac.run = RunHandle.fromLog(ac.id, s.context.runId!, await core.store.readStream(ac.id), ac.run, { parked: true });
+  }
   const handle = ac.run;
   if (handle && runAccepting(snapshotOf(ac))) {
     const delivered = await ac.writer.exclusive(async (append) => {
@@ -99,7 +104,7 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
     // A run already stopping or ending is waited for; its end is the answer.
     if (runAccepting(now)) {
       // A parked run restored here has no handle yet: nothing of it is in flight.
-      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await core.store.readStream(ac.id), ac.run, { unwound: true });
+      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await core.store.readStream(ac.id), ac.run, { parked: true });
       ac.run.stopRequestedBy ??= by;
       ac.actor.send({ type: "run.stop" });
     }

@@ -155,7 +155,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
 export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOutput> => {
   const ac = core.registry.active.get(input.contextId)!;
   // A parked run restored here has no handle yet: nothing of it is in flight.
-  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await core.store.readStream(ac.id), ac.run, { unwound: true });
+  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await core.store.readStream(ac.id), ac.run, { parked: true });
   const handle = ac.run;
   // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
   for (const job of handle.jobs.values()) {

@@ -21,7 +21,7 @@ import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOpt
 import { loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
-import { approvalTimeoutActor, checkDecision, decide, listApprovals } from "./approvals.ts";
+import { approvalTimeoutActor, checkDecision, decide, interruptOrphanedParkedRuns, listApprovals } from "./approvals.ts";
 import { answerControlRequests, requestControl } from "./controlRequests.ts";
 import { delegatorOf } from "./delegation.ts";
 import { RuntimeError } from "./errors.ts";
@@ -37,6 +37,12 @@ import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, c
 export { RuntimeError } from "./errors.ts";
 export { DEFAULT_LIMITS } from "./api.ts";
 export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
+
+/** Runs a gone process left unfinished are recorded as interrupted, and so are parked runs whose caller that ended. */
+const recover = async (core: Core): Promise<void> => {
+  await recoverInterruptedRuns(core);
+  await interruptOrphanedParkedRuns(core);
+};
 
 /** Opens the runtime's parts on a store; the sweeper takes over runs of dead processes on a shared log. */
 const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper: NodeJS.Timeout | null; stopAnswering: () => void }> => {
@@ -60,13 +66,13 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
     actions: { "run.ended": ({ context }) => registry.runEnded(context), "run.parked": ({ context }) => registry.runParked(context) },
   });
   core.tools = buildTools(delegatorOf(core), config);
-  await recoverInterruptedRuns(core);
+  await recover(core);
   // Requests from other processes for runs this one drives (a shared log only).
   const stopAnswering = await answerControlRequests(core);
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
     // Other processes may die at any time: take over their unfinished runs once their leases expire.
-    sweeper = setInterval(() => void recoverInterruptedRuns(core).catch(() => undefined), config.limits.leaseTtlMs);
+    sweeper = setInterval(() => void recover(core).catch(() => undefined), config.limits.leaseTtlMs);
     sweeper.unref();
   }
   return { core, sweeper, stopAnswering };
@@ -285,7 +291,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
   };
   // Only the interface's members: an embedder cannot reach (or come to depend on) the parts behind it.
   // The one door behind it is a symbol not exported from the package, for this repository's own tests.
-  Object.defineProperty(rt, INTERNALS, { value: { active: registry.active, recoverInterruptedRuns: () => recoverInterruptedRuns(core) } });
+  Object.defineProperty(rt, INTERNALS, { value: { active: registry.active, recoverInterruptedRuns: () => recover(core) } });
   return Object.freeze(rt);
 };
 

@@ -4,6 +4,10 @@ import type { EventStore, SqlExecutor } from "../events/store.ts";
 import type { ModelRequest, ModelTurn } from "../models/port.ts";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.ts";
 import { createRuntime, type Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../events/clock.ts";
+import { defineTool, type Tool } from "../tools/defineTool.ts";
+import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
 import { InvariantViolation, LogMemory } from "./invariants.ts";
 import { checkInvariants } from "./runtimeInvariants.ts";
@@ -106,6 +110,45 @@ export const crashableStore = (store: EventStore): CrashableStore => {
   };
 };
 
+// ------------------------------------------------------------------------------------------ time and approvals
+
+/** A clock whose waits end only when the test lets time pass (`advance`): an approval times out on command. */
+export class HarnessClock implements Clock {
+  private offset = 0;
+  private readonly sleepers = new Set<{ until: number; wake: () => void }>();
+  now = (): Date => new Date(Date.now() + this.offset);
+  uuid = (): string => randomUUID();
+  sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const sleeper = { until: this.now().getTime() + ms, wake: resolve };
+      this.sleepers.add(sleeper);
+      signal.addEventListener("abort", () => (this.sleepers.delete(sleeper), reject(signal.reason)), { once: true });
+    });
+  /** `ms` pass at once: every wait that ends by then ends. */
+  advance(ms: number): void {
+    this.offset += ms;
+    const now = this.now().getTime();
+    for (const s of this.sleepers) {
+      if (s.until > now) continue;
+      this.sleepers.delete(s);
+      s.wake();
+    }
+  }
+}
+
+/** How long a call waits for a decision before it is denied as "timed out" (on the harness's clock). */
+export const APPROVAL_TIMEOUT_MS = 3_600_000;
+
+/** The tool of the harness whose every call waits for a decision. */
+export const sensitiveTool: Tool<unknown> = defineTool({
+  name: "sensitive",
+  description: "does something a person must allow first",
+  input: z.object({ why: z.string().optional() }),
+  needsApproval: true,
+  run: () => "done",
+}) as Tool<unknown>;
+
 // ------------------------------------------------------------------------------------------ the harness
 
 export type HarnessOptions = {
@@ -127,6 +170,7 @@ export const HARNESS_LIMITS = { maxDepth: 2, modelRetries: 1, retryBaseMs: 1, re
 export class LifecycleHarness {
   rt!: Runtime;
   desk!: ModelDesk;
+  readonly clock = new HarnessClock();
   private handle!: CrashableStore;
   readonly ids: string[] = [];
   readonly memory = new LogMemory();
@@ -159,7 +203,16 @@ export class LifecycleHarness {
     this.desk = new ModelDesk();
     this.handle = crashableStore(this.options.store);
     // The reference model's crash rule is the interrupting one: a run the crash cut off ends as interrupted.
-    this.rt = await createRuntime({ recovery: "interrupt", ...this.options.runtime, store: this.handle, model: this.desk.model, limits: this.limits });
+    this.rt = await createRuntime({
+      recovery: "interrupt",
+      approvals: { timeoutMs: APPROVAL_TIMEOUT_MS },
+      clock: this.clock,
+      ...this.options.runtime,
+      tools: [sensitiveTool, ...(this.options.runtime?.tools ?? [])],
+      store: this.handle,
+      model: this.desk.model,
+      limits: this.limits,
+    });
   }
 
   /** A text no other step of this process uses (the loop warns about repeated replies). */
@@ -194,6 +247,11 @@ export class LifecycleHarness {
   }
 
   async close(): Promise<void> {
+    // A run parked in this tree outlives close() on the log, and a later runtime on the shared store would
+    // time it out on its own clock: the sequence ends its parked runs first.
+    for (const v of await this.rt.contexts({ rootContextId: this.rootId })) {
+      if (v.status === "running" && v.awaitingApproval.length > 0) await this.rt.stop(v.id).catch(() => null);
+    }
     await this.rt.close();
   }
 

@@ -40,6 +40,10 @@ import {
   delegate as delegateCall,
   restart,
   openCalls,
+  askApproval,
+  isParked,
+  decide,
+  timeOut,
 } from "./lifecycleModel.ts";
 /** The reference model of the lifecycle, its steps and their preconditions, by name. */
 export const lifecycleModel = {
@@ -62,11 +66,15 @@ export const lifecycleModel = {
   delegate: delegateCall,
   restart,
   openCalls,
+  askApproval,
+  isParked,
+  decide,
+  timeOut,
 } as const;
 export { initialModel };
 export type { LifecycleModel, ModelContext, RunWait, ModelStatus, DelegateMode, DelegationOutcome } from "./lifecycleModel.ts";
-export { LifecycleHarness, ModelDesk, crashableStore, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
-export { lifecycleCommands, Send, Intervene, Pause, Resume, Stop, Reply, Delegate, FailModel, Restart, Crash } from "./commands.ts";
+export { LifecycleHarness, ModelDesk, crashableStore, HarnessClock, APPROVAL_TIMEOUT_MS, sensitiveTool, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
+export { lifecycleCommands, Send, Intervene, Pause, Resume, Stop, Reply, Delegate, FailModel, AskApproval, Decide, TimeOut, Restart, Crash } from "./commands.ts";
 
 export {
   jsonValueArb,

@@ -10,9 +10,11 @@
 //   a retryable model failure is retried `modelRetries` times; a delegation creates or continues a child
 //   one level down (depth guard, "still running" refusal); a child's end gives its caller the next step;
 //   stopping a caller stops its running child first, down the tree, and the caller gets no result;
-//   stopping a child alone gives the caller the next step; a restart or a crash ends every run as failed.
+//   stopping a child alone gives the caller the next step; a restart or a crash ends every run as failed,
+//   except a user's run parked on an approval: it stays parked (a parked child ends with its caller). A call that needs approval parks the run; a grant,
+//   a denial or the timeout (which decides every parked call at once) gives it its next step.
 
-export type RunWait = "model" | "child" | "paused";
+export type RunWait = "model" | "child" | "paused" | "approval";
 export type ModelStatus = "idle" | "running" | "stopped" | "failed";
 
 export type ModelContext = {
@@ -155,6 +157,31 @@ export const stop = (m0: LifecycleModel, i: number): LifecycleModel => {
   return m;
 };
 
+/** The model calls a tool that needs approval: the run parks until a decision. */
+export const askApproval = (m0: LifecycleModel, i: number): LifecycleModel => {
+  const m = clone(m0);
+  const c = ctx(m, i);
+  c.wait = "approval";
+  c.attempt = 0;
+  return m;
+};
+
+export const isParked = (m: LifecycleModel, i: number) => m.contexts[i]?.wait === "approval";
+
+/** A grant or a denial of the parked call: the run takes its next step either way (the tool's result, or the reason). */
+export const decide = (m0: LifecycleModel, i: number): LifecycleModel => {
+  const m = clone(m0);
+  nextStep(m, i);
+  return m;
+};
+
+/** Every pending approval times out (denied): each parked run takes its next step. */
+export const timeOut = (m0: LifecycleModel): LifecycleModel => {
+  const m = clone(m0);
+  for (const c of m.contexts) if (c.wait === "approval") nextStep(m, c.index);
+  return m;
+};
+
 /** A model call is open: the commands below answer it. */
 export const hasOpenCall = (m: LifecycleModel, i: number) => m.contexts[i]?.wait === "model";
 
@@ -216,7 +243,8 @@ export const delegate = (m0: LifecycleModel, i: number, mode: DelegateMode): Lif
 export const restart = (m0: LifecycleModel): LifecycleModel => {
   const m = clone(m0);
   for (const c of m.contexts) {
-    if (c.status !== "running") continue;
+    // A user's parked run is not cut short: it waits on the log for its decision.
+    if (c.status !== "running" || (c.wait === "approval" && c.superior === null)) continue;
     Object.assign(c, { status: "failed", wait: null, waitingOn: null, superior: null, undelivered: 0, attempt: 0, failure: "interrupted" });
   }
   return m;

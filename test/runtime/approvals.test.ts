@@ -204,4 +204,26 @@ describe("when a tool call needs approval", () => {
     expect(ended.response).toMatch(/^parent: child: deployed to prod/);
     await rt.close();
   });
+
+  it("when the process closes while a child is parked, then at reopen the caller's run and the parked child's are both interrupted (no run outlives its superior)", async () => {
+    const handler: ScriptedHandler = (req) =>
+      req.agentNumber === 0
+        ? { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "deploy", reset: true }) }] }
+        : { toolCalls: [{ id: "k1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
+    const first = await open(handler);
+    const root = await first.rt.createContext();
+    const head = await store.headPosition();
+    const childId = new Promise<string>((resolve) => {
+      void first.rt.subscribe((e) => e.type === "ApprovalRequested" && resolve(e.streamId), { after: head });
+    });
+    await first.rt.start(root.id, "go");
+    const child = await childId;
+    await parked(first.rt, child);
+    await first.rt.close();
+    const second = await open(handler);
+    expect(await second.rt.context(root.id)).toMatchObject({ status: "failed", failure: { reason: "interrupted" } });
+    expect(await second.rt.context(child)).toMatchObject({ status: "failed", failure: { reason: "interrupted" }, awaitingApproval: [] });
+    expect(await second.rt.approvals({ contextId: root.id })).toEqual([]);
+    await second.rt.close();
+  });
 });
