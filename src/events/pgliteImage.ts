@@ -161,6 +161,7 @@ const loadOrBuild = async (key: string): Promise<Uint8Array> => {
   }
   return tar;
 };
+
 /** initdb + schema in a temp dir, trimmed and checkpointed, dumped as a tarball. */
 const buildImage = async (): Promise<Uint8Array> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "actorzero-image-"));
