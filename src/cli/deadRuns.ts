@@ -6,26 +6,30 @@
 // - The owner is gone when: on a PGlite data dir this command could open, the dir's lock was free (a live owner holds
 //   it); on PostgreSQL, the context has no unexpired run lease. Read through the holder of a data dir, runs are live
 //   (the holder recorded the dead ones when it opened the log).
+// - A run parked awaiting approval is not dead: it holds no process (nor lock, nor lease) while it waits, and goes
+//   on in whichever process records the decision.
 // - A run's elapsed time ends at its last event: for a run cut short, not at "now" nor at the moment a later process
 //   recorded the interruption.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
-import type { ContextView } from "../projections/contexts.ts";
+import { contextsProjection, type ContextView } from "../projections/contexts.ts";
+import { foldEvents } from "../projections/projection.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
 import type { LogLocation } from "./openLog.ts";
 import { shownStatus, type Shown } from "./status.ts";
 
 export type RunTruth = {
   /** True when the context's run is unfinished in the log and no live process drives it. */
-  isDead(view: Pick<ContextView, "id" | "status">): boolean;
+  isDead(view: Pick<ContextView, "id" | "status" | "awaitingApproval">): boolean;
   /** The status to show: `shownStatus`, with a dead run shown as interrupted. */
-  shown(view: Pick<ContextView, "id" | "status" | "lastRun" | "failure">): Shown;
+  shown(view: Pick<ContextView, "id" | "status" | "lastRun" | "failure" | "awaitingApproval">): Shown;
 };
 
 /** How this command opened the log decides who can still be driving an unfinished run. */
 export const runTruth = async (where: LogLocation, store: EventStore, through: "holder" | "here"): Promise<RunTruth> => {
   const dead = await deadOwners(where, store, through);
-  const isDead = (view: Pick<ContextView, "id" | "status">) => view.status === "running" && dead(view.id);
+  const isDead = (view: Pick<ContextView, "id" | "status" | "awaitingApproval">) =>
+    view.status === "running" && view.awaitingApproval.length === 0 && dead(view.id);
   return { isDead, shown: (view) => (isDead(view) ? "interrupted" : shownStatus(view)) };
 };
 
@@ -60,8 +64,9 @@ export const runElapsedMs = (view: Pick<ContextView, "lastRun">, stream: readonl
 /** The audit as a reader tells it: the unfinished runs of dead contexts interrupted, every cut-short run timed to its last event. */
 export const auditTruth = (report: AuditReport, truth: RunTruth, streams: ReadonlyMap<string, readonly RecordedEvent[]>): AuditReport => {
   const fix = (c: ContextAudit): ContextAudit => {
-    const dead = truth.isDead({ id: c.id, status: c.status });
     const stream = streams.get(c.id) ?? [];
+    const awaitingApproval = foldEvents(contextsProjection, stream).get(c.id)?.awaitingApproval ?? [];
+    const dead = truth.isDead({ id: c.id, status: c.status, awaitingApproval });
     const runs = c.runs.map((r) => {
       if (r.status === "interrupted" || (r.status === "running" && dead)) {
         const elapsed = runElapsedMs({ lastRun: { runId: r.runId, status: "interrupted", startedAt: r.startedAt, endedAt: r.endedAt, response: null, superior: null } }, stream);

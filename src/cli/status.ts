@@ -13,6 +13,14 @@ export const shownStatus = (view: Pick<ContextView, "status" | "lastRun" | "fail
   return view.lastRun?.status === "completed" ? "completed" : "idle";
 };
 
+/** What a running context is waiting on, after its status: " (paused)", " (awaiting approval)", or nothing. */
+export const statusNote = (view: Pick<ContextView, "status" | "paused" | "awaitingApproval">, paint: Paint): string =>
+  view.status === "running" && view.awaitingApproval.length > 0
+    ? paint.yellow(" (awaiting approval)")
+    : view.paused
+      ? paint.yellow(" (paused)")
+      : "";
+
 export const paintStatus = (status: string, paint: Paint): string => {
   switch (status) {
     case "running":

@@ -25,6 +25,8 @@ export type TreeRow = {
   slot: string | null;
   status: ContextView["status"];
   paused: boolean;
+  /** Approval ids the running context waits on (its run is parked until each is decided). */
+  awaitingApproval: string[];
   failure: ContextView["failure"];
   /** The context's first message (cut to TASK_CHARS), null before it got one. */
   task: string | null;
@@ -101,6 +103,7 @@ export class TreeFold {
       slot: v.slot,
       status: v.status,
       paused: v.paused,
+      awaitingApproval: v.status === "running" ? v.awaitingApproval : [],
       failure: v.failure,
       task: this.tasks.get(v.id) ?? null,
       call: sup ? { contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : null,

@@ -54,6 +54,8 @@ describe("given a data dir with a run parked awaiting approval", () => {
   it("when it is rejected with a reason, then the decision is recorded by the OS user or --by, the run goes on to its end, and a second decision is refused", async () => {
     const listed = await cli(["approvals", "--json", "--data-dir", dataDir]);
     expect(JSON.parse(listed.stdout).map((a: { approvalId: string }) => a.approvalId)).toEqual([approvalId]);
+    // The views say what the running context waits on.
+    for (const view of ["contexts", "tree"]) expect((await cli([view, "--data-dir", dataDir])).stdout).toMatch(/running \(awaiting approval\)/);
     const r = await cli(["reject", approvalId, "--reason", "change freeze", "--by", "carol", "--json", "--data-dir", dataDir]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ approvalId, status: "denied" });
@@ -68,6 +70,7 @@ describe("given a data dir with a run parked awaiting approval", () => {
     } finally {
       await store.close();
     }
+    expect((await cli(["contexts", "--data-dir", dataDir])).stdout).not.toMatch(/awaiting approval/);
     const again = await cli(["approve", approvalId, "--data-dir", dataDir]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/already denied by carol/);

@@ -58,6 +58,8 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     const row = page.locator("#approvals li", { hasText: "deploy" });
     await row.waitFor();
     expect(await row.textContent()).toContain('{"env":"prod"}');
+    // The tree says what the running context waits on.
+    await page.locator(`#tree-${prod.id} .pill`, { hasText: "awaiting approval" }).waitFor();
     await row.getByRole("button", { name: "Approve" }).click();
     expect(await prod.ended).toMatchObject({ status: "completed", response: "done: deployed to prod" });
     expect(await decisions(prod.id)).toEqual([{ type: "ApprovalGranted", data: expect.objectContaining({ by: "web page", note: null }) }]);

@@ -9,7 +9,7 @@ import { count, table, timestamp } from "../format.ts";
 import { locate } from "../openLog.ts";
 import { firstMessage, shortTask } from "../rootTask.ts";
 import { runTruth } from "../deadRuns.ts";
-import { paintStatus, type Shown } from "../status.ts";
+import { paintStatus, type Shown, statusNote } from "../status.ts";
 
 const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted"] as const satisfies readonly Shown[];
 
@@ -74,7 +74,7 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
           `A${r.agentNumber}`,
           r.profile,
           r.name.length > 32 ? `${r.name.slice(0, 31)}…` : r.name,
-          paintStatus(r.shownStatus, p) + (r.paused ? p.yellow(" (paused)") : ""),
+          paintStatus(r.shownStatus, p) + statusNote(r, p),
           r.parentContextId ? r.parentContextId.slice(0, 8) : p.dim("–"),
           count((r.usage?.inputTokens ?? 0) + (r.usage?.outputTokens ?? 0)),
           p.dim(timestamp(r.updatedAt)),

@@ -9,7 +9,7 @@ import { locate } from "../openLog.ts";
 import type { EventStore } from "../../events/store.ts";
 import { runElapsedMs, runTruth, type RunTruth } from "../deadRuns.ts";
 import { shortTask } from "../rootTask.ts";
-import { paintStatus } from "../status.ts";
+import { paintStatus, statusNote } from "../status.ts";
 import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
 
@@ -75,7 +75,7 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
             p.bold(`A${t.agentNumber}`),
             t.profile,
             t.name.length > 28 ? `${t.name.slice(0, 27)}…` : t.name,
-            paintStatus(t.shownStatus, p) + (t.paused ? p.yellow(" (paused)") : ""),
+            paintStatus(t.shownStatus, p) + statusNote(t, p),
             duration(t.elapsedMs),
             count((t.usage?.inputTokens ?? 0) + (t.usage?.outputTokens ?? 0)),
             p.dim(t.id.slice(0, 8)),

@@ -70,7 +70,7 @@ const refreshTimeline = async () => {
   state.timelineChildren = new Set(c.children.map((k) => k.id));
   const task = tree.rows.get(id)?.task;
   $("ctx-title").textContent = `Timeline of A${c.agentNumber} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
-  $("ctx-meta").textContent = `${c.status}${c.paused ? " (paused)" : ""} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
+  $("ctx-meta").textContent = `${c.status}${c.status === "running" && tree.rows.get(id)?.awaitingApproval?.length > 0 ? " (awaiting approval)" : c.paused ? " (paused)" : ""} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
   document.body.dataset.timeline = id;
   document.body.dataset.timelinePosition = String(report.position);
   timeline.show(c);

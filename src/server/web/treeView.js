@@ -120,12 +120,12 @@ export class TreeView {
     el.setAttribute("aria-selected", String(r.id === this.selected));
     if (item.hasKids) el.setAttribute("aria-expanded", String(this.expanded.has(r.id)));
     else el.removeAttribute("aria-expanded");
-    const status = r.paused && r.status === "running" ? "paused" : r.status;
+    const status = r.status !== "running" ? r.status : r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : r.status;
     el.append(
       item.hasKids ? h("span", { class: "toggle", "aria-hidden": "true" }, this.expanded.has(r.id) ? "▾" : "▸") : h("span", { class: "toggle-space" }),
       h("span", { class: "agent" }, `A${r.agentNumber}`),
       h("span", { class: "task", title: r.task ?? "" }, r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160)),
-      h("span", { class: `pill ${status}` }, status),
+      h("span", { class: `pill ${status.replace(" ", "-")}` }, status),
       h("span", { class: "num elapsed" }, duration(elapsed(r.startedAt, r.endedAt))),
       r.treeTokens
         ? h("span", { class: "num tokens", title: `its whole tree: ${r.treeTokens.inputTokens} in, ${r.treeTokens.outputTokens} out; itself: ${r.inputTokens} in, ${r.outputTokens} out` }, tokens(r.treeTokens.inputTokens + r.treeTokens.outputTokens))
