@@ -61,7 +61,6 @@ export const modelOverrideArb: fc.Arbitrary<ModelOverride> = fc.oneof(
 
 const superiorArb = (p: IdPools): fc.Arbitrary<Superior> =>
   fc.record({ contextId: cid(p), runId: rid(p), toolCallId: p.toolCallId, jobId: nullable(jid(p)) });
-
 const toolCallArb = (p: IdPools) => fc.record({ id: p.toolCallId, name: fc.constantFrom("call_subordinate", "response", "parallel", "search"), arguments: jsonValueArb });
 
 const ev = <T extends EventType>(type: T, data: fc.Arbitrary<EventOf<T>["data"]>): fc.Arbitrary<DomainEvent> =>
