@@ -34,7 +34,7 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
   if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
   // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
   // The lease says the stream's version: an actor already there reads nothing.
-  if (core.store.kind !== "pglite" && lease.version !== ac.view.version) await catchUpStream(core, ac);
+  if (core.store.kind !== "pglite" && lease.version !== ac.view.version) await core.registry.catchUp(ac);
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
   const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
   if (ac.view.status === "running" && !machine.matches("running")) {
@@ -46,7 +46,7 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
     }
     const runId = ac.view.currentRunId;
     await interrupt(core, ac.view, refused ? unrecorded!.message : undefined);
-    await catchUpStream(core, ac);
+    await core.registry.catchUp(ac);
     // A resumed parent may be waiting on this run's end.
     if (runId) ac.answer(runId, null);
     // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
@@ -56,14 +56,6 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
       if (!again.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
     }
   }
-};
-
-const catchUpStream = async (core: Core, ac: ActiveContext): Promise<void> => {
-  const newer = await core.store.readStream(ac.id, ac.view.version + 1);
-  if (newer.length === 0) return;
-  ac.apply(newer);
-  ac.writer.resetVersion(ac.view.version);
-  ac.actor.send({ type: "facts.apply", facts: newer });
 };
 
 /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted. */

@@ -8,10 +8,15 @@
 // - A run this process drove ends when its machine says so (`run.ended`): then its lease is released,
 //   its waiters answered and its actor scheduled for passivation.
 // - A run this process parked (`run.parked`) lets its lease go; its waiters keep waiting for its end.
+// - On a shared log, facts another process appends to a context active here whose run the log shows open but
+//   none of this process is in flight (parked here, then decided and run on elsewhere) are read into it
+//   (`followLog`): the machine follows them, and the run's end answers its waiters here (a parent's
+//   call_subordinate). Read in the context's command queue, so no append of this process interleaves.
 // - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
+import { outcomeOf } from "../projections/runOutcome.ts";
 import { commandEventOf, type ContextMachineContext, type ContextMachineInput } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
@@ -126,6 +131,39 @@ export class Registry {
     const ac = this.active.get(machine.contextId);
     if (!ac) return;
     ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
+  }
+
+  /** Brings the context up to its stream, which another process may have extended; returns what it read. */
+  async catchUp(ac: ActiveContext): Promise<RecordedEvent[]> {
+    const newer = await this.core.store.readStream(ac.id, ac.view.version + 1);
+    if (newer.length === 0) return newer;
+    ac.apply(newer);
+    ac.writer.resetVersion(ac.view.version);
+    ac.actor.send({ type: "facts.apply", facts: newer });
+    return newer;
+  }
+
+  /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
+  followLog(fact: RecordedEvent): void {
+    const ac = this.active.get(fact.streamId);
+    if (!ac || this.core.closed || fact.streamVersion <= ac.view.version || !this.runsElsewhere(ac)) return;
+    void ac
+      .serialize(async () => {
+        if (this.core.closed || !this.runsElsewhere(ac)) return;
+        const newer = await this.catchUp(ac);
+        const end = ac.lastEnd;
+        // The end of a run this process parked, recorded where it went on: its waiters here have their answer.
+        if (!newer.some((f) => outcomeOf(f) !== null) || !end) return;
+        if (ac.outcomes.has(end.runId)) ac.answer(end.runId, null);
+        if (!ac.actor.getSnapshot().matches("running")) this.schedulePassivation(ac);
+      })
+      .catch(() => undefined);
+  }
+
+  /** The log shows the context's run open, and no run of this process is in flight there (it is parked, or went on elsewhere). */
+  private runsElsewhere(ac: ActiveContext): boolean {
+    const machine = ac.actor.getSnapshot() as { matches(s: unknown): boolean };
+    return ac.view.status === "running" && !machine.matches({ running: "active" }) && !machine.matches({ running: "stopping" });
   }
 
   private schedulePassivation(ac: ActiveContext): void {

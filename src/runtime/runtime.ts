@@ -68,7 +68,13 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   core.tools = buildTools(delegatorOf(core), config);
   await recover(core);
   // Requests from other processes for runs this one drives (a shared log only).
-  const stopAnswering = await answerControlRequests(core);
+  const answering = await answerControlRequests(core);
+  // Facts other processes append, for runs parked here and decided there (the registry's `followLog`).
+  const following = shared ? core.store.subscribe(await core.store.headPosition(), (e) => core.registry.followLog(e)) : () => undefined;
+  const stopAnswering = () => {
+    answering();
+    following();
+  };
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
     // Other processes may die at any time: take over their unfinished runs once their leases expire.
