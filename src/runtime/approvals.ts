@@ -15,7 +15,7 @@
 //   time has passed, by whichever process has the parked context active (the others are refused).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ContextMachineContext, RunActorInput } from "../actors/contextMachine.ts";
-import { ApprovalId } from "../events/ids.ts";
+import { ApprovalId, asApprovalId, asRunId } from "../events/ids.ts";
 import { approvalsProjection, type ApprovalView, decisionRefusal, pendingApprovals } from "../projections/approvals.ts";
 import { foldEvents } from "../projections/projection.ts";
 import { subtreeIds } from "../projections/auditLoad.ts";
@@ -84,11 +84,11 @@ export const decide = async (core: Core, approvalId: string, decision: Decision)
             ? new RuntimeError("run_ended", `Approval '${approvalId}' is closed: its run ended before a decision.`)
             : new RuntimeError("already_decided", `Approval '${approvalId}' was already decided; a decision is used once.`);
         }
-        const bound = { approvalId: view.approvalId, runId: view.runId, toolCallId: view.toolCallId, by: decision.by } as never;
+        const bound = { approvalId: asApprovalId(view.approvalId), runId: asRunId(view.runId), toolCallId: view.toolCallId, by: decision.by };
         await append([
           decision.granted
-            ? { type: "ApprovalGranted", data: { ...(bound as object), note: decision.note } as never }
-            : { type: "ApprovalDenied", data: { ...(bound as object), reason: decision.reason } as never },
+            ? { type: "ApprovalGranted", data: { ...bound, note: decision.note } }
+            : { type: "ApprovalDenied", data: { ...bound, reason: decision.reason } },
         ]);
       });
     } finally {

@@ -22,17 +22,17 @@ export type ControlAction = "stop" | "pause" | "resume";
 
 export const controlStreamOf = (contextId: string): string => `${contextId}:control`;
 
-/** The driver's side: acts on every request recorded from now on for a run this runtime drives. */
-export const answerControlRequests = async (core: Core): Promise<Unsubscribe> => {
-  if (core.store.kind === "pglite") return () => undefined;
-  return core.store.subscribe(await core.store.headPosition(), (e) => {
-    if (e.type !== "RunControlRequested" || core.closed) return;
-    const { contextId, runId, action } = e.data;
-    const run = core.registry.active.get(contextId)?.run;
-    if (!run || run.runId !== runId) return;
-    const done = action === "stop" ? stopContext(core, contextId, "user") : action === "pause" ? pause(core, contextId) : resume(core, contextId);
-    void done.catch(() => undefined);
-  });
+/**
+ * The driver's side, for each fact of the runtime's one subscription to a shared log (runtime.ts): acts on a
+ * request for a run this runtime drives.
+ */
+export const answerControlRequest = (core: Core, e: RecordedEvent): void => {
+  if (e.type !== "RunControlRequested" || core.closed) return;
+  const { contextId, runId, action } = e.data;
+  const run = core.registry.active.get(contextId)?.run;
+  if (!run || run.runId !== runId) return;
+  const done = action === "stop" ? stopContext(core, contextId, "user") : action === "pause" ? pause(core, contextId) : resume(core, contextId);
+  void done.catch(() => undefined);
 };
 
 /**

@@ -22,7 +22,7 @@ import { loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
 import { approvalTimeoutActor, checkDecision, decide, interruptOrphanedParkedRuns, listApprovals } from "./approvals.ts";
-import { answerControlRequests, requestControl } from "./controlRequests.ts";
+import { answerControlRequest, requestControl } from "./controlRequests.ts";
 import { delegatorOf } from "./delegation.ts";
 import { RuntimeError } from "./errors.ts";
 import { localLeases, sqlLeases } from "./leases.ts";
@@ -67,14 +67,14 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   });
   core.tools = buildTools(delegatorOf(core), config);
   await recover(core);
-  // Requests from other processes for runs this one drives (a shared log only).
-  const answering = await answerControlRequests(core);
-  // Facts other processes append, for runs parked here and decided there (the registry's `followLog`).
-  const following = shared ? core.store.subscribe(await core.store.headPosition(), (e) => core.registry.followLog(e)) : () => undefined;
-  const stopAnswering = () => {
-    answering();
-    following();
-  };
+  // On a shared log, one subscription (each reads the log on its own) for what other processes append:
+  // requests for runs this one drives, and facts of runs parked here and decided there (`followLog`).
+  const stopAnswering = shared
+    ? core.store.subscribe(await core.store.headPosition(), (e) => {
+        answerControlRequest(core, e);
+        core.registry.followLog(e);
+      })
+    : () => undefined;
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
     // Other processes may die at any time: take over their unfinished runs once their leases expire.
