@@ -4,10 +4,14 @@
 // - The source is untouched: its events are copied (fresh event ids) into the fork's own stream.
 // - The fork is a root (depth 0, no parent) whatever the source was: forking a subordinate forks only it;
 //   its ContextCreated records where it came from (`forkedFrom`: the source context and the position).
-// - Job ids are renamed in the copy: the jobs projection keys jobs by id, and the source keeps its own.
+// - The ids the context owns (job and approval ids) are renamed in the copy, the same id alike wherever it
+//   appears: the jobs and approvals projections find them by id across contexts, and the source keeps its
+//   own, so a decision on the source's approval cannot land on the fork's. An approval id stays a UUID.
+// - A copied approval request names the fork as its context, so the fork's approvals are its own.
 // - A run the cut leaves open is recorded as interrupted in the fork, so the fork takes a new message.
 // - `at` must be the position of an event in the source's stream: anything else is a RuntimeError naming
 //   the field, and nothing is written.
+import { createHash } from "node:crypto";
 import { asContextId, type ContextId } from "../events/ids.ts";
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { ContextView } from "../projections/contexts.ts";
@@ -38,7 +42,6 @@ export const forkContext = async (core: Core, id: string, options: ForkOptions):
 };
 
 const forkEvents = (history: RecordedEvent[], forkId: ContextId, at: number): NewEvent[] => {
-  const suffix = `~fork-${forkId.slice(0, 8)}`;
   const open = new Set<string>();
   const out: NewEvent[] = history.map((e): NewEvent => {
     if (e.type === "RunStarted") open.add(e.data.runId);
@@ -47,17 +50,39 @@ const forkEvents = (history: RecordedEvent[], forkId: ContextId, at: number): Ne
       const data = { ...e.data, contextId: forkId, agentNumber: 0, depth: 0, kind: "root" as const, parentContextId: null, parentAgentNumber: null, rootContextId: forkId, slot: null, forkedFrom: { contextId: e.streamId, position: at } };
       return { type: e.type, data, metadata: e.metadata };
     }
-    return { type: e.type, data: renameJobs(e.data, suffix), metadata: e.metadata } as NewEvent;
+    const data = renameOwnedIds(e.data, forkId) as Record<string, unknown>;
+    return { type: e.type, data: e.type === "ApprovalRequested" ? { ...data, contextId: forkId } : data, metadata: e.metadata } as NewEvent;
   });
   for (const runId of open) out.push({ type: "RunInterrupted", data: { runId } } as NewEvent);
   return out;
 };
 
-/** `data` with every `jobId` string in it renamed (same shape otherwise). */
-const renameJobs = (data: unknown, suffix: string): unknown => {
-  if (Array.isArray(data)) return data.map((d) => renameJobs(d, suffix));
+/**
+ * The keys that name ids the context owns, and each one's name in the fork. Both depend only on the id and the
+ * fork, so a request and its decision (a job's start and its end) get the same new id without a lookup table.
+ */
+const OWNED_IDS: Readonly<Record<string, (id: string, forkId: ContextId) => string>> = {
+  jobId: (id, forkId) => `${id}~fork-${forkId.slice(0, 8)}`,
+  approvalId: (id, forkId) => derivedUuid(`${forkId}/${id}`),
+};
+
+/** `data` with every owned id string in it renamed for the fork (same shape otherwise). */
+const renameOwnedIds = (data: unknown, forkId: ContextId): unknown => {
+  if (Array.isArray(data)) return data.map((d) => renameOwnedIds(d, forkId));
   if (data === null || typeof data !== "object") return data;
   return Object.fromEntries(
-    Object.entries(data).map(([k, v]) => [k, k === "jobId" && typeof v === "string" ? `${v}${suffix}` : renameJobs(v, suffix)]),
+    Object.entries(data).map(([k, v]) => {
+      const rename = Object.hasOwn(OWNED_IDS, k) ? OWNED_IDS[k] : undefined;
+      return [k, rename && typeof v === "string" ? rename(v, forkId) : renameOwnedIds(v, forkId)];
+    }),
   );
+};
+
+/** A UUID (version 8, RFC 9562's custom layout) drawn from SHA-256 of `name`: the schema wants approval ids to be UUIDs. */
+const derivedUuid = (name: string): string => {
+  const bytes = createHash("sha256").update(name).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
