@@ -8,6 +8,7 @@ import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirL
 import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
+import { appendBatcher } from "./appendBatcher.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import { schemaAction } from "./schemaCheck.ts";
@@ -201,9 +202,15 @@ class PgliteStore implements EventStore {
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
 
-  /** The append itself goes as one simple-protocol message (see appendStatement); its other statements as they are. */
+  /** Appends queued while one is in flight go together: one message, one transaction (see appendBatcher.ts). */
+  readonly #appends = appendBatcher((sql) => this.db.exec(sql));
+
+  /**
+   * The append itself goes as a simple-protocol statement (see appendStatement), grouped with the appends
+   * queued beside it; its other statements (the look-ups after a unique violation) as they are.
+   */
   readonly #appendQuery = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
-    sql === APPEND_SQL ? ((await this.db.exec(appendStatement(params)))[0]!.rows as R[]) : this.#query<R>(sql, params);
+    sql === APPEND_SQL ? this.#appends.run<R>(appendStatement(params)) : this.#query<R>(sql, params);
 
   readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
   readonly readStream = this.#reads.readStream;
@@ -213,12 +220,8 @@ class PgliteStore implements EventStore {
   readonly headPosition = this.#reads.headPosition;
   readonly verify = (options?: VerifyLogOptions): Promise<LogVerification> => verifyEventLog(this.sql, options);
 
-
-
-
-
   /**
-   * Replays the stored events after `after`, then delivers each new one. PGlite runs one statement
+   * Replays the stored events after `after`, then delivers each new one. PGlite runs one message
    * at a time in this process, so every append has committed (or failed) before the next read:
    * reading on from the last delivered position after each of our appends never skips an event.
    * Events written through `sql` directly are delivered on the next append.

@@ -1,6 +1,7 @@
 // Group commit on PGlite: appends that arrive together share one message and one transaction, and each keeps its own outcome.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendBatcher, type ExecStatements } from "../../src/events/appendBatcher.ts";
 import { ConcurrencyError, StoreError } from "../../src/events/errors.ts";
 import { asEventId, asRunId } from "../../src/events/ids.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
@@ -27,8 +28,46 @@ describe("group commit on the PGlite store", () => {
     await store?.close();
   });
 
+  /**
+   * The next transaction id PostgreSQL will hand out, read without taking one. Every append takes one
+   * for its transaction (actorzero_append asks for it), so the ids used between two reads count the
+   * transactions the appends went in; nothing else writes to this store meanwhile.
+   */
+  const nextXid = async () =>
+    Number((await store.sql.query<{ xid: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid")).rows[0]!.xid);
+
   const count = async (eventIds: readonly string[]) =>
     Number((await store.sql.query<{ n: string | number }>("SELECT count(*) AS n FROM events WHERE event_id = ANY($1::uuid[])", [eventIds])).rows[0]!.n);
+
+  describe("when 64 contexts append at the same moment", () => {
+    it("stores every append, in call order, in fewer transactions than appends, and the chain verifies", async () => {
+      const streams = range(0, 64).map(newStream);
+      const head = await store.headPosition();
+      const before = await nextXid();
+
+      const results = await Promise.all(
+        streams.map((id, i) => store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" })),
+      );
+
+      const transactions = (await nextXid()) - before;
+      // Alone, each append is a transaction of its own: 64. Grouped, the first goes alone and the 63
+      // that queued behind it go together.
+      expect(transactions).toBeLessThan(streams.length);
+      expect(transactions).toBe(2);
+      const start = results[0]!.positions[0]!;
+      expect(start).toBeGreaterThan(head);
+      results.forEach((result, i) => {
+        expect(result.nextExpectedVersion).toBe(2);
+        expect(result.positions).toEqual([start + 2 * i, start + 2 * i + 1]);
+        expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([
+          [streams[i], 1],
+          [streams[i], 2],
+        ]);
+      });
+      expect(await store.readAll(head, 1000)).toEqual(results.flatMap((r) => r.events));
+      expect(await store.verify()).toMatchObject({ ok: true, problems: [] });
+    });
+  });
 
   describe("when one append of a group is refused", () => {
     it("refuses it with the error it gets alone, and stores every other append of the group once", async () => {
@@ -119,5 +158,44 @@ describe("group commit on the PGlite store", () => {
       expect(positions).toEqual(range(positions[0]!, 8));
       expect(await store.verify()).toMatchObject({ ok: true, problems: [] });
     });
+  });
+});
+
+describe("the append batcher", () => {
+  /** An exec that answers each statement with its own text, records every message and fails those naming "bad". */
+  const fakeExec = () => {
+    const messages: string[][] = [];
+    const exec: ExecStatements = async (sql) => {
+      const statements = sql.split(";\n");
+      messages.push(statements);
+      if (statements.some((s) => s.includes("bad"))) throw new Error(`refused: ${sql}`);
+      return statements.map((s) => ({ rows: [s] }));
+    };
+    return { exec, messages };
+  };
+
+  it("sends a lone statement before run returns, alone", async () => {
+    const { exec, messages } = fakeExec();
+    const answer = appendBatcher(exec).run("one");
+    expect(messages).toEqual([["one"]]);
+    await expect(answer).resolves.toEqual(["one"]);
+  });
+
+  it("groups what queued while a message was in flight, in order, within the statement and text limits", async () => {
+    const { exec, messages } = fakeExec();
+    const batcher = appendBatcher(exec, { maxStatements: 3, maxChars: 12 });
+    const statements = ["s0", "s1", "s2", "s3", "s4", "s5", "longer", "s7", "s8", "longer than the limit"];
+    const answers = await Promise.all(statements.map((s) => batcher.run(s)));
+    expect(answers).toEqual(statements.map((s) => [s]));
+    // Joined by ";\n": "s1;\ns2;\ns3" is 10 characters and 3 statements; "s4;\ns5;\nlonger" would be 14.
+    expect(messages).toEqual([["s0"], ["s1", "s2", "s3"], ["s4", "s5"], ["longer", "s7"], ["s8"], ["longer than the limit"]]);
+  });
+
+  it("sends each member of a failed group again alone, in order, so only the bad one fails", async () => {
+    const { exec, messages } = fakeExec();
+    const batcher = appendBatcher(exec);
+    const settled = await Promise.allSettled(["first", "x", "bad", "y"].map((s) => batcher.run(s)));
+    expect(settled.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as Error).message))).toEqual([["first"], ["x"], "refused: bad", ["y"]]);
+    expect(messages).toEqual([["first"], ["x", "bad", "y"], ["x"], ["bad"], ["y"]]);
   });
 });
