@@ -12,7 +12,10 @@
 //   none of this process is in flight (parked here, then decided and run on elsewhere) are read into it
 //   (`followLog`): the machine follows them, and the run's end answers its waiters here (a parent's
 //   call_subordinate). Read in the context's command queue, so no append of this process interleaves.
-// - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active.
+// - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active;
+//   a subordinate replaced in its slot (a fresh call_subordinate: its parent can no longer continue it) at
+//   once. XState copies a machine's children on every spawn and stop, its runs' included, so each live
+//   child costs its parent's every run: a long conversation keeps one per slot, not one per delegation.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
@@ -101,6 +104,7 @@ export class Registry {
   }
 
   private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
+    const replaced = replacedChildren(ac, facts);
     ac.apply(facts);
     if (this.core.closed) return;
     // A command's fact goes as its command event (the command asked the machine first); should the
@@ -108,6 +112,10 @@ export class Registry {
     const command = commandEventOf(facts);
     const snapshot = ac.actor.getSnapshot() as { can(e: unknown): boolean };
     ac.actor.send(command && snapshot.can(command) ? command : { type: "facts.apply", facts });
+    for (const id of replaced) {
+      const child = this.active.get(id);
+      if (child) this.passivate(child);
+    }
   }
 
   /** The machine ended a run of this process (its `run.ended` action). */
@@ -174,6 +182,7 @@ export class Registry {
 
   /** Stops an idle context's actor (not its run: it has none) once none of its children is active. */
   private passivate(ac: ActiveContext): void {
+    if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
     ac.passivateTimer = null;
     if (this.active.get(ac.id) !== ac) return;
     if (ac.actor.getSnapshot().matches("running")) return;
@@ -191,3 +200,18 @@ export class Registry {
     }
   }
 }
+
+/**
+ * The children a fresh call_subordinate among `facts` replaces in their slot (read before the facts are
+ * applied). The parent can no longer continue them; anyone else reaches them through the log.
+ */
+const replacedChildren = (ac: ActiveContext, facts: readonly RecordedEvent[]): string[] => {
+  const replaced: string[] = [];
+  for (const f of facts) {
+    if (f.type !== "SubordinateCalled" || !f.data.fresh) continue;
+    const slot = f.data.jobId ?? "default";
+    const previous = ac.children.findLast((c) => c.slot === slot);
+    if (previous && previous.contextId !== f.data.childContextId) replaced.push(previous.contextId);
+  }
+  return replaced;
+};

@@ -79,3 +79,34 @@ describe("when many contexts each take a run", () => {
     }
   });
 });
+
+describe("when one root delegates many times, each time to a fresh subordinate", () => {
+  // Each call_subordinate with reset replaces the slot's child: the parent cannot continue the old one.
+  const delegating: ModelPort = {
+    call: async (req) =>
+      req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool"
+        ? { toolCalls: [{ id: `d${req.messages.length}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] }
+        : { text: req.agentNumber === 0 ? "composed" : "found it" },
+  };
+
+  it("keeps the latest subordinate's actor only, the root's machine holds no replaced child, and a replaced one still answers from the log", async () => {
+    const rt = await createRuntime({ store, model: delegating, tools: [], limits: { passivateAfterMs: 3_600_000 } });
+    try {
+      const root = await rt.createContext({ name: "long conversation" });
+      await sendMany(rt, root.id, 1, 30);
+      const children = await rt.children(root.id);
+      expect(children).toHaveLength(30);
+      const { active } = internalsOf(rt);
+      const newest = children.at(-1)!.id;
+      // The root and its newest subordinate: 28 of the replaced ones were let go when their successor came
+      // (the last replaced one was let go when the newest was called; none of them is running).
+      expect([...active.keys()].sort()).toEqual([root.id, newest].sort());
+      const spawned = Object.keys(rt.actor(root.id)!.getSnapshot().children).filter((k) => children.some((c) => c.id === k));
+      expect(spawned).toEqual([newest]);
+      // A replaced subordinate is a context like any other: its history reads from the log.
+      expect((await rt.history(children[0]!.id)).at(-1)).toMatchObject({ role: "assistant", content: "found it" });
+    } finally {
+      await rt.close();
+    }
+  });
+});
