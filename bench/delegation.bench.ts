@@ -4,11 +4,13 @@ import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
-import { recordingStore, replayRaw } from "./support/recordingStore.ts";
+import { alternateWithRaw, recordingStore } from "./support/recordingStore.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const ROUND_TRIPS = quick ? 30 : 200;
 const MODEL_WAIT_MS = 50;
+const ROUNDS = 5; // runtime and raw alternate round by round, after a warm-up round of each
+const FAN_OUTS = 3; // timed fan-outs after a warm-up one; the figure is their median
 
 const answered = (req: ModelRequest) => req.messages.at(-1)?.role === "tool";
 
@@ -24,15 +26,17 @@ const roundTrip = async (): Promise<Row[]> => {
     },
   };
   const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
-  const roots = [];
-  for (let i = 0; i < ROUND_TRIPS; i++) roots.push(await rt.createContext({ name: `rt-${i}` }));
-  store.appends.length = 0;
-  const started = performance.now();
-  for (const root of roots) await rt.send(root.id, "delegate once");
-  const runtimeMs = performance.now() - started;
-  const appends = [...store.appends];
+  const perRound = ROUND_TRIPS / ROUNDS;
+  const roots: string[][] = [];
+  for (let round = -1; round < ROUNDS; round++) {
+    const ids: string[] = [];
+    for (let i = 0; i < perRound; i++) ids.push((await rt.createContext({ name: `rt-${round}-${i}` })).id);
+    roots.push(ids);
+  }
+  const { runtimeMs, rawMs, ratio, appends } = await alternateWithRaw(base, store, ROUNDS, async (round) => {
+    for (const id of roots[round + 1]!) await rt.send(id, "delegate once");
+  });
   await rt.close();
-  const rawMs = await replayRaw(base, appends, "raw");
   await base.close();
   const events = appends.reduce((n, a) => n + a.events.length, 0);
   return [
@@ -41,7 +45,7 @@ const roundTrip = async (): Promise<Row[]> => {
       value: rawMs / ROUND_TRIPS,
       unit: "ms/trip",
     },
-    { name: "delegation round trip (3 model calls, zero latency)", value: runtimeMs / ROUND_TRIPS, unit: "ms/trip", compareTo: "raw", ratio: runtimeMs / rawMs, target: "≤ 2× raw" },
+    { name: `delegation round trip (3 model calls, zero latency; ${ROUNDS} rounds alternating with raw, median ratio)`, value: runtimeMs / ROUND_TRIPS, unit: "ms/trip", compareTo: "raw", ratio, target: "≤ 2× raw" },
   ];
 };
 
@@ -63,18 +67,25 @@ const fanOut = async (): Promise<Row[]> => {
     },
   };
   const rt = await createRuntime({ store, model, limits: { maxLiveChildrenPerRun: 8, passivateAfterMs: 60_000 } });
-  const root = await rt.createContext({ name: "fan-out" });
-  const started = performance.now();
-  const r = await rt.send(root.id, "fan out");
-  const wallMs = performance.now() - started;
-  const contexts = (await rt.contexts({ rootContextId: root.id })).length;
+  const fanOnce = async () => {
+    const root = await rt.createContext({ name: "fan-out" });
+    const started = performance.now();
+    const r = await rt.send(root.id, "fan out");
+    const wallMs = performance.now() - started;
+    const contexts = (await rt.contexts({ rootContextId: root.id })).length;
+    if (r.status !== "completed" || contexts !== 73) throw new Error(`fan-out did not complete as expected: ${r.status}, ${contexts} contexts`);
+    return wallMs;
+  };
+  await fanOnce(); // warm-up: the first fan-out of a process also compiles the paths it takes
+  const times: number[] = [];
+  for (let i = 0; i < FAN_OUTS; i++) times.push(await fanOnce());
   await rt.close();
   await store.close();
-  if (r.status !== "completed" || contexts !== 73) throw new Error(`fan-out did not complete as expected: ${r.status}, ${contexts} contexts`);
+  const wallMs = times.sort((a, b) => a - b)[FAN_OUTS >> 1]!;
   const criticalPath = 5 * MODEL_WAIT_MS; // A0 → A1 → A2 → A1 → A0
   return [
     { name: "critical path of model waits (5 × 50 ms)", value: criticalPath, unit: "ms" },
-    { name: "fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves)", value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
+    { name: `fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves; median of ${FAN_OUTS} after a warm-up)`, value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
   ];
 };
 

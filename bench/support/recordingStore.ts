@@ -1,4 +1,4 @@
-// Wraps a store to remember every append's events, so a bench can replay the same appends raw.
+// Wraps a store to remember every append's events, so a bench can replay the same appends raw, and times the two alternately.
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 
@@ -37,4 +37,40 @@ export const replayRaw = async (store: EventStore, appends: readonly RecordedApp
     versions.set(streamId, version + events.length);
   }
   return performance.now() - started;
+};
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/**
+ * Times `work(round)` (which appends through `store`) against raw appends of the same events, in
+ * alternating rounds after a warm-up round of both (`work(-1)`), so neither side is timed cold and a
+ * noisy moment hits one pair of rounds: the ratio is the median of the rounds' ratios.
+ */
+export const alternateWithRaw = async (
+  base: EventStore,
+  store: EventStore & { appends: RecordedAppend[] },
+  rounds: number,
+  work: (round: number) => Promise<void>,
+): Promise<{ runtimeMs: number; rawMs: number; ratio: number; appends: RecordedAppend[] }> => {
+  store.appends.length = 0;
+  await work(-1);
+  await replayRaw(base, [...store.appends], "raw-warm");
+  const runtime: number[] = [];
+  const raw: number[] = [];
+  const appends: RecordedAppend[] = [];
+  for (let round = 0; round < rounds; round++) {
+    store.appends.length = 0;
+    const started = performance.now();
+    await work(round);
+    runtime.push(performance.now() - started);
+    const recorded = [...store.appends];
+    appends.push(...recorded);
+    raw.push(await replayRaw(base, recorded, `raw-${round}`));
+  }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return { runtimeMs: sum(runtime), rawMs: sum(raw), ratio: median(runtime.map((ms, i) => ms / raw[i]!)), appends };
 };
