@@ -4,7 +4,7 @@ import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
-import { alternateWithRaw, recordingStore } from "./support/recordingStore.ts";
+import { recordingStore, sendsAlternatingWithRaw } from "./support/recordingStore.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const ROUND_TRIPS = quick ? 30 : 200;
@@ -26,16 +26,7 @@ const roundTrip = async (): Promise<Row[]> => {
     },
   };
   const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
-  const perRound = ROUND_TRIPS / ROUNDS;
-  const roots: string[][] = [];
-  for (let round = -1; round < ROUNDS; round++) {
-    const ids: string[] = [];
-    for (let i = 0; i < perRound; i++) ids.push((await rt.createContext({ name: `rt-${round}-${i}` })).id);
-    roots.push(ids);
-  }
-  const { runtimeMs, rawMs, ratio, appends } = await alternateWithRaw(base, store, ROUNDS, async (round) => {
-    for (const id of roots[round + 1]!) await rt.send(id, "delegate once");
-  });
+  const { runtimeMs, rawMs, ratio, appends } = await sendsAlternatingWithRaw(base, store, rt, { rounds: ROUNDS, perRound: ROUND_TRIPS / ROUNDS, message: "delegate once" });
   await rt.close();
   await base.close();
   const events = appends.reduce((n, a) => n + a.events.length, 0);

@@ -5,7 +5,7 @@ import { createRuntime } from "../src/runtime/runtime.ts";
 import { defineTool } from "../src/tools/defineTool.ts";
 import type { ModelPort } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
-import { alternateWithRaw, recordingStore } from "./support/recordingStore.ts";
+import { recordingStore, sendsAlternatingWithRaw } from "./support/recordingStore.ts";
 import { heapUsed } from "./support/heap.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
@@ -34,16 +34,7 @@ const stepOverhead = async (): Promise<Row[]> => {
   const base = await openPgliteStore();
   const store = recordingStore(base);
   const rt = await createRuntime({ store, model: stepper(), tools: [noop], limits: { passivateAfterMs: 60_000 } });
-  const perRound = RUNS / ROUNDS;
-  const roots: string[][] = [];
-  for (let round = -1; round < ROUNDS; round++) {
-    const ids: string[] = [];
-    for (let i = 0; i < perRound; i++) ids.push((await rt.createContext({ name: `bench-${round}-${i}` })).id);
-    roots.push(ids);
-  }
-  const timed = await alternateWithRaw(base, store, ROUNDS, async (round) => {
-    for (const id of roots[round + 1]!) await rt.send(id, "take ten steps");
-  });
+  const timed = await sendsAlternatingWithRaw(base, store, rt, { rounds: ROUNDS, perRound: RUNS / ROUNDS, message: "take ten steps" });
   await rt.close();
   await base.close();
   const steps = RUNS * (STEPS + 1);

@@ -45,32 +45,37 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+type Sender = { createContext(o: { name: string }): Promise<{ id: string }>; send(id: string, text: string): Promise<unknown> };
+
 /**
- * Times `work(round)` (which appends through `store`) against raw appends of the same events, in
- * alternating rounds after a warm-up round of both (`work(-1)`), so neither side is timed cold and a
- * noisy moment hits one pair of rounds: the ratio is the median of the rounds' ratios.
+ * Sends `message` to `perRound` new roots per round (created before the round, untimed) against raw
+ * appends of the same events, in alternating rounds after a warm-up round of both, so neither side is
+ * timed cold and a noisy moment hits one pair of rounds: the ratio is the median of the rounds' ratios.
  */
-export const alternateWithRaw = async (
+export const sendsAlternatingWithRaw = async (
   base: EventStore,
   store: EventStore & { appends: RecordedAppend[] },
-  rounds: number,
-  work: (round: number) => Promise<void>,
+  rt: Sender,
+  { rounds, perRound, message }: { rounds: number; perRound: number; message: string },
 ): Promise<{ runtimeMs: number; rawMs: number; ratio: number; appends: RecordedAppend[] }> => {
-  store.appends.length = 0;
-  await work(-1);
-  await replayRaw(base, [...store.appends], "raw-warm");
-  const runtime: number[] = [];
-  const raw: number[] = [];
-  const appends: RecordedAppend[] = [];
-  for (let round = 0; round < rounds; round++) {
+  const round = async (name: string) => {
+    const ids: string[] = [];
+    for (let i = 0; i < perRound; i++) ids.push((await rt.createContext({ name: `${name}-${i}` })).id);
     store.appends.length = 0;
     const started = performance.now();
-    await work(round);
-    runtime.push(performance.now() - started);
+    for (const id of ids) await rt.send(id, message);
+    const ms = performance.now() - started;
     const recorded = [...store.appends];
-    appends.push(...recorded);
-    raw.push(await replayRaw(base, recorded, `raw-${round}`));
-  }
+    return { ms, recorded, rawMs: await replayRaw(base, recorded, `raw-${name}`) };
+  };
+  await round("warm");
+  const runs = [];
+  for (let r = 0; r < rounds; r++) runs.push(await round(`round-${r}`));
   const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-  return { runtimeMs: sum(runtime), rawMs: sum(raw), ratio: median(runtime.map((ms, i) => ms / raw[i]!)), appends };
+  return {
+    runtimeMs: sum(runs.map((r) => r.ms)),
+    rawMs: sum(runs.map((r) => r.rawMs)),
+    ratio: median(runs.map((r) => r.ms / r.rawMs)),
+    appends: runs.flatMap((r) => r.recorded),
+  };
 };
