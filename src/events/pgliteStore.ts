@@ -14,7 +14,7 @@ import { appendedEvents } from "./recordedRows.ts";
 import { schemaAction } from "./schemaCheck.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
-  APPEND_SQL,
+  type SendAppend,
   type AppendOutcome,
   appendStatement,
   SCHEMA_EXISTS_QUERY,
@@ -190,7 +190,7 @@ class PgliteStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend(this.#appendQuery, streamId, expected, rows, recordedAt);
+      outcome = await runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt);
       if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       throw this.#mapError(e);
@@ -205,12 +205,8 @@ class PgliteStore implements EventStore {
   /** Appends queued while one is in flight go together: one message, one transaction (see appendBatcher.ts). */
   readonly #appends = appendBatcher((sql) => this.db.exec(sql));
 
-  /**
-   * The append itself goes as a simple-protocol statement (see appendStatement), grouped with the appends
-   * queued beside it; its other statements (the look-ups after a unique violation) as they are.
-   */
-  readonly #appendQuery = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
-    sql === APPEND_SQL ? this.#appends.run<R>(appendStatement(params)) : this.#query<R>(sql, params);
+  /** An append goes as a simple-protocol statement (see appendStatement), grouped with the appends queued beside it. */
+  readonly #sendAppend: SendAppend = (params) => this.#appends.run(appendStatement(params));
 
   readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
   readonly readStream = this.#reads.readStream;

@@ -15,6 +15,7 @@ import {
   type LogHorizon,
   READ_RANGE_SQL,
   runAppend,
+  appendByQuery,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
   SCHEMA_VERSION_QUERY,
@@ -127,7 +128,7 @@ class PostgresStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend(this.#query, streamId, expected, rows, recordedAt);
+      outcome = await runAppend({ send: appendByQuery(this.#query), query: this.#query }, streamId, expected, rows, recordedAt);
       if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {

@@ -328,6 +328,15 @@ export type Query = <R>(sql: string, params: unknown[]) => Promise<R[]>;
 const UNIQUE_VIOLATION = "23505";
 const MAX_ATTEMPTS = 20;
 
+/** Sends one append (APPEND_SQL's parameters, in its order) and returns its rows; each adapter sends it its own way. */
+export type SendAppend = (params: unknown[]) => Promise<{ result: AppendOutcome }[]>;
+
+/** APPEND_SQL as a parameterised statement: how an adapter without a faster way sends an append. */
+export const appendByQuery =
+  (query: Query): SendAppend =>
+  (params) =>
+    query<{ result: AppendOutcome }>(APPEND_SQL, params);
+
 /**
  * The append protocol, the same for every adapter: one round trip in the common case. When the
  * insert hits a unique violation (only when another writer raced us, or "any" re-appends stored
@@ -335,7 +344,7 @@ const MAX_ATTEMPTS = 20;
  * fixed expected version the second call reports the conflict; with "any" it goes on top.
  */
 export const runAppend = async (
-  query: Query,
+  { send, query }: { send: SendAppend; query: Query },
   streamId: string,
   expectedVersion: number | "no_stream" | "any",
   rows: readonly AppendRow[],
@@ -344,7 +353,7 @@ export const runAppend = async (
   const params = [streamId, encodeExpectedVersion(expectedVersion), JSON.stringify(rows), recordedAt.toISOString()];
   for (let attempt = 1; ; attempt++) {
     try {
-      return (await query<{ result: AppendOutcome }>(APPEND_SQL, params))[0]!.result;
+      return (await send(params))[0]!.result;
     } catch (e) {
       if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw e;
     }
