@@ -11,6 +11,7 @@ import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
 import type { Resuming } from "./resume.ts";
+import { RuntimeError } from "./errors.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
 
@@ -34,8 +35,8 @@ export class ActiveContext {
   /** The end of the last run whose terminal fact this context applied. */
   lastEnd: RunOutcome | null = null;
   private lastAnswered: string | null = null;
-  /** The waiters of each run, answered as the machine ends it (`run.ended`). */
-  readonly outcomes = new Map<string, { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void }>();
+  /** The waiters of each run, answered as the machine ends it (`run.ended`), or failed by close (`failUnanswered`). */
+  readonly outcomes = new Map<string, { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void; reject: (e: Error) => void }>();
   /** Serializes commands (send, stop, pause, resume) to this context. */
   commands: Promise<unknown> = Promise.resolve();
   passivateTimer: NodeJS.Timeout | null = null;
@@ -73,8 +74,9 @@ export class ActiveContext {
     let entry = this.outcomes.get(runId);
     if (!entry) {
       let resolve!: (o: RunOutcome) => void;
-      const promise = new Promise<RunOutcome>((r) => (resolve = r));
-      entry = { promise, resolve };
+      let reject!: (e: Error) => void;
+      const promise = new Promise<RunOutcome>((res, rej) => ((resolve = res), (reject = rej)));
+      entry = { promise, resolve, reject };
       this.outcomes.set(runId, entry);
     }
     return entry.promise;
@@ -93,6 +95,26 @@ export class ActiveContext {
     this.outcomes.get(runId)!.resolve(outcome);
     if (this.lastAnswered !== null && this.lastAnswered !== runId) this.outcomes.delete(this.lastAnswered);
     this.lastAnswered = runId;
+  }
+
+  /**
+   * On close, after the runs in flight were answered: every waiter still waiting (on a run parked here, or
+   * one another process went on with) would wait forever, as nothing here will see that run end. They are
+   * rejected as "closed"; the run itself is left as the log has it. `parked`: the run the machine held parked.
+   */
+  failUnanswered(parked: { runId: string; approvals: readonly string[] } | null): void {
+    for (const [runId, entry] of this.outcomes) {
+      if (runId === this.lastAnswered) continue;
+      const message =
+        parked?.runId === runId
+          ? `The runtime closed while run '${runId}' of context '${this.id}' was parked awaiting approval (${parked.approvals.join(", ")}). ` +
+            "The run stays parked in the log: approve or reject it from a runtime on the same store to go on with it."
+          : `The runtime closed before run '${runId}' of context '${this.id}' ended here; its end, once recorded, is in the log.`;
+      // A waiter that let its promise go must not get an unhandled rejection from a close.
+      entry.promise.catch(() => undefined);
+      entry.reject(new RuntimeError("closed", message));
+      this.outcomes.delete(runId);
+    }
   }
 
   /** Runs `fn` after every earlier command to this context has finished. */

@@ -110,7 +110,10 @@ export interface Runtime {
   createContext(opts?: CreateContextOptions): Promise<ContextView>;
   /** A new root whose history is context `id`'s up to the event at log position `at` (see fork.ts). */
   fork(id: string, opts: { at: number }): Promise<ContextView>;
-  /** Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends. */
+  /**
+   * Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends.
+   * Rejects (RuntimeError "closed") when `close()` comes first while the run is parked awaiting approval.
+   */
   send(id: string, text: string): Promise<SendResult>;
   /** As `send`, but resolves as soon as the message is recorded, with the id of the run that takes it. */
   start(id: string, text: string): Promise<StartResult>;
@@ -143,6 +146,9 @@ export interface Runtime {
   subscribe(listener: (e: LiveEvent) => void, opts: { after?: number; deltas: true }): Promise<Unsubscribe>;
   /** The context's actor while it is active (for inspection), else undefined. */
   actor(id: string): AnyActorRef | undefined;
-  /** Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. */
+  /**
+   * Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. A run parked
+   * awaiting approval stays parked in the log (a later runtime decides it); waiters on its end are rejected as "closed".
+   */
   close(): Promise<void>;
 }

@@ -7,6 +7,8 @@
 //   recovery, delegation) stay internal.
 // - Every public method refuses bad input with a RuntimeError naming the field, before anything is written.
 // - `events()` returns everything asked for; `eventsPage()` one page and where the next starts.
+// - `close()` leaves no waiter hanging: a run in flight is recorded as interrupted and its `send` answered
+//   so; a `send` on a run parked awaiting approval is rejected as "closed", and the run stays parked in the log.
 import { fromPromise } from "xstate";
 import { hostname } from "node:os";
 import { ModelOverride, type RecordedEvent } from "../events/schema.ts";
@@ -166,6 +168,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         await ac.leaseReleased;
         return { ...outcome, contextId: id };
       });
+      // A close rejects it when the run is left parked: a caller that let `ended` go must not get an unhandled rejection.
+      settled.catch(() => undefined);
       return { contextId: id, runId, intervention, ended: settled };
     },
 
@@ -277,11 +281,13 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       if (sweeper) clearInterval(sweeper);
       stopAnswering();
       const actives = [...registry.active.values()];
-      // What the machines say before they stop: which runs are in flight, which ended unrecorded.
+      // What the machines say before they stop: which runs are in flight, which ended unrecorded, which are parked.
       // A parked run is not in flight: it stays parked on the log, for this or another process to go on with.
       const atClose = actives.map((ac) => {
         const s = ac.actor.getSnapshot() as { matches(v: unknown): boolean; context: ContextMachineContext };
-        return { ac, inFlight: s.matches("running") && !s.matches({ running: "parked" }), unrecorded: s.context.unrecorded };
+        const isParked = s.matches({ running: "parked" });
+        const parked = isParked && s.context.runId ? { runId: s.context.runId, approvals: s.context.awaitingApproval } : null;
+        return { ac, inFlight: s.matches("running") && !isParked, unrecorded: s.context.unrecorded, parked };
       });
       // Stopping the roots stops every actor below them, which aborts every run in flight.
       for (const ac of actives) {
@@ -289,6 +295,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         if (ac.view.depth === 0 || !registry.active.has(ac.view.parentContextId ?? "")) ac.actor.stop();
       }
       await interruptInFlight(atClose);
+      // Then every waiter not answered by that (a parked run's, which stays parked in the log) is failed, so none hangs.
+      for (const { ac, parked } of atClose) ac.failUnanswered(parked);
       registry.active.clear();
       await core.leases.close();
       await core.tools.close();
