@@ -1,24 +1,17 @@
 // Run by approvalRestart.test.ts as a separate process: a run whose call needs approval parks; the process
 // says so, then waits to be killed ("wait"), or closes its runtime and exits ("close").
 import { waitFor } from "xstate";
-import { z } from "zod";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import { createRuntime } from "../../src/runtime/runtime.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
 import { parkingModel } from "./approvalScript.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 const [where, mode] = process.argv.slice(2) as [string, "wait" | "close"];
 const store = where.startsWith("postgres") ? await openPostgresStore({ url: where }) : await openPgliteStore({ dataDir: where });
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => {
-    process.stdout.write(`ran deploy ${env}\n`);
-    return `deployed to ${env} by ${process.pid}`;
-  },
+const deploy = deployTool((env) => {
+  process.stdout.write(`ran deploy ${env}\n`);
+  return `deployed to ${env} by ${process.pid}`;
 });
 const rt = await createRuntime({ store, model: parkingModel(), tools: [deploy], limits: { leaseTtlMs: 500 } });
 const ctx = await rt.createContext({ name: "parker" });

@@ -2,21 +2,14 @@
 // process runs the child on to its end, and the first runtime's parent, which kept waiting in call_subordinate,
 // receives that end (the child's answer, or its repaired error after a rejection) and completes.
 import { expect, it } from "vitest";
-import { z } from "zod";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { RecordedEvent } from "../../src/events/schema.ts";
 import { scriptedModel, type ScriptedHandler } from "../../src/models/scripted.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => `deployed to ${env}`,
-});
+const deploy = deployTool();
 
 /** A0 delegates and answers with what came back; A1 calls deploy (which waits for approval) and answers with its result. */
 const handler: ScriptedHandler = (req) => {

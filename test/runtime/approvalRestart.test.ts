@@ -2,15 +2,14 @@
 // interrupted at open, stays parked, and goes on in whichever process records the decision.
 import { spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { createRuntime, internalsOf, type Runtime } from "../../src/runtime/runtime.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 import { parkingModel } from "./approvalScript.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -41,15 +40,9 @@ const parkInChild = async (where: string, mode: "wait" | "close") => {
 };
 
 const ranHere: string[] = [];
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => {
-    ranHere.push(env);
-    return `deployed to ${env} by ${process.pid}`;
-  },
+const deploy = deployTool((env) => {
+  ranHere.push(env);
+  return `deployed to ${env} by ${process.pid}`;
 });
 
 const openHere = (store: EventStore) => createRuntime({ store, model: parkingModel(), tools: [deploy], limits: { leaseTtlMs: 500, passivateAfterMs: 60_000 } });

@@ -2,13 +2,12 @@
 // hangs), a parked run's waiters with a RuntimeError "closed", and the run stays parked in the log for a
 // later runtime to decide. Each test has a short timeout: before the fix, the waiters hung.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { waitFor } from "xstate";
 import { freshPgliteStore } from "../support/pglite.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { createRuntime, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
 import { scriptedModel, type ScriptedHandler } from "../../src/models/scripted.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 let store: EventStore;
 beforeAll(async () => {
@@ -18,13 +17,7 @@ afterAll(async () => {
   await store.close();
 });
 
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => `deployed to ${env}`,
-});
+const deploy = deployTool();
 
 /** "deploy": the deploy call (which waits for approval), "delegate": the same through a subordinate; then the last tool result. */
 const script: ScriptedHandler = (req) => {

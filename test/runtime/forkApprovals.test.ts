@@ -1,23 +1,13 @@
 // rt.fork of a context that asked for approval: the fork's approvals are its own, so a decision names one context.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
 import { waitFor } from "xstate";
 import { createRuntime, type EventStore, type Runtime } from "../../src/index.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { parkingModel } from "./approvalScript.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 const ran: string[] = [];
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => {
-    ran.push(`deploy ${env}`);
-    return `deployed to ${env}`;
-  },
-});
+const deploy = deployTool((env) => void ran.push(`deploy ${env}`));
 
 let store: EventStore;
 let rt: Runtime;

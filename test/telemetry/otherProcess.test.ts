@@ -4,21 +4,14 @@
 // the child's RunStarted. Each runtime has its own provider and in-memory exporter, as two processes would.
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { expect, it } from "vitest";
-import { z } from "zod";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { RecordedEvent } from "../../src/events/schema.ts";
 import { scriptedModel, type ScriptedHandler } from "../../src/models/scripted.ts";
 import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { defineTool } from "../../src/tools/defineTool.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
-const deploy = defineTool({
-  name: "deploy",
-  description: "deploys",
-  input: z.object({ env: z.string() }),
-  needsApproval: true,
-  run: ({ env }) => `deployed to ${env}`,
-});
+const deploy = deployTool();
 
 /** A0 delegates; A1 calls deploy (which waits for approval), then answers with its result. */
 const handler: ScriptedHandler = (req) => {

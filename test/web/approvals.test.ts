@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { waitFor } from "xstate";
-import { z } from "zod";
-import { createRuntime, defineTool, scriptedModel, serve, type Runtime, type ServerHandle } from "../../src/index.ts";
+import { createRuntime, scriptedModel, serve, type Runtime, type ServerHandle } from "../../src/index.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { launchBrowser, watchedPage, type WatchedPage } from "./support.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 let store: EventStore;
 let rt: Runtime;
@@ -16,7 +16,7 @@ let server: ServerHandle;
 let browser: Browser;
 let w: WatchedPage;
 
-const deploy = defineTool({ name: "deploy", description: "deploys", input: z.object({ env: z.string() }), needsApproval: true, run: ({ env }) => `deployed to ${env}` });
+const deploy = deployTool();
 
 beforeAll(async () => {
   store = await freshPgliteStore();
