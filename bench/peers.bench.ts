@@ -2,7 +2,8 @@
 //
 // - A fresh delegation: a new root (createContext) is sent a message, calls `call_subordinate`, the
 //   child answers, the root answers: 3 calls to a zero-latency model.
-// - A long conversation: LONG delegations on one root; growth is the last batch's time over the first's.
+// - A long conversation: LONG delegations on one root; growth is the median time of the last three
+//   batches over that of the first three.
 // - The raw floor: the same workload as 15 events in 6 one-statement appends (an INSERT … SELECT that
 //   checks the stream version), written by hand to a copy of the events table (same columns, indexes
 //   and insert trigger) in the same in-memory PGlite, so neither side pays for the other's rows.
@@ -20,6 +21,7 @@ const ROUNDS = quick ? 3 : 8;
 const PER_ROUND = quick ? 10 : 25;
 const LONG = quick ? 40 : 220;
 const BATCH = quick ? 10 : 20;
+const GROWTH_BATCHES = 3; // growth compares the median of the last three batches with that of the first three
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -183,7 +185,9 @@ export async function run(): Promise<Row[]> {
         );
         rawBatches.push(await time(async () => { for (let i = 0; i < BATCH; i++) await rawDelegation(base, rawRoot, rawVersions); }));
       }
-      const growth = (b: number[]) => b.at(-1)! / b[0]!;
+      // The last three batches against the first three, each side its median: one batch alone (a
+      // collection, a neighbour's burst) moved the raw floor's own "growth" between 0.85x and 1.21x.
+      const growth = (b: number[]) => median(b.slice(-GROWTH_BATCHES)) / median(b.slice(0, GROWTH_BATCHES));
       const sum = (b: number[]) => b.reduce((x, y) => x + y, 0);
       const rawName = "raw floor: 15 events in 6 one-statement appends";
       return [
@@ -204,8 +208,8 @@ export async function run(): Promise<Row[]> {
           compareTo: "its raw floor",
           ratio: sum(rtBatches) / sum(rawBatches),
         },
-        { name: `long conversation growth, raw floor (last/first batch of ${BATCH})`, value: growth(rawBatches), unit: "×" },
-        { name: `long conversation growth (last/first batch of ${BATCH})`, value: growth(rtBatches), unit: "×", target: "≤ 1.1×" },
+        { name: `long conversation growth, raw floor (median of the last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES})`, value: growth(rawBatches), unit: "×" },
+        { name: `long conversation growth (median of the last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES})`, value: growth(rtBatches), unit: "×", target: "≤ 1.1×" },
       ];
     } finally {
       await rt.close();
