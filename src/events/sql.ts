@@ -9,8 +9,10 @@ import { GENESIS_HASH_SQL, CHAIN_LOCK_KEY, eventEncodingSql } from "./chainSql.t
  * 2: every event row carries `hash`, its link in the log's hash chain (see chainSql.ts).
  * 3: actorzero_append looks up the stream version and the chain head by index, whatever the size of
  *    the log when its plans were cached (see the function).
+ * 4: actorzero_append no longer returns the appended events' hashes: nothing read them, and building
+ *    them cost about 4% of a one-event append on PGlite.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** `expectedVersion` as the append function takes it: -1 = `no_stream`, -2 = `any`, n ≥ 0 = that version. */
 export const EXPECT_NO_STREAM = -1;
@@ -179,7 +181,7 @@ END
 $fn$;
 
 -- Appends p_events (a JSON array of {event_id, type, schema_version, data, metadata}) to a stream in
--- one statement. Returns {"positions": [...], "version": n, "hashes": [...]} on success, and for an
+-- one statement. Returns {"positions": [...], "version": n} on success, and for an
 -- idempotent re-append the original positions; {"conflict": true, "version": actual} when the stream
 -- is not at p_expected_version. A unique violation ("any" re-appends stored ids) is raised as is:
 -- the caller resolves it with actorzero_find_appended and calls again (see runAppend).
@@ -236,8 +238,7 @@ BEGIN
     INSERT INTO events (global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
       VALUES (v_position, (v_event->>'event_id')::uuid, p_stream_id, v_current + 1, v_event->>'type',
               (v_event->>'schema_version')::smallint, v_event->'data', v_event->'metadata', p_recorded_at, v_hash);
-    RETURN jsonb_build_object('positions', jsonb_build_array(v_position), 'version', v_current + 1,
-                              'hashes', jsonb_build_array(encode(v_hash, 'hex')));
+    RETURN jsonb_build_object('positions', jsonb_build_array(v_position), 'version', v_current + 1);
   END IF;
   -- Each hash depends on the one before: computed in order here, then one INSERT writes them all.
   FOR i IN 0 .. v_count - 1 LOOP
@@ -257,8 +258,7 @@ BEGIN
            AS (event_id UUID, type TEXT, schema_version SMALLINT, data JSONB, metadata JSONB))
          WITH ORDINALITY AS x(event_id, type, schema_version, data, metadata, ord)
     ORDER BY x.ord;
-  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_current + v_count,
-                            'hashes', (SELECT coalesce(jsonb_agg(encode(h, 'hex')), '[]'::jsonb) FROM unnest(v_hashes) AS h));
+  RETURN jsonb_build_object('positions', to_jsonb(v_positions), 'version', v_current + v_count);
 END
 $fn$;
 
@@ -313,10 +313,10 @@ export const READ_BY_IDS_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE event_
 /**
  * What `actorzero_append` returns. `stored`: the events were already in the log (an idempotent
  * re-append); a log whose functions predate the flag leaves it out, and then a version other than the
- * one a fresh append gives says the same. `hashes`: the appended events' links in the chain (hex).
+ * one a fresh append gives says the same.
  */
 export type AppendOutcome =
-  | { positions: number[]; version: number; stored?: true; hashes?: string[]; conflict?: undefined }
+  | { positions: number[]; version: number; stored?: true; conflict?: undefined }
   | { conflict: true; version: number };
 
 /** An event as `actorzero_append` takes it, in the JSON array of `$3`. */
