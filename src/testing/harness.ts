@@ -3,7 +3,7 @@
 import type { EventStore, SqlExecutor } from "../events/store.ts";
 import type { ModelRequest, ModelTurn } from "../models/port.ts";
 import { scriptedModel, type ScriptedModel } from "../models/scripted.ts";
-import { createRuntime, type Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { createRuntime, RuntimeError, type Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../events/clock.ts";
 import { defineTool, type Tool } from "../tools/defineTool.ts";
@@ -178,6 +178,8 @@ export class LifecycleHarness {
   readonly script: string[] = [];
   /** Rejections of sends the harness did not await (a runtime that throws at a caller). */
   readonly errors: unknown[] = [];
+  /** The runtimes a restart closed: a send still waiting on one is rejected as "closed" by design (its run stays parked). */
+  private readonly closed = new WeakSet<Runtime>();
   private counter = 0;
   private readonly abandoned: Runtime[] = [];
 
@@ -226,13 +228,22 @@ export class LifecycleHarness {
     return id;
   }
 
-  /** Sends without waiting for the run's end; a rejection is kept in `errors`. */
+  /**
+   * Sends without waiting for the run's end; a rejection is kept in `errors`, except the one `close()`
+   * gives a send whose run it left parked awaiting approval (a RuntimeError "closed" from a runtime the
+   * harness closed): the run goes on in the next runtime, which the reference model follows.
+   */
   send(index: number, text: string): void {
-    this.rt.send(this.id(index), text).catch((e: unknown) => this.errors.push(e));
+    const rt = this.rt;
+    rt.send(this.id(index), text).catch((e: unknown) => {
+      if (e instanceof RuntimeError && e.reason === "closed" && this.closed.has(rt)) return;
+      this.errors.push(e);
+    });
   }
 
   /** Closes the runtime (runs in flight are recorded as interrupted) and opens a new one on the same store. */
   async restart(): Promise<void> {
+    this.closed.add(this.rt);
     await this.rt.close();
     this.desk.forget();
     await this.open();
