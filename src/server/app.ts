@@ -142,7 +142,12 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     // Whatever the race below, the run's end (or a refusal) never goes unhandled.
     started.then((r) => r.ended.catch(() => undefined), () => undefined);
     const closing = options.closed.then(() => {
-      throw new ApiError("closing", "the server shut down before the run ended; it is recorded as interrupted");
+      // Which of the two the run met is the log's to say: close() records a run in flight as
+      // interrupted and leaves one awaiting approval parked.
+      throw new ApiError(
+        "closing",
+        "the server shut down before the run ended: a run in flight is recorded as interrupted, a run awaiting approval stays parked in the log",
+      );
     });
     closing.catch(() => undefined);
     const run = await Promise.race([started, closing]);
