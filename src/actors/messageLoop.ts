@@ -22,7 +22,7 @@ import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
-import { asOutcome, FatalToolError, INTERRUPTED_CALL, RepairableToolError, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
@@ -216,9 +216,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
       yield* toolFailed(args.error);
       return { failed: args.error } as ToolStepResult;
     }
-    // It may or may not have taken effect: only a tool that can pick up its own progress, or whose second run
-    // does what one run does, goes again.
-    if (resumed && !tool.resume && tool.idempotent !== true) {
+    if (resumed && !goesOnAfterCut(tool)) {
       yield* toolFailed(INTERRUPTED_CALL);
       return { failed: INTERRUPTED_CALL } as ToolStepResult;
     }
@@ -241,10 +239,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
     env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
     const result = yield* Effect.result(
       Effect.tryPromise({
-        try: async (signal) => {
-          const ctx = env.toolContext(call.id, signal);
-          return asOutcome(await (resumed && tool.resume ? tool.resume(args.value, ctx) : tool.run(args.value, ctx)));
-        },
+        try: (signal) => runOrResume(tool, args.value, env.toolContext(call.id, signal), resumed),
         catch: (e) => e,
       }),
     );

@@ -16,7 +16,7 @@ import { asJobId, type JobId } from "../events/ids.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
 import { jobFinished, type Job } from "./jobs.ts";
 import type { DataOf, JobStatus } from "../events/schema.ts";
-import { asOutcome, defineTool, INTERRUPTED_CALL, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
+import { defineTool, goesOnAfterCut, INTERRUPTED_CALL, RepairableToolError, runOrResume, type Tool, type ToolContext } from "./defineTool.ts";
 import { parseToolArguments } from "./arguments.ts";
 
 export const MAX_PARALLEL_CALLS = 8;
@@ -207,8 +207,7 @@ const runJob = async (
   try {
     const args = parseToolArguments(tool, rawArguments ?? {}, (id) => handle.storedResult(id));
     if (!args.ok) throw new RepairableToolError(args.error);
-    // It may or may not have taken effect: only a tool that resumes itself, or an idempotent one, goes again.
-    if (resumed && !tool.resume && tool.idempotent !== true) throw new RepairableToolError(INTERRUPTED_CALL);
+    if (resumed && !goesOnAfterCut(tool)) throw new RepairableToolError(INTERRUPTED_CALL);
     const jobCtx: ToolContext = {
       ...ctx,
       toolCallId: job.jobId,
@@ -218,7 +217,7 @@ const runJob = async (
         job.contextId = id;
       },
     };
-    const outcome = asOutcome(await (resumed && tool.resume ? tool.resume(args.value, jobCtx) : tool.run(args.value, jobCtx)));
+    const outcome = await runOrResume(tool, args.value, jobCtx, resumed);
     status = "success";
     result = outcome.text;
   } catch (e) {
