@@ -50,6 +50,22 @@ const slowLeaseRelease = (store: EventStore, ms: number): EventStore => {
   });
 };
 
+/** Runtime A ("doomed") with a context whose model call never answers: A will die in that call. */
+const doomedRuntime = async (url: string) => {
+  const storeA = await openPostgresStore({ url });
+  const held = gate();
+  const rtA: Runtime = await createRuntime({
+    store: storeA,
+    model: scriptedModel(() => {
+      held.arrived();
+      return held.reply; // never opened: A dies in this call
+    }),
+    owner: "doomed",
+    limits: { leaseTtlMs: TTL_MS },
+  });
+  return { storeA, rtA, held, ctx: await rtA.createContext({ name: "orphan" }) };
+};
+
 const leaseOwners = async (store: EventStore, id: string) =>
   (await store.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [id])).rows.map((r) => r.owner);
 
@@ -314,18 +330,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
   describe("when the runtime driving a context dies mid-run", () => {
     it("keeps the context busy until the lease expires, then the survivor's sweep records RunInterrupted, and the context runs again", async () => {
       const url = await db.fresh();
-      const storeA = await openPostgresStore({ url });
-      const held = gate();
-      const rtA: Runtime = await createRuntime({
-        store: storeA,
-        model: scriptedModel(() => {
-          held.arrived();
-          return held.reply; // never opened: A dies in this call
-        }),
-        owner: "doomed",
-        limits: { leaseTtlMs: TTL_MS },
-      });
-      const ctx = await rtA.createContext({ name: "orphan" });
+      const { storeA, rtA, held, ctx } = await doomedRuntime(url);
       void rtA.send(ctx.id, "work until you die").catch(() => undefined);
       await held.called;
 
@@ -377,18 +382,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
     it("with recovery 'resume', the survivor's sweep takes the run over once the lease expires and makes the cut-off call again, as the same run", async () => {
       const url = await db.fresh();
-      const storeA = await openPostgresStore({ url });
-      const held = gate();
-      const rtA: Runtime = await createRuntime({
-        store: storeA,
-        model: scriptedModel(() => {
-          held.arrived();
-          return held.reply; // never opened: A dies in this call
-        }),
-        owner: "doomed",
-        limits: { leaseTtlMs: TTL_MS },
-      });
-      const ctx = await rtA.createContext({ name: "orphan" });
+      const { storeA, rtA, held, ctx } = await doomedRuntime(url);
       const started = await rtA.start(ctx.id, "work until you die");
       void started.ended.catch(() => undefined);
       await held.called;

@@ -136,22 +136,28 @@ describe("when a process dies with model calls in flight at the bottom of a tree
   });
 });
 
+/** A crash while `tool` runs (the hook holds its calls), then the resume; `ran`: how many calls of `tool` the hook saw. */
+const crashWhileToolRuns = async (tool: string) => {
+  const calls = counter(2);
+  let ran = 0;
+  const run = await crashAndResume(
+    {
+      onTool: (name) => {
+        if (name !== tool) return;
+        ran += 1;
+        calls.hit();
+        return never();
+      },
+    },
+    calls.done,
+  );
+  return { run, ran };
+};
+
 describe("when a process dies while tools run", () => {
   it("runs an idempotent tool again, and the transcript after it is the one without the crash", async () => {
     const reference = await uninterrupted();
-    const lookups = counter(2);
-    let ranLookup = 0;
-    const run = await crashAndResume(
-      {
-        onTool: (name) => {
-          if (name !== "lookup") return;
-          ranLookup += 1;
-          lookups.hit();
-          return never();
-        },
-      },
-      lookups.done,
-    );
+    const { run, ran: ranLookup } = await crashWhileToolRuns("lookup");
     expect(run.end.type).toBe("RunCompleted");
     expect(ranLookup).toBe(2);
     expect(run.after.map(requestBytes).sort()).toEqual(without(reference, run.before).sort());
@@ -159,19 +165,7 @@ describe("when a process dies while tools run", () => {
   });
 
   it("does not run a tool with a side effect again: the model is told the call may or may not have taken effect", async () => {
-    const notes = counter(2);
-    let ranNote = 0;
-    const run = await crashAndResume(
-      {
-        onTool: (name) => {
-          if (name !== "note") return;
-          ranNote += 1;
-          notes.hit();
-          return never();
-        },
-      },
-      notes.done,
-    );
+    const { run, ran: ranNote } = await crashWhileToolRuns("note");
     expect(run.end.type).toBe("RunCompleted");
     expect(ranNote).toBe(2);
     const leafSteps = run.after.filter((r) => r.agentNumber === 2);

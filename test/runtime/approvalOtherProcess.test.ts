@@ -47,12 +47,17 @@ describeWithPostgres("given a root in runtime A whose child is parked for approv
     }
   };
 
+  /** A root in runtime A delegates; its child's deploy call parks awaiting approval. */
+  const parkChildInA = async (a: Runtime, head: () => Promise<number>) => {
+    const root = await a.createContext();
+    const requested = next(a, "ApprovalRequested", await head());
+    const { ended } = await a.start(root.id, "go");
+    return { ended, approval: await requested };
+  };
+
   it("when B approves, the child completes in B and A's root receives its answer and completes", { timeout: 20_000 }, async () => {
     await twoRuntimes(async (a, b, head) => {
-      const root = await a.createContext();
-      const requested = next(a, "ApprovalRequested", await head());
-      const { ended } = await a.start(root.id, "go");
-      const approval = await requested;
+      const { ended, approval } = await parkChildInA(a, head);
       expect((await a.approvals()).map((p) => p.approvalId)).toEqual([approval.data.approvalId]);
 
       await b.approve(approval.data.approvalId, { by: "bob" });
@@ -66,10 +71,7 @@ describeWithPostgres("given a root in runtime A whose child is parked for approv
 
   it("when B rejects, A's root receives the child's answer to the denial and completes", { timeout: 20_000 }, async () => {
     await twoRuntimes(async (a, b, head) => {
-      const root = await a.createContext();
-      const requested = next(a, "ApprovalRequested", await head());
-      const { ended } = await a.start(root.id, "go");
-      const approval = await requested;
+      const { ended, approval } = await parkChildInA(a, head);
 
       await b.reject(approval.data.approvalId, { by: "bob", reason: "not today" });
 
