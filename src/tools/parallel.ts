@@ -81,10 +81,7 @@ const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>
   if (action === "start") {
     // The jobs a cut-off start recorded are the run's already (resumeJobs): wait for them, start nothing.
     const recorded = resumed ? [...handle.jobs.values()].filter((j) => j.startedBy === ctx.toolCallId) : [];
-    if (recorded.length === 0) return start(rt, handle, tools(), input, ctx);
-    if (input.wait === false) return render(recorded, false);
-    await waitFor(recorded, input.timeout, ctx.signal);
-    return render(recorded, true);
+    return recorded.length === 0 ? start(rt, handle, tools(), input, ctx) : answer(recorded, input, ctx);
   }
   const jobs = select(handle, input.job_ids);
   if (action === "cancel") {
@@ -92,6 +89,12 @@ const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>
     return render(jobs, true);
   }
   if (action === "collect") return render(jobs, false);
+  return answer(jobs, { ...input, wait: true }, ctx);
+};
+
+/** The jobs' snapshot now (`wait: false`), or once they have ended or the wait timed out. */
+const answer = async (jobs: Job[], input: ParallelInput, ctx: ToolContext) => {
+  if (input.wait === false) return render(jobs, false);
   await waitFor(jobs, input.timeout, ctx.signal);
   return render(jobs, true);
 };
@@ -143,9 +146,7 @@ const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string,
     handle.jobs.set(job.jobId, job);
     void runJob(rt, handle, tools.get(job.tool)!, calls[i]!.arguments, job, ctx, false);
   }
-  if (input.wait === false) return render(jobs, false);
-  await waitFor(jobs, input.timeout, ctx.signal);
-  return render(jobs, true);
+  return answer(jobs, input, ctx);
 };
 
 type LiveJob = Job & { settle: () => void };
