@@ -201,14 +201,13 @@ export class RunObserver {
   private spanned =
     <I>(name: string, run: (input: I, ctx: ToolContext) => ReturnType<Tool<I>["run"]>) =>
     async (input: I, ctx: ToolContext) => {
-      const tool = { name, run };
       // A run another process started (a parked call approved here, a run resumed here) gets its span from the log first.
       const parent = (await this.runOf(ctx.contextId, ctx.runId).catch(() => undefined))?.context;
-      const span = startToolSpan(this.tracer, { name: tool.name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
+      const span = startToolSpan(this.tracer, { name, toolCallId: ctx.toolCallId, ...(parent ? { parent } : {}) });
       const k = key(ctx.contextId, ctx.toolCallId);
       this.tools.set(k, span);
       try {
-        const result = await tool.run(input, ctx);
+        const result = await run(input, ctx);
         endToolSpan(span);
         return result;
       } catch (error) {
