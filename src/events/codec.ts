@@ -30,6 +30,15 @@ export type EventRow = {
   recorded_at: Date | string;
 };
 
+/** A row as the readers select it (EVENT_ROW_JSON in sql.ts): its columns as one JSON array. */
+export type JsonEventRow = { row: string };
+
+/** The EventRow a JsonEventRow holds; `recorded_at` arrives as ISO text, which `decodeRow` reads as such. */
+export const eventRowOf = ({ row }: JsonEventRow): EventRow => {
+  const [global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at] = JSON.parse(row) as unknown[];
+  return { global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at } as EventRow;
+};
+
 /** Validates an event before it is written; returns the parsed data (unknown keys stripped, text made storable). */
 export const encodeEvent = (event: NewEvent): { type: EventType; data: unknown; schemaVersion: number; metadata: EventMetadata } => {
   const parsed = DomainEvent.safeParse({ type: event.type, data: event.data });

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { EventRow } from "./codec.ts";
-import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
+import { DEFAULT_PAGE, JSON_ROWS, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
 import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
@@ -208,7 +208,7 @@ class PgliteStore implements EventStore {
   /** An append goes as a simple-protocol statement (see appendStatement), grouped with the appends queued beside it. */
   readonly #sendAppend: SendAppend = (params) => this.#appends.run(appendStatement(params));
 
-  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
+  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params), JSON_ROWS);
   readonly readStream = this.#reads.readStream;
   readonly streamVersion = this.#reads.streamVersion;
   readonly readAll = this.#reads.readAll;

@@ -4,7 +4,7 @@ import type pg from "pg";
 import { schemaAction } from "./schemaCheck.ts";
 import { decodeRow, type EventRow } from "./codec.ts";
 import { redactSecrets, urlPasswords } from "./redact.ts";
-import { DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
+import { COLUMN_ROWS, DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
@@ -144,7 +144,7 @@ class PostgresStore implements EventStore {
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
     (await this.pool.query<R & pg.QueryResultRow>(prepared(sql, params))).rows;
 
-  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params));
+  readonly #reads = sqlReads((sql, params) => this.#rows(sql, params), COLUMN_ROWS);
   readonly readStream = this.#reads.readStream;
   readonly streamVersion = this.#reads.streamVersion;
   readonly readAll = this.#reads.readAll;

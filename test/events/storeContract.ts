@@ -398,6 +398,27 @@ export const storeContract = (name: string, open: StoreOpener) => {
       });
     });
 
+    describe("when another client wrote a row with a time in microseconds, in its own time zone", () => {
+      it("reads the same instant, to the millisecond, in whatever zone the reading session is", async () => {
+        const id = newStream();
+        await store.sql.transaction(async (tx) => {
+          await tx.exec("SET LOCAL TIME ZONE 'Asia/Kolkata'");
+          await tx.query(
+            `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
+             VALUES ($1, $2, 1, 'MessageReceived', 1, $3::jsonb, '{"correlationId":null,"causationId":null,"actor":null}'::jsonb,
+                     '2030-01-02 05:34:05.678912+02'::timestamptz)`,
+            [randomUUID(), id, JSON.stringify({ runId: "run-1", text: "1e400 ≠ Infinity", sender: "user" })],
+          );
+        });
+        // A session setting: on PGlite's one connection the read below runs in this zone (a pool's may not).
+        await store.sql.exec("SET TIME ZONE 'America/Los_Angeles'");
+        const read = await store.readStream(id).finally(() => store.sql.exec("RESET TIME ZONE"));
+        expect(read).toHaveLength(1);
+        expect(read[0]!.recordedAt).toBe("2030-01-02T03:34:05.678Z");
+        expect(texts(read)).toEqual(["1e400 ≠ Infinity"]);
+      });
+    });
+
     describe("when one session keeps appending while the log grows", () => {
       it("each append finds the stream's version and the chain's head by index, never by reading the table", async () => {
         const s = await open({ fresh: true });
