@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
-import { SCHEMA_SQL } from "./sql.ts";
+import { NOTIFY_SETTING, SCHEMA_SQL } from "./sql.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { TarMemoryFS, writeTarInto } from "./pgliteTar.ts";
 import { LOCK_FILE_NAME } from "./dataDirLock.ts";
@@ -39,6 +39,7 @@ const TUNING = [
   "-c", "autovacuum=off", // single-user mode runs no autovacuum worker; the log is append-only anyway
   "-c", "wal_recycle=off", // delete old segments instead of keeping them renamed for reuse
   "-c", "wal_init_zero=off", // new segments are sparse files, not 1 MB of zeroes each
+  "-c", `${NOTIFY_SETTING}=off`, // one process holds the log and its store tells its own subscribers: no one LISTENs
 ];
 /** WAL retention sized to 1 MB segments; PostgreSQL refuses these below twice the segment size. */
 const SMALL_WAL = ["-c", `min_wal_size=${2 * WAL_SEGMENT_MB}MB`, "-c", `max_wal_size=${4 * WAL_SEGMENT_MB}MB`];
