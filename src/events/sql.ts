@@ -316,8 +316,6 @@ export const readStreamSql = (select: string) =>
 /** `$1` after position, `$2` at most: the log's events in order, selecting `select`. */
 export const readAllSql = (select: string) => `SELECT ${select} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
 
-export const READ_STREAM_SQL = readStreamSql(EVENT_COLUMNS);
-export const READ_ALL_SQL = readAllSql(EVENT_COLUMNS);
 /** Events after `$1` up to and including position `$2`, at most `$3`. */
 export const READ_RANGE_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`;
 export const STREAM_VERSION_SQL = `SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE stream_id = $1`;
