@@ -15,16 +15,27 @@ type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined
 export class StreamWriter {
   private tail: Promise<unknown> = Promise.resolve();
   private staged: Staged[] = [];
+  /**
+   * `opening`: a new stream's first events (a fresh child's ContextCreated), not yet on the log. They open the
+   * stream's first append, whatever it is, and unlike staged events they are kept until an append takes them:
+   * the stream's opening cannot be given up, since a caller's SubordinateCalled may already name it.
+   */
   constructor(
     private readonly store: EventStore,
     readonly streamId: ContextId,
     private version: number,
     private readonly clock: Clock,
     private readonly onAppended: (facts: RecordedEvent[]) => void,
+    private opening: DomainEvent[] = [],
   ) {}
 
   get currentVersion(): number {
     return this.version;
+  }
+
+  /** False while the stream's opening events wait for its first append. */
+  get opened(): boolean {
+    return this.opening.length === 0;
   }
 
   /** Runs `fn` alone: no other append of this stream starts until it is done. */
@@ -53,7 +64,8 @@ export class StreamWriter {
     // If the append fails they are gone with it: they described a state the log did not take (the stream
     // moved on, or the append was refused), and the run that staged them ends as failed.
     const taken = this.staged.splice(0);
-    const all = [...taken, ...events.map((event) => ({ event, metadata }))];
+    const opening = this.opening.map((event) => ({ event, metadata: undefined }));
+    const all = [...opening, ...taken, ...events.map((event) => ({ event, metadata }))];
     if (all.length === 0) return [];
     const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
     const expected = this.version === 0 ? "no_stream" : this.version;
@@ -61,6 +73,7 @@ export class StreamWriter {
     // The rows as the log holds them (storable text, JSONB's key order, the store's time and schema
     // version): the actor, the transcript and the next model call see what a replay sees.
     const facts = result.events;
+    this.opening = [];
     this.version = result.nextExpectedVersion;
     this.onAppended(facts);
     return facts;

@@ -102,6 +102,34 @@ export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string
   }
 };
 
+type Created = Extract<RecordedEvent, { type: "ContextCreated" }>["data"];
+
+const identityOf = (d: Created) => ({
+  name: d.name,
+  label: d.label,
+  profile: d.profile,
+  project: d.project,
+  modelOverride: d.modelOverride,
+  agentNumber: d.agentNumber,
+  depth: d.depth,
+  kind: d.kind,
+  parentContextId: d.parentContextId,
+  parentAgentNumber: d.parentAgentNumber,
+  rootContextId: d.rootContextId,
+  slot: d.slot,
+});
+
+/**
+ * The view of a context whose ContextCreated is not on the log yet (a fresh subordinate, recorded with its
+ * first run): what the fold of that event will say, at version and position 0, so the fold still applies it.
+ */
+export const unrecordedView = (d: Created, at: string): ContextView => ({
+  ...initContext(d.contextId),
+  ...identityOf(d),
+  createdAt: at,
+  updatedAt: at,
+});
+
 const apply = (state: ContextView, event: RecordedEvent): ContextView => {
   const s: ContextView = {
     ...state,
@@ -111,26 +139,8 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
   };
   const at = event.recordedAt;
   switch (event.type) {
-    case "ContextCreated": {
-      const d = event.data;
-      return {
-        ...s,
-        name: d.name,
-        label: d.label,
-        profile: d.profile,
-        project: d.project,
-        modelOverride: d.modelOverride,
-        agentNumber: d.agentNumber,
-        depth: d.depth,
-        kind: d.kind,
-        parentContextId: d.parentContextId,
-        parentAgentNumber: d.parentAgentNumber,
-        rootContextId: d.rootContextId,
-        slot: d.slot,
-        createdAt: at,
-        createdPosition: event.globalPosition,
-      };
-    }
+    case "ContextCreated":
+      return { ...s, ...identityOf(event.data), createdAt: at, createdPosition: event.globalPosition };
     case "ContextRenamed":
       return { ...s, name: event.data.name, label: event.data.label };
     case "ModelOverrideSet":

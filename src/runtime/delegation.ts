@@ -14,15 +14,21 @@ export const delegatorOf = (core: Core): Delegator => ({
   enabledProfiles: (project) => enabledProfiles(core.config, project),
   configuredPresetOf: (profile, project) => configuredPresetOf(core.config, profile, project),
   view: async (id) => (await core.registry.activate(id)).view,
+  lookup: async (id) => {
+    try {
+      return (await core.registry.activate(id)).view;
+    } catch (e) {
+      if (e instanceof RuntimeError && e.reason === "not_found") return null;
+      throw e;
+    }
+  },
   rename: async (id, name) => {
     const ac = await core.registry.activate(id);
     await ac.writer.append([{ type: "ContextRenamed", data: { name, label: name } }]);
     return ac.view;
   },
-  create: async (data) => {
-    const created = await core.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
-    return (await core.registry.activateNew(data.contextId, created)).view;
-  },
+  create: async (data) => (await core.registry.activateUnrecorded(data)).view,
+  recordOpening: (id) => core.registry.recordOpening(id),
   startRun: async (id, text, superior) => {
     const ac = await core.registry.activate(asContextId(id));
     try {

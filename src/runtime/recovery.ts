@@ -8,6 +8,8 @@
 //   deepest contexts first, so a parent waiting on a child finds it resuming; with "interrupt" (and for a
 //   run whose own end the store refused), it gets RunInterrupted and its open jobs end as interrupted.
 // - A message to a context whose dead run was not taken over yet records that run as interrupted.
+// - A run recorded as interrupted first records the fresh children its SubordinateCalled facts name whose
+//   stream never opened (cut off before the child's first append), so every child it names exists.
 // - A run parked awaiting approval is neither: its machine restores parked (running), and the decision goes on with it.
 // - Closing the runtime records the runs still in flight as interrupted.
 import type { RunId } from "../events/ids.ts";
@@ -16,6 +18,8 @@ import type { DomainEvent } from "../events/schema.ts";
 import { ConcurrencyError } from "../events/errors.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { jobFinished } from "../tools/jobs.ts";
+import { unopenedChildren } from "../tools/unopenedChildren.ts";
+import { configuredPresetOf } from "./configuration.ts";
 import type { ContextMachineContext } from "../actors/contextMachine.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
@@ -93,6 +97,7 @@ const interrupt = async (core: Core, view: ContextView, reason?: string): Promis
       events.push(jobFinished(asRunId(job.runId ?? runId), { jobId: job.jobId, contextId: job.childContextId }, { status: "interrupted" }));
     }
   }
+  await openNamedChildren(core, view, runId);
   events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId, ...(reason === undefined ? {} : { reason }) } });
   const withIds = events.map((e) => ({ ...e, eventId: core.config.clock.uuid() as never }));
   try {
@@ -100,6 +105,25 @@ const interrupt = async (core: Core, view: ContextView, reason?: string): Promis
   } catch (e) {
     // Someone else recorded this context's next fact first: it is not ours to close any more.
     if (!(e instanceof ConcurrencyError)) throw e;
+  }
+};
+
+/**
+ * A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled. A run that
+ * will not go on, cut off between the two, would leave that SubordinateCalled naming no stream (and its slot's
+ * next call a child it cannot load): each such child is recorded now, as its delegation made it, with no run.
+ */
+const openNamedChildren = async (core: Core, caller: ContextView, runId: string): Promise<void> => {
+  const stream = await core.store.readStream(caller.id);
+  const isEmpty = async (id: string) => !core.registry.active.has(id) && (await core.store.readStream(id)).length === 0;
+  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(core.config, profile, project) };
+  for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
+    try {
+      await core.store.append(data.contextId, [{ type: "ContextCreated", data, eventId: core.config.clock.uuid() as never }], { expectedVersion: "no_stream" });
+    } catch (e) {
+      // Another process recorded it first.
+      if (!(e instanceof ConcurrencyError)) throw e;
+    }
   }
 };
 

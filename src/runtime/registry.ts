@@ -12,14 +12,17 @@
 //   none of this process is in flight (parked here, then decided and run on elsewhere) are read into it
 //   (`followLog`): the machine follows them, and the run's end answers its waiters here (a parent's
 //   call_subordinate). Read in the context's command queue, so no append of this process interleaves.
+// - A fresh subordinate is live before its ContextCreated is on the log (that event opens its first append):
+//   until then it is never passivated, and a delegation that starts no run records it alone.
 // - An idle context's actor is passivated after `passivateAfterMs`, once none of its children is active;
 //   a subordinate replaced in its slot (a fresh call_subordinate: its parent can no longer continue it) at
 //   once. XState copies a machine's children on every spawn and stop, its runs' included, so each live
 //   child costs its parent's every run: a long conversation keeps one per slot, not one per delegation.
 import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
-import type { RecordedEvent } from "../events/schema.ts";
+import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
 import { outcomeOf } from "../projections/runOutcome.ts";
+import { unrecordedView } from "../projections/contexts.ts";
 import { commandEventOf, type ContextMachineContext, type ContextMachineInput } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
@@ -58,6 +61,29 @@ export class Registry {
     return ac;
   }
 
+  /**
+   * Activates a fresh subordinate before anything of it is on the log: its ContextCreated opens its stream's
+   * first append (its first run's start), which saves the child an append of its own. Until that append it is
+   * not passivated (nothing could load it back), and `recordOpening` writes it alone where no run follows.
+   */
+  async activateUnrecorded(created: DataOf<"ContextCreated">): Promise<ActiveContext> {
+    this.assertOpen();
+    const id = created.contextId;
+    const existing = this.active.get(id);
+    if (existing) return this.touch(existing);
+    const p = this.load(id, created).finally(() => this.activating.delete(id));
+    this.activating.set(id, p);
+    return p;
+  }
+
+  /** Writes a context's ContextCreated alone if it still waits for its first append (a delegation that started no run). */
+  async recordOpening(id: string): Promise<void> {
+    const ac = this.active.get(id);
+    if (!ac || ac.writer.opened) return;
+    await ac.writer.append([]);
+    if (!ac.actor.getSnapshot().matches("running") && !this.core.closed) this.schedulePassivation(ac);
+  }
+
   /** Appends the first events of a new stream. */
   appendNew(id: string, events: Parameters<StreamWriter["append"]>[0]): Promise<RecordedEvent[]> {
     return new StreamWriter(this.core.store, asContextId(id), 0, this.core.config.clock, () => undefined).append(events);
@@ -67,11 +93,15 @@ export class Registry {
     if (this.core.closed) throw new RuntimeError("closed", "The runtime is closed.");
   }
 
-  private async load(id: string, known?: RecordedEvent[]): Promise<ActiveContext> {
-    const events = known ?? (await this.core.store.readStream(id));
-    if (events.length === 0) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
+  /** `known`: the whole stream, or the ContextCreated of a context not on the log yet. */
+  private async load(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ActiveContext> {
+    const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
+    const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.core.store.readStream(id)));
+    if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
     const ac = new ActiveContext(asContextId(id), events);
-    ac.writer = new StreamWriter(this.core.store, ac.id, ac.view.version, this.core.config.clock, (facts) => this.onAppended(ac, facts));
+    if (unrecorded) ac.view = unrecordedView(unrecorded, this.core.config.clock.now().toISOString());
+    const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
+    ac.writer = new StreamWriter(this.core.store, ac.id, ac.view.version, this.core.config.clock, (facts) => this.onAppended(ac, facts), opening);
     const input: ContextMachineInput = {
       contextId: ac.id,
       version: ac.view.version,
@@ -185,6 +215,8 @@ export class Registry {
     if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
     ac.passivateTimer = null;
     if (this.active.get(ac.id) !== ac) return;
+    // Not on the log yet: passivated now, it could not be loaded back. Its first append schedules it again.
+    if (!ac.writer.opened) return;
     if (ac.actor.getSnapshot().matches("running")) return;
     const hasActiveChild = Object.keys(ac.actor.getSnapshot().children).some((k) => this.active.has(k));
     if (hasActiveChild) {

@@ -9,6 +9,7 @@
 // - `events()` returns everything asked for; `eventsPage()` one page and where the next starts.
 // - `close()` leaves no waiter hanging: a run in flight is recorded as interrupted and its `send` answered
 //   so; a `send` on a run parked awaiting approval is rejected as "closed", and the run stays parked in the log.
+//   A fresh subordinate whose first run never started gets its ContextCreated first (a SubordinateCalled may name it).
 import { fromPromise } from "xstate";
 import { hostname } from "node:os";
 import { ModelOverride, type RecordedEvent } from "../events/schema.ts";
@@ -289,6 +290,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         const parked = isParked && s.context.runId ? { runId: s.context.runId, approvals: s.context.awaitingApproval } : null;
         return { ac, inFlight: s.matches("running") && !isParked, unrecorded: s.context.unrecorded, parked };
       });
+      // A fresh child whose run never started is not on the log yet, though its caller's SubordinateCalled may name it.
+      await Promise.all(actives.filter((ac) => !ac.writer.opened).map((ac) => ac.writer.append([]).catch(() => undefined)));
       // Stopping the roots stops every actor below them, which aborts every run in flight.
       for (const ac of actives) {
         if (ac.passivateTimer) clearTimeout(ac.passivateTimer);

@@ -15,14 +15,20 @@
 // - A stopped child gives the caller a repairable "was stopped" error; a failed one names the reason;
 //   when the caller itself is stopped it gets no result.
 // - Guards: maximum depth and maximum live children per run, each a repairable error.
+// - A fresh child costs no append of its own: the caller's SubordinateCalled goes out first, then the child's
+//   ContextCreated opens its first run's append (with MessageReceived, RunStarted, ModelCalled). A delegation
+//   that starts no run for a fresh child (stopped, cancelled, refused) records its ContextCreated alone.
 // - Resumed after a restart: a call whose SubordinateCalled is on the log takes the answer of the child run
 //   it started (recorded, or awaited while that run resumes too), starting it only if it never started;
-//   the child is never sent the message twice. A call with nothing on the log is made as new.
+//   the child is never sent the message twice. A fresh child the restart found with no stream (cut off
+//   before its first append) is created as rule 6 made it, with the same id, and its run starts here once.
+//   A call with nothing on the log is made as new.
 import { z } from "zod";
 import type { ContextView } from "../projections/contexts.ts";
 import { describeProfileKeys, PROFILE_DEFAULT } from "../profiles/profiles.ts";
 import { DEFAULT_PRESET } from "../models/presets.ts";
 import { asContextId, type ContextId } from "../events/ids.ts";
+import type { DataOf } from "../events/schema.ts";
 import { defineTool, RepairableToolError, type ToolContext } from "./defineTool.ts";
 import { resultReference } from "./references.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
@@ -93,10 +99,12 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
   handle.reservedChildren += 1;
   const release = () => void (handle.reservedChildren -= 1);
   let child: ContextView, fresh: boolean, childId: ContextId;
+  let created: string | null = null;
   try {
     // A job cancelled (or a caller stopped) meanwhile must not start, nor record anything after its run ended.
     if (ctx.signal.aborted) throw new Error("stopped");
     ({ child, fresh } = await findOrCreate(rt, handle, input, message, ctx));
+    if (fresh) created = child.id;
     if (ctx.signal.aborted) throw new Error("stopped");
     ctx.reportSubordinate?.(child.id);
     childId = asContextId(child.id);
@@ -106,6 +114,8 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
     );
   } catch (e) {
     release();
+    // A fresh child whose run will not start is recorded all the same, as it was created (its opening waited for that run).
+    if (created !== null) await rt.recordOpening(created).catch(() => undefined);
     throw e;
   }
   handle.runningChildren.add(childId);
@@ -121,10 +131,13 @@ export const resumeDelegation = async (rt: Delegator, input: CallSubordinateInpu
   // Its SubordinateCalled never reached the log: no child ran for it, so the delegation is made as new.
   if (childId === undefined) return delegate(rt, input, ctx);
   const message = typeof input.message === "string" ? input.message.trim() : "";
-  const child = await rt.view(childId);
+  const live = await rt.lookup(childId);
+  // A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled: the restart
+  // came between the two. The child is created now as rule 6 made it then, and its run starts once, here.
+  const child = live ?? (await rt.create(freshChildData(rt, handle.view(), input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(childId))));
   ctx.reportSubordinate?.(childId);
   handle.runningChildren.add(asContextId(childId));
-  return follow(rt, handle, ctx, child, message, () => rt.runFor(childId, { runId: ctx.runId, toolCallId: ctx.toolCallId }));
+  return follow(rt, handle, ctx, child, message, live ? () => rt.runFor(childId, { runId: ctx.runId, toolCallId: ctx.toolCallId }) : null);
 };
 
 /** Runs the child (or takes the run `recorded` finds), waits for its end and renders it for the caller's model. */
@@ -159,6 +172,8 @@ const follow = async (
   } finally {
     ctx.signal.removeEventListener("abort", stopChild);
     handle.runningChildren.delete(childId);
+    // The caller's SubordinateCalled names the child: if no run of it started, its ContextCreated goes out alone.
+    await rt.recordOpening(childId).catch(() => undefined);
   }
   // The caller was stopped meanwhile: it gets no result, and its stream is closed for this run.
   if (ctx.signal.aborted) throw new Error("stopped");
@@ -257,12 +272,29 @@ const findOrCreate = async (
   // Rule 6: a fresh child.
   const number = caller.agentNumber + 1;
   if (caller.depth + 1 > rt.limits.maxDepth) throw new RepairableToolError(MSG.depth(number, rt.limits.maxDepth));
-  const profile = requestedProfile || PROFILE_DEFAULT;
+  const child = await rt.create(freshChildData(rt, caller, input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(rt.clock.uuid())));
+  return { child, fresh: true };
+};
+
+/**
+ * Rule 6: the ContextCreated of a fresh child `id` of `caller`, from the call's arguments. A function of its
+ * inputs, so a restart that finds the child not yet recorded creates it as the cut-off call would have.
+ */
+export const freshChildData = (
+  rt: Pick<Delegator, "configuredPresetOf">,
+  caller: ContextView,
+  input: CallSubordinateInput,
+  message: string,
+  slot: string,
+  id: ContextId,
+): DataOf<"ContextCreated"> => {
+  const number = caller.agentNumber + 1;
+  const profile = (input.profile ?? input.agent_profile ?? "").trim() || PROFILE_DEFAULT;
+  const name = input.name?.trim() ?? "";
   const childName = name || collapse(message).slice(0, 80) || `A${number}`;
   const project = caller.project;
   const inheritsOverride = rt.configuredPresetOf(profile, project) === DEFAULT_PRESET;
-  const id: ContextId = asContextId(rt.clock.uuid());
-  const child = await rt.create({
+  return {
     contextId: id,
     name: childName,
     label: childName,
@@ -274,8 +306,7 @@ const findOrCreate = async (
     parentContextId: asContextId(caller.id),
     parentAgentNumber: caller.agentNumber,
     rootContextId: asContextId(caller.rootContextId),
-    slot: ctx.jobId ?? DEFAULT_SLOT,
+    slot,
     modelOverride: inheritsOverride ? caller.modelOverride : null,
-  });
-  return { child, fresh: true };
+  };
 };

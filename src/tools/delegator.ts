@@ -45,8 +45,15 @@ export interface Delegator {
   /** The context as its (activated) actor holds it. */
   view(id: string): Promise<ContextView>;
   rename(id: string, name: string): Promise<ContextView>;
-  /** Records a new subordinate and activates it. */
+  /** The context as its actor holds it, or null when it is neither live here nor on the log. */
+  lookup(id: string): Promise<ContextView | null>;
+  /**
+   * Activates a new subordinate. Its ContextCreated is not on the log yet: it opens the child's first append
+   * (the start of its first run), or `recordOpening` writes it alone.
+   */
   create(data: DataOf<"ContextCreated">): Promise<ContextView>;
+  /** Writes a new subordinate's ContextCreated now if no append has carried it yet (no run of it will start). */
+  recordOpening(id: string): Promise<void>;
   /** Starts a run of `id`; resolves once started, with its end boxed; `busy` when another process drives it. */
   startRun(id: string, text: string, superior: Superior): Promise<{ ended: Promise<RunOutcome> } | "busy">;
   stop(id: string): Promise<unknown>;

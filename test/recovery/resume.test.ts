@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, INTERRUPTED_CALL, openPgliteStore, scriptedModel, type ModelRequest, type RecordedEvent, type Runtime } from "../../src/index.ts";
 import type { EventStore } from "../../src/events/store.ts";
+import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
 import { auditRuns } from "../../src/projections/auditRuns.ts";
 import { countingClock, requestBytes, stepOf, treeReply, treeTools, type TreeToolHooks } from "./tree.ts";
@@ -79,11 +80,11 @@ const without = (all: string[], taken: string[]) => {
  * Runs the tree until `hooks` hold it (`held` resolves), then leaves that runtime as a killed process leaves
  * its log (it never writes again) and opens another on the same log, which resumes the tree.
  */
-const crashAndResume = async (hooks: Hooks, held: Promise<void>, recovery?: "resume" | "interrupt") => {
+const crashAndResume = async (hooks: Hooks, held: Promise<void>, recovery?: "resume" | "interrupt", deadStore = (s: EventStore) => s) => {
   const store = await openPgliteStore();
   closers.push(() => store.close());
   const clock = countingClock();
-  const dead = await treeRuntime(store, clock, hooks);
+  const dead = await treeRuntime(deadStore(store), clock, hooks);
   const root = await dead.rt.createContext({ name: "root" });
   void dead.rt.start(root.id, "grow the tree");
   await held;
@@ -194,5 +195,102 @@ describe("when recovery is 'interrupt'", () => {
     );
     expect(run.end.type).toBe("RunInterrupted");
     expect(run.after).toHaveLength(0);
+  });
+});
+
+/**
+ * `store` as the dying process sees it: the first append of a fresh child's stream (its ContextCreated with its
+ * run's start) at agent number `agentNumber` never lands, so the process dies after its caller's SubordinateCalled.
+ */
+const dyingBeforeChildOpens = (agentNumber: number, reached: ReturnType<typeof counter>, died: Promise<never>) => (store: EventStore) =>
+  new Proxy(store, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== "function") return value;
+      if (prop !== "append") return value.bind(target);
+      return (streamId: string, events: NewEvent[], opts: { expectedVersion: unknown }) => {
+        const first = events[0];
+        if (first?.type === "ContextCreated" && first.data.agentNumber === agentNumber && events.some((e) => e.type === "RunStarted")) {
+          reached.hit();
+          // Held until the test is over: then the dead runtime may close (its leftovers conflict with the log).
+          return died;
+        }
+        return (value as (...a: unknown[]) => unknown).call(target, streamId, events, opts);
+      };
+    },
+  });
+
+/** A promise that fails once `die` is called: what a killed process's last append comes to. */
+const dying = () => {
+  let die!: () => void;
+  const died = new Promise<never>((_r, reject) => (die = () => reject(new Error("the process died"))));
+  died.catch(() => undefined);
+  closers.push(async () => die());
+  return { died, die };
+};
+
+/** The children a SubordinateCalled names whose stream is empty: the window a crash left. */
+const unopened = async (store: EventStore) => {
+  const called = (await store.readAll(0, 10_000)).flatMap((e) => (e.type === "SubordinateCalled" ? [e.data.childContextId] : []));
+  const empty: string[] = [];
+  for (const id of called) if ((await store.readStream(id)).length === 0) empty.push(id);
+  return empty;
+};
+
+describe("when a process dies after a caller's SubordinateCalled, before its fresh child's first append", () => {
+  for (const [agentNumber, how] of [
+    [1, "parallel jobs"],
+    [2, "a direct call"],
+  ] as const) {
+    it(`creates the child (A${agentNumber}, by ${how}) with its id and starts its run once: one MessageReceived per context, requests as without the crash`, async () => {
+      const reference = await uninterrupted();
+      const reached = counter(2);
+      const { died, die } = dying();
+      let store: EventStore | undefined;
+      let window: string[] = [];
+      const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), "resume", (s) => {
+        store = s;
+        return dyingBeforeChildOpens(agentNumber, reached, died)(s);
+      });
+      expect(window).toHaveLength(2);
+      expect(run.end.type).toBe("RunCompleted");
+      const events = await run.rt.events();
+      for (const type of ["ContextCreated", "MessageReceived", "RunStarted", "RunCompleted"]) {
+        const streams = events.filter((e) => e.type === type).map((e) => e.streamId);
+        expect(streams.length, type).toBe(5);
+        expect(new Set(streams).size, type).toBe(5);
+      }
+      for (const id of window) {
+        const stream = await run.rt.store.readStream(id);
+        expect(stream.slice(0, 4).map((e) => e.type)).toEqual(["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled"]);
+        if (stream[0]?.type !== "ContextCreated") throw new Error("no ContextCreated");
+        expect(stream[0].data).toMatchObject({ contextId: id, agentNumber, kind: "subordinate" });
+      }
+      // The model is sent, byte for byte, what it would have been: same children, same names. Only contexts
+      // created after the restart have other ids (from the new process's count), so ids are compared as such.
+      const anyId = (bytes: string) => bytes.replace(/[0-9a-f]{8}-0000-4000-8000-0{12}/g, "<id>");
+      expect(run.after.map(requestBytes).map(anyId).sort()).toEqual(without(reference, run.before).map(anyId).sort());
+      if (agentNumber === 2) expect(run.after.map(requestBytes).sort()).toEqual(without(reference, run.before).sort());
+      await assertInvariants(run.rt);
+      die();
+    });
+  }
+
+  it("with recovery 'interrupt', records the children it named, with no run, so every SubordinateCalled names a context", async () => {
+    const reached = counter(2);
+    const { died, die } = dying();
+    let store: EventStore | undefined;
+    let window: string[] = [];
+    const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), "interrupt", (s) => {
+      store = s;
+      return dyingBeforeChildOpens(2, reached, died)(s);
+    });
+    expect(window).toHaveLength(2);
+    expect(run.end.type).toBe("RunInterrupted");
+    expect(run.after).toHaveLength(0);
+    for (const id of window) expect((await run.rt.store.readStream(id)).map((e) => e.type)).toEqual(["ContextCreated"]);
+    expect(await unopened(run.store)).toEqual([]);
+    await assertInvariants(run.rt);
+    die();
   });
 });

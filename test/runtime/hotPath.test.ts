@@ -65,8 +65,8 @@ describe("when a context is created and sent a message that delegates once", () 
       expect(calls.length, "send made no call to the log").toBeGreaterThan(0);
       expect(calls.filter((c) => c !== "append"), "send").toEqual([]);
       // One append per effect boundary: the root's start with its first call, its reply with the tool call and
-      // the delegation, the child's creation, its start with its first call, its end, the root's next call, its end.
-      expect(calls, "send").toHaveLength(7);
+      // the delegation, the child's creation with its start and first call, its end, the root's next call, its end.
+      expect(calls, "send").toHaveLength(6);
       // Each model call was on the log before the model was asked; the child's, after its parent recorded the delegation.
       expect(seen).toEqual([["ModelCalled"], ["ModelCalled", "ToolCalled", "SubordinateCalled"], ["ModelCalled"]]);
 
