@@ -4,8 +4,9 @@
 // - Commands to one context are serialized; the machine says whether a run is in flight, and each
 //   command waits for it where it must (a new run starts only once the machine is at rest).
 // - A message to a run in flight that the log still shows open is an intervention of that run;
-//   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append,
-//   then sends `run.start` (legal only from idle, stopped or failed).
+//   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append (opened,
+//   for a fresh subordinate, by its ContextCreated: the writer holds it until then), then sends `run.start`
+//   (legal only from idle, stopped or failed).
 // - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
 //   context with no run in flight is a no-op.
 // - Pause, resume and interventions are the machine events `run.pause`, `run.resume`, `run.intervene`:
