@@ -1,11 +1,15 @@
 // One writer per active context: appends are serialized and carry the expected version, so the
 // run, interventions and stops never interleave, and a foreign writer shows up as a ConcurrencyError.
+// Appends asked while the last one queued waits go out with it as one (a run's parallel jobs' records),
+// in the order asked; an exclusive section keeps its place, since nothing asked after it joins a group before it.
 import type { EventStore } from "../events/store.ts";
 import type { DomainEvent, EventMetadata, RecordedEvent } from "../events/schema.ts";
 import type { ContextId, EventId } from "../events/ids.ts";
 import type { Clock } from "../events/clock.ts";
 
 type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined };
+/** Appends asked while the one before them waited: they go out together (see `append`). */
+type Group = { asks: { events: DomainEvent[]; metadata: Partial<EventMetadata> | undefined }[]; done: Promise<RecordedEvent[][]> };
 
 /**
  * Events that record an effect already over (a tool's result, the model's reply) can wait: they are
@@ -15,6 +19,8 @@ type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined
 export class StreamWriter {
   private tail: Promise<unknown> = Promise.resolve();
   private staged: Staged[] = [];
+  /** The group of appends queued last and not started yet, which a new append joins. */
+  private group: Group | null = null;
   /**
    * `opening`: a new stream's first events (a fresh child's ContextCreated), not yet on the log. They open the
    * stream's first append, whatever it is, and unlike staged events they are kept until an append takes them:
@@ -40,13 +46,47 @@ export class StreamWriter {
 
   /** Runs `fn` alone: no other append of this stream starts until it is done. */
   exclusive<T>(fn: (append: (events: DomainEvent[], metadata?: Partial<EventMetadata>) => Promise<RecordedEvent[]>) => Promise<T>): Promise<T> {
+    // Whatever is asked after this goes after it: a later append may not join a group queued before.
+    this.group = null;
     const result = this.tail.then(() => fn((events, metadata) => this.appendNow(events, metadata)));
     this.tail = result.catch(() => undefined);
     return result;
   }
 
+  /**
+   * Appends `events`. Appends asked while the one queued last has not started yet join it: they go out as
+   * one append, in the order they were asked, each answered with its own facts (or the group's error). A
+   * run's parallel jobs each record their SubordinateCalled at once: one append for the seven that wait
+   * behind the first, not seven in a row.
+   */
   append(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]> {
-    return this.exclusive((append) => append(events, metadata));
+    const open = this.group;
+    if (open) {
+      const index = open.asks.push({ events, metadata }) - 1;
+      return open.done.then((answers) => answers[index]!);
+    }
+    const asks = [{ events, metadata }];
+    const group: Group = { asks, done: this.tail.then(() => this.appendGroup(group)) };
+    this.tail = group.done.catch(() => undefined);
+    this.group = group;
+    return group.done.then((answers) => answers[0]!);
+  }
+
+  /** One append of a group's asks, in order; each ask's facts are the last of the append's, in order. */
+  private async appendGroup(group: Group): Promise<RecordedEvent[][]> {
+    if (this.group === group) this.group = null;
+    const { asks } = group;
+    for (const ask of asks.slice(0, -1)) this.stage(ask.events, ask.metadata);
+    const last = asks[asks.length - 1]!;
+    const facts = await this.appendNow(last.events, last.metadata);
+    const answers: RecordedEvent[][] = [];
+    let end = facts.length;
+    for (let i = asks.length - 1; i >= 0; i--) {
+      const n = asks[i]!.events.length;
+      answers[i] = facts.slice(end - n, end);
+      end -= n;
+    }
+    return answers;
   }
 
   /** After reading facts another process appended, the version the next append expects. */
