@@ -22,7 +22,7 @@ import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
-import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, recordsCallOf, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
@@ -235,7 +235,7 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
       return { failed: error } as ToolStepResult;
     }
     // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
-    if (!tool.recordsCall) yield* append(env, []);
+    if (!recordsCallOf(tool, args.value)) yield* append(env, []);
     env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
     const result = yield* Effect.result(
       Effect.tryPromise({

@@ -190,7 +190,7 @@ export class RunObserver {
     name: tool.name,
     description: tool.description,
     input: tool.input,
-    ...(tool.recordsCall ? { recordsCall: true } : {}),
+    ...(tool.recordsCall !== undefined ? { recordsCall: tool.recordsCall } : {}),
     // What decides whether a call waits for a person, and whether it may run twice, goes with the tool.
     ...(tool.needsApproval !== undefined ? { needsApproval: tool.needsApproval } : {}),
     ...(tool.idempotent !== undefined ? { idempotent: tool.idempotent } : {}),

@@ -52,10 +52,15 @@ export type Tool<I = unknown> = {
   /**
    * The tool's first append through `ctx.run` carries its ToolCalled (and what the run staged before it),
    * so the loop does not write it alone first. Only for a tool with no effect beyond the log before that
-   * append (`call_subordinate`: its child runs only after it).
+   * append (`call_subordinate`: its child runs only after it), always or for the inputs this function says
+   * (`parallel`: a start, whose jobs run only after it records them; not a cancel, which stops children).
    */
-  recordsCall?: boolean;
+  recordsCall?: boolean | ((input: I) => boolean);
 };
+
+/** Whether this call's ToolCalled goes out with the tool's own first append (see `recordsCall`). */
+export const recordsCallOf = <I>(tool: Pick<Tool<I>, "recordsCall">, input: I): boolean =>
+  typeof tool.recordsCall === "function" ? tool.recordsCall(input) : tool.recordsCall === true;
 
 /** The result of a call a restart cut off, for a tool that is neither idempotent nor able to resume. */
 export const INTERRUPTED_CALL = "This tool call was interrupted by a restart; it may or may not have taken effect.";

@@ -72,12 +72,16 @@ export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Too
     input: ParallelInput,
     run: (input, ctx) => act(rt, tools, input, ctx, false),
     resume: (input, ctx) => act(rt, tools, input, ctx, true),
+    // A start's ToolCalled goes with its ParallelJobStarted: no job runs before that append.
+    recordsCall: (input) => actionOf(input) === "start",
   });
+
+const actionOf = (input: ParallelInput) => input.action ?? (input.tool_calls ? "start" : "await");
 
 const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext, resumed: boolean) => {
   const handle = ctx.run;
   if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
-  const action = input.action ?? (input.tool_calls ? "start" : "await");
+  const action = actionOf(input);
   if (action === "start") {
     // The jobs a cut-off start recorded are the run's already (resumeJobs): wait for them, start nothing.
     const recorded = resumed ? [...handle.jobs.values()].filter((j) => j.startedBy === ctx.toolCallId) : [];

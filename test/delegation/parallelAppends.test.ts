@@ -1,0 +1,74 @@
+// How few appends a `parallel` start costs its caller: its ToolCalled goes with the jobs it records, and the
+// jobs' delegations record their SubordinateCalled together.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { EventStore } from "../../src/events/store.ts";
+import type { NewEvent } from "../../src/events/schema.ts";
+import { assertInvariants } from "../../src/testing/index.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
+import { call, closeRuntimes, isFirstStep, runtimeWith } from "./support.ts";
+
+let base: EventStore;
+beforeAll(async () => {
+  base = await freshPgliteStore();
+});
+afterEach(closeRuntimes);
+afterAll(async () => {
+  await base.close();
+});
+
+/** `base`, with the event types of every append to each stream, in order. */
+const recording = () => {
+  const appends: { streamId: string; types: string[] }[] = [];
+  const store = new Proxy(base, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (prop !== "append") return typeof value === "function" ? value.bind(target) : value;
+      return (streamId: string, events: NewEvent[], options: Parameters<EventStore["append"]>[2]) => {
+        appends.push({ streamId, types: events.map((e) => e.type) });
+        return target.append(streamId, events, options);
+      };
+    },
+  });
+  return { store, appends };
+};
+
+const job = (message: string) => ({ name: "call_subordinate", arguments: { message, reset: true } });
+
+describe("when A0 starts three subordinates as parallel jobs", () => {
+  it("records its ModelReplied and ToolCalled with the three ParallelJobStarted, then the three SubordinateCalled in one append", async () => {
+    const { store, appends } = recording();
+    const { rt } = await runtimeWith(store, (req) =>
+      req.agentNumber === 0 && isFirstStep(req) ? call("parallel", { tool_calls: [job("one"), job("two"), job("three")] }, "c_par") : { text: "done" },
+    );
+    const root = await rt.createContext({ name: "root" });
+    expect((await rt.send(root.id, "fan out")).status).toBe("completed");
+
+    const ofRoot = appends.filter((a) => a.streamId === root.id).map((a) => a.types.join("+"));
+    expect(ofRoot.slice(0, 4)).toEqual([
+      "ContextCreated",
+      "MessageReceived+RunStarted+ModelCalled",
+      "ModelReplied+ToolCalled+ParallelJobStarted+ParallelJobStarted+ParallelJobStarted",
+      "SubordinateCalled+SubordinateCalled+SubordinateCalled",
+    ]);
+    expect((await rt.contexts({ rootContextId: root.id })).filter((c) => c.agentNumber === 1)).toHaveLength(3);
+    await assertInvariants(rt, { rootContextId: root.id });
+  });
+
+  it("still records a cancel's ToolCalled before it stops anything", async () => {
+    const { store, appends } = recording();
+    let step = 0;
+    const { rt } = await runtimeWith(store, (req) => {
+      // The children answer only when stopped: there is something to cancel.
+      if (req.agentNumber > 0) return new Promise((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+      step += 1;
+      if (step === 1) return call("parallel", { tool_calls: [job("slow")], wait: false }, "c_start");
+      if (step === 2) return call("parallel", { action: "cancel" }, "c_cancel");
+      return { text: "cancelled" };
+    });
+    const root = await rt.createContext({ name: "root" });
+    expect((await rt.send(root.id, "start, then cancel")).status).toBe("completed");
+    const ofRoot = appends.filter((a) => a.streamId === root.id).map((a) => a.types.join("+"));
+    // The start's ToolCalled went with its jobs; the cancel's alone, before the cancel ran.
+    expect(ofRoot.filter((t) => t.includes("ToolCalled"))).toEqual(["ModelReplied+ToolCalled+ParallelJobStarted", "ModelReplied+ToolCalled"]);
+  });
+});
