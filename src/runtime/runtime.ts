@@ -291,7 +291,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         return { ac, inFlight: s.matches("running") && !isParked, unrecorded: s.context.unrecorded, parked };
       });
       // A fresh child whose run never started is not on the log yet, though its caller's SubordinateCalled may name it.
-      await Promise.all(actives.filter((ac) => !ac.writer.opened).map((ac) => ac.writer.append([]).catch(() => undefined)));
+      await Promise.all(actives.map((ac) => registry.recordOpening(ac.id).catch(() => undefined)));
       // Stopping the roots stops every actor below them, which aborts every run in flight.
       for (const ac of actives) {
         if (ac.passivateTimer) clearTimeout(ac.passivateTimer);

@@ -8,7 +8,7 @@ const describeIssues = (issues: readonly z.core.$ZodIssue[]): string =>
 
 /** A string is the model's JSON; a failure is a message for the model, never a throw. */
 export const parseToolArguments = (
-  tool: Tool<unknown>,
+  tool: Pick<Tool<unknown>, "name" | "input">,
   raw: unknown,
   resolve: (toolCallId: string) => string | undefined,
 ): { ok: true; value: unknown } | { ok: false; error: string } => {

@@ -12,7 +12,7 @@ import { asContextId } from "../events/ids.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { CallSubordinateInput, DEFAULT_SLOT, freshChildData } from "./callSubordinate.ts";
 import type { Delegator } from "./delegator.ts";
-import { expandReferences } from "./references.ts";
+import { parseToolArguments } from "./arguments.ts";
 
 /** The ContextCreated of each fresh child run `runId` of `caller` named but never recorded, in call order. */
 export const unopenedChildren = async (
@@ -36,15 +36,9 @@ export const unopenedChildren = async (
         : c.type === "ToolCalled" && c.data.runId === runId && c.data.toolCallId === toolCallId,
     );
     const raw = call?.type === "ParallelJobStarted" || call?.type === "ToolCalled" ? call.data.arguments : {};
-    let args: unknown = raw;
-    try {
-      // As parseToolArguments read them: a string is the model's JSON.
-      args = expandReferences(typeof raw === "string" ? (raw.trim() === "" ? {} : JSON.parse(raw)) : raw, (id) => stored.get(id));
-    } catch {
-      // Arguments the call could not read would have failed it before its SubordinateCalled: not reached.
-    }
-    const parsed = CallSubordinateInput.safeParse(args);
-    const input = parsed.success ? parsed.data : {};
+    // Read as the call read them; arguments it could not read failed it before its SubordinateCalled.
+    const parsed = parseToolArguments({ name: "call_subordinate", input: CallSubordinateInput }, raw, (id) => stored.get(id));
+    const input = parsed.ok ? (parsed.value as CallSubordinateInput) : {};
     const message = typeof input.message === "string" ? input.message.trim() : "";
     out.push(freshChildData(rt, caller, input, message, jobId ?? DEFAULT_SLOT, asContextId(childContextId)));
   }

@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StreamWriter } from "../../src/actors/streamWriter.ts";
 import { systemClock } from "../../src/events/clock.ts";
 import { asContextId, asRunId } from "../../src/events/ids.ts";
-import type { DomainEvent, NewEvent, RecordedEvent } from "../../src/events/schema.ts";
+import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
 import type { EventStore } from "../../src/events/store.ts";
+import { recordingStore } from "../../bench/support/recordingStore.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 
 let base: EventStore;
@@ -19,20 +20,10 @@ afterAll(async () => {
 const message = (text: string): DomainEvent => ({ type: "MessageReceived", data: { runId: asRunId("run-1"), text, sender: "user" } });
 const texts = (facts: readonly RecordedEvent[]) => facts.map((f) => (f.type === "MessageReceived" ? f.data.text : f.type));
 
-/** `base`, with each append's texts noted in the order the store was asked. */
+/** `base`, remembering every append (the bench's recorder); `appends()` gives each one's texts, in the order asked. */
 const counting = () => {
-  const appends: string[][] = [];
-  const store = new Proxy(base, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (prop !== "append") return typeof value === "function" ? value.bind(target) : value;
-      return (streamId: string, events: NewEvent[], options: Parameters<EventStore["append"]>[2]) => {
-        appends.push(events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type)));
-        return target.append(streamId, events, options);
-      };
-    },
-  });
-  return { store, appends };
+  const store = recordingStore(base);
+  return { store, appends: () => store.appends.map((a) => a.events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type))) };
 };
 
 const writerOn = (store: EventStore) => {
@@ -47,7 +38,7 @@ describe("when appends are asked while the stream's first append is still queued
     const { writer, applied } = writerOn(store);
     writer.stage([message("staged")]);
     const answers = await Promise.all([writer.append([message("a")]), writer.append([message("b"), message("c")]), writer.append([message("d")])]);
-    expect(appends).toEqual([["staged", "a", "b", "c", "d"]]);
+    expect(appends()).toEqual([["staged", "a", "b", "c", "d"]]);
     expect(answers.map(texts)).toEqual([["a"], ["b", "c"], ["d"]]);
     expect(applied).toEqual([["staged", "a", "b", "c", "d"]]);
     expect((await base.readStream(writer.streamId)).map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5]);
@@ -63,7 +54,7 @@ describe("when an exclusive section is asked between two appends", () => {
     const after = writer.append([message("after")]);
     const also = writer.append([message("also after")]);
     await Promise.all([first, section, after, also]);
-    expect(appends).toEqual([["first"], ["in the section"], ["after", "also after"]]);
+    expect(appends()).toEqual([["first"], ["in the section"], ["after", "also after"]]);
   });
 });
 

@@ -2,8 +2,8 @@
 // jobs' delegations record their SubordinateCalled together.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EventStore } from "../../src/events/store.ts";
-import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
+import { recordingStore } from "../../bench/support/recordingStore.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { call, closeRuntimes, isFirstStep, runtimeWith } from "./support.ts";
 
@@ -16,34 +16,25 @@ afterAll(async () => {
   await base.close();
 });
 
-/** `base`, with the event types of every append to each stream, in order. */
+/** `base`, remembering every append (the bench's recorder); `of(id)` gives a stream's appends as their event types. */
 const recording = () => {
-  const appends: { streamId: string; types: string[] }[] = [];
-  const store = new Proxy(base, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (prop !== "append") return typeof value === "function" ? value.bind(target) : value;
-      return (streamId: string, events: NewEvent[], options: Parameters<EventStore["append"]>[2]) => {
-        appends.push({ streamId, types: events.map((e) => e.type) });
-        return target.append(streamId, events, options);
-      };
-    },
-  });
-  return { store, appends };
+  const store = recordingStore(base);
+  const of = (streamId: string) => store.appends.filter((a) => a.streamId === streamId).map((a) => a.events.map((e) => e.type).join("+"));
+  return { store, of };
 };
 
 const job = (message: string) => ({ name: "call_subordinate", arguments: { message, reset: true } });
 
 describe("when A0 starts three subordinates as parallel jobs", () => {
   it("records its ModelReplied and ToolCalled with the three ParallelJobStarted, then the three SubordinateCalled in one append", async () => {
-    const { store, appends } = recording();
+    const { store, of } = recording();
     const { rt } = await runtimeWith(store, (req) =>
       req.agentNumber === 0 && isFirstStep(req) ? call("parallel", { tool_calls: [job("one"), job("two"), job("three")] }, "c_par") : { text: "done" },
     );
     const root = await rt.createContext({ name: "root" });
     expect((await rt.send(root.id, "fan out")).status).toBe("completed");
 
-    const ofRoot = appends.filter((a) => a.streamId === root.id).map((a) => a.types.join("+"));
+    const ofRoot = of(root.id);
     expect(ofRoot.slice(0, 4)).toEqual([
       "ContextCreated",
       "MessageReceived+RunStarted+ModelCalled",
@@ -55,7 +46,7 @@ describe("when A0 starts three subordinates as parallel jobs", () => {
   });
 
   it("still records a cancel's ToolCalled before it stops anything", async () => {
-    const { store, appends } = recording();
+    const { store, of } = recording();
     let step = 0;
     const { rt } = await runtimeWith(store, (req) => {
       // The children answer only when stopped: there is something to cancel.
@@ -67,7 +58,7 @@ describe("when A0 starts three subordinates as parallel jobs", () => {
     });
     const root = await rt.createContext({ name: "root" });
     expect((await rt.send(root.id, "start, then cancel")).status).toBe("completed");
-    const ofRoot = appends.filter((a) => a.streamId === root.id).map((a) => a.types.join("+"));
+    const ofRoot = of(root.id);
     // The start's ToolCalled went with its jobs; the cancel's alone, before the cancel ran.
     expect(ofRoot.filter((t) => t.includes("ToolCalled"))).toEqual(["ModelReplied+ToolCalled+ParallelJobStarted", "ModelReplied+ToolCalled"]);
   });
