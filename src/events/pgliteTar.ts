@@ -11,9 +11,11 @@
 //   opened as a database (the caller's mark file has the write done again).
 // - Files are private to the user (0600, directories 0700), as PostgreSQL's initdb makes them.
 // - Only regular files and directories, under the target: a name that would leave it is refused.
+// - The in-memory files grow by doubling (pgliteFileGrowth.ts).
 import fs from "node:fs";
 import path from "node:path";
 import { MemoryFS } from "@electric-sql/pglite";
+import { growFilesGeometrically } from "./pgliteFileGrowth.ts";
 
 const BLOCK = 512;
 
@@ -101,6 +103,7 @@ export class TarMemoryFS extends MemoryFS {
         mod.FS.writeFile(`${root}/${relative}`, entry.data, { canOwn: true });
       }
     }
+    growFilesGeometrically(mod.FS, root);
   }
 }
 

@@ -24,31 +24,57 @@ const jsonbKeyOrder = (a: string, b: string): number => {
 /** The same order for ASCII keys, where a UTF-16 unit is a byte: no Buffers. */
 const asciiKeyOrder = (a: string, b: string): number => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 
+/** `keys` (a fresh array) in JSONB's order. */
+const jsonbOrdered = (keys: string[]): string[] => {
+  if (keys.length < 2) return keys;
+  const ascii = keys.every((k) => ASCII.test(k));
+  const order = ascii ? asciiKeyOrder : jsonbKeyOrder;
+  for (let i = 1; i < keys.length; i++) if (order(keys[i - 1]!, keys[i]!) > 0) return keys.sort(order);
+  return keys;
+};
+
+/** What JSON.stringify leaves out of an object (and writes as null in an array). */
+const omitted = (v: unknown): boolean => v === undefined || typeof v === "function" || typeof v === "symbol";
+
 /**
- * `value` (fresh from JSON.parse, so it may be changed in place) with every object's keys in JSONB's
- * order. Called for every event an append records, so it loops rather than allocating entry arrays.
+ * `value` as a JSONB column gives it back: JSON's rules (no undefined, no NaN, toJSON applied, -0 as
+ * 0), every object's keys in JSONB's order, in a new value. One pass: this runs for every event an
+ * append records, where a JSON round trip and a second pass to order the keys cost twice as much.
  */
-const orderKeys = (value: unknown): unknown => {
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = orderKeys(value[i]);
-    return value;
+export const asJsonb = (value: unknown): unknown => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value + 0 : null; // + 0 turns -0 into 0, as JSON text does
+    case "bigint":
+      throw new TypeError("Do not know how to serialize a BigInt"); // what JSON.stringify throws
+    case "object":
+      break;
+    default:
+      return null; // undefined, a function or a symbol: JSON.stringify gives nothing, the column null
   }
-  if (value === null || typeof value !== "object") return value;
+  if (value === null) return null;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return asJsonb((toJSON as () => unknown).call(value));
+  if (value instanceof Number || value instanceof String || value instanceof Boolean) return asJsonb(value.valueOf());
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = omitted(value[i]) ? null : asJsonb(value[i]);
+    return out;
+  }
   const source = value as Record<string, unknown>;
-  const keys = Object.keys(source);
-  if (keys.length > 1) keys.sort(keys.every((k) => ASCII.test(k)) ? asciiKeyOrder : jsonbKeyOrder);
   const out: Record<string, unknown> = {};
-  for (const k of keys) {
-    const v = orderKeys(source[k]);
+  for (const k of jsonbOrdered(Object.keys(source))) {
+    const v = source[k];
+    if (omitted(v)) continue;
     // A "__proto__" key is data in JSON; plain assignment would set the prototype instead.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[k] = v;
+    if (k === "__proto__") Object.defineProperty(out, k, { value: asJsonb(v), enumerable: true, writable: true, configurable: true });
+    else out[k] = asJsonb(v);
   }
   return out;
 };
-
-/** `value` as a JSONB column gives it back: JSON's rules (no undefined, no NaN, toJSON applied), JSONB's key order. */
-export const asJsonb = (value: unknown): unknown => orderKeys(JSON.parse(JSON.stringify(value) ?? "null"));
 
 /** The rows a fresh append wrote: `version` is the stream's version after it, `positions` in order. */
 export const recordedRows = (

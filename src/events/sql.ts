@@ -274,14 +274,19 @@ export type LogHorizon = { handed: number | string; fence: string; settled: bool
 
 /** One append, one round trip: `$1` stream id, `$2` expected version (see EXPECT_*), `$3` events JSON, `$4` recorded_at. */
 export const APPEND_SQL = `SELECT actorzero_append($1, $2, $3::jsonb, $4::timestamptz) AS result`;
+/** What a literal cannot hold as it is: a backslash or a quote (escaped), or a NUL (refused). */
+const LITERAL_ESCAPES = /[\\'\u0000]/;
+
 /**
  * A text as an SQL literal: an escape string (E'…'), whose backslashes and quotes are escaped, so it
  * reads the same whatever standard_conforming_strings says. A NUL cannot be sent in a literal (nor as
  * a text parameter): refused.
  */
 export const sqlLiteral = (text: string): string => {
+  // One scan in the common case (an append's JSON seldom holds a quote or a backslash); escaping scans again.
+  if (!LITERAL_ESCAPES.test(text)) return `E'${text}'`;
   if (text.includes("\u0000")) throw new RangeError("a NUL character cannot be sent to the database");
-  return `E'${text.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+  return `E'${text.replace(/[\\']/g, "\\$&")}'`;
 };
 
 /**
