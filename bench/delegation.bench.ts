@@ -10,7 +10,9 @@ const quick = process.env.BENCH_QUICK === "1";
 const ROUND_TRIPS = quick ? 30 : 200;
 const MODEL_WAIT_MS = 50;
 const ROUNDS = 5; // runtime and raw alternate round by round, after a warm-up round of each
-const FAN_OUTS = 3; // timed fan-outs after a warm-up one; the figure is their median
+// Timed fan-outs after a warm-up one; the figure is their median. One fan-out is CPU-bound between its
+// model waits, so a busy moment of this shared machine moves it by a sixth: seven, not three, steady the median.
+const FAN_OUTS = quick ? 3 : 7;
 
 const answered = (req: ModelRequest) => req.messages.at(-1)?.role === "tool";
 
@@ -72,11 +74,12 @@ const fanOut = async (): Promise<Row[]> => {
   for (let i = 0; i < FAN_OUTS; i++) times.push(await fanOnce());
   await rt.close();
   await store.close();
-  const wallMs = times.sort((a, b) => a - b)[FAN_OUTS >> 1]!;
   const criticalPath = 5 * MODEL_WAIT_MS; // A0 → A1 → A2 → A1 → A0
+  const wallMs = times.sort((a, b) => a - b)[FAN_OUTS >> 1]!;
+  const spread = `${(times[0]! / criticalPath).toFixed(2)}–${(times.at(-1)! / criticalPath).toFixed(2)}×`;
   return [
     { name: "critical path of model waits (5 × 50 ms)", value: criticalPath, unit: "ms" },
-    { name: `fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves; median of ${FAN_OUTS} after a warm-up)`, value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
+    { name: `fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves; median of ${FAN_OUTS} after a warm-up; ${spread})`, value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
   ];
 };
 
