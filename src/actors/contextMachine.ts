@@ -132,6 +132,18 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
   return next;
 };
 
+/**
+ * Whether `facts` change anything the machine's context holds besides its version. While running,
+ * `facts.apply` only assigns (applyFacts), so the runtime need not send facts that change nothing else:
+ * the version catches up with the next fact sent, and a fact sent again later is applied to the same
+ * context it was judged against (any fact that changed it since is newer, so the older ones are skipped).
+ */
+export const factsChangeContext = (ctx: ContextMachineContext, facts: readonly RecordedEvent[]): boolean => {
+  const next = applyFacts(ctx, facts);
+  for (const key of Object.keys(next) as (keyof ContextMachineContext)[]) if (key !== "version" && next[key] !== ctx[key]) return true;
+  return false;
+};
+
 const factsOf = (event: unknown): RecordedEvent[] => {
   const e = event as { facts?: RecordedEvent[]; output?: RunOutput };
   return e.facts ?? e.output?.facts ?? [];

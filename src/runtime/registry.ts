@@ -23,7 +23,7 @@ import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
 import { outcomeOf } from "../projections/runOutcome.ts";
 import { unrecordedView } from "../projections/contexts.ts";
-import { commandEventOf, type ContextMachineContext, type ContextMachineInput } from "../actors/contextMachine.ts";
+import { commandEventOf, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "../actors/contextMachine.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
@@ -140,8 +140,11 @@ export class Registry {
     // A command's fact goes as its command event (the command asked the machine first); should the
     // machine no longer allow it, the fact is on the log all the same and is applied as a fact.
     const command = commandEventOf(facts);
-    const snapshot = ac.actor.getSnapshot() as { can(e: unknown): boolean };
-    ac.actor.send(command && snapshot.can(command) ? command : { type: "facts.apply", facts });
+    const snapshot = ac.actor.getSnapshot() as { can(e: unknown): boolean; matches(state: string): boolean; context: ContextMachineContext };
+    if (command && snapshot.can(command)) ac.actor.send(command);
+    // A running machine only assigns what facts change: most of a run's own facts (a reply, a tool's
+    // call and result) change nothing it holds, and sending them cost about a tenth of a step's JavaScript.
+    else if (!snapshot.matches("running") || factsChangeContext(snapshot.context, facts)) ac.actor.send({ type: "facts.apply", facts });
     for (const id of replaced) {
       const child = this.active.get(id);
       if (child) this.passivate(child);

@@ -1,7 +1,7 @@
 // The context machine through pure transitions: every legal and illegal transition of DESIGN §4.
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, initialTransition, transition } from "xstate";
-import { contextMachine, type ContextMachineInput, type LifecycleStatus, type RunActorInput, type RunOutput, whileNotPaused } from "../../src/actors/contextMachine.ts";
+import { contextMachine, type ContextMachineInput, factsChangeContext, type LifecycleStatus, type RunActorInput, type RunOutput, whileNotPaused } from "../../src/actors/contextMachine.ts";
 import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
 import { asContextId, asRunId, type EventId } from "../../src/events/ids.ts";
 
@@ -217,6 +217,46 @@ describe("when facts are applied twice", () => {
     s = transition(contextMachine, s, { type: "facts.apply", facts: [paused, resumed] })[0];
     const again = transition(contextMachine, s, { type: "facts.apply", facts: [paused] })[0];
     expect(again.context).toEqual(s.context);
+  });
+});
+
+describe("when a running context's own facts change nothing it holds but its version", () => {
+  const ownStep = () => [
+    fact({ type: "ModelReplied", data: { runId, step: 1, text: null, toolCalls: [{ id: "c1", name: "t", arguments: {} }], usage: null } }),
+    fact({ type: "ToolCalled", data: { runId, step: 1, toolCallId: "c1", name: "t", arguments: {} } }),
+    fact({ type: "ToolReturned", data: { runId, toolCallId: "c1", name: "t", result: "ok" } }),
+    fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } }),
+  ];
+
+  it("says they need not be sent, and applying them indeed moves nothing but the version", () => {
+    const s = running();
+    const facts = ownStep();
+    expect(factsChangeContext(s.context, facts)).toBe(false);
+    const applied = transition(contextMachine, s, { type: "facts.apply", facts })[0];
+    expect({ ...applied.context, version: s.context.version }).toEqual(s.context);
+    expect(applied.value).toEqual(s.value);
+  });
+
+  it("says so for what does change it: a run's end, a pause, an intervention, the ModelCalled that takes one in, an approval", () => {
+    const s = running();
+    const changing: DomainEvent[] = [
+      { type: "RunCompleted", data: { runId, response: "done" } },
+      { type: "ContextPaused", data: { runId } },
+      { type: "InterventionReceived", data: { runId, text: "also this" } },
+      {
+        type: "ApprovalRequested",
+        data: { approvalId: "approval-1" as never, runId, step: 1, toolCallId: "c1", tool: "t", arguments: {}, contextId, agentNumber: 0, expiresAt: null },
+      },
+    ];
+    for (const e of changing) expect(factsChangeContext(s.context, [fact(e)])).toBe(true);
+    const intervened = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
+    expect(factsChangeContext(intervened.context, [fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } })])).toBe(true);
+  });
+
+  it("says they change nothing when they are at or below the version it knows", () => {
+    const s = running();
+    const old = { ...fact({ type: "RunCompleted", data: { runId, response: "done" } }), streamVersion: s.context.version };
+    expect(factsChangeContext(s.context, [old])).toBe(false);
   });
 });
 
