@@ -25,8 +25,9 @@
 //   Leaving `active` (on `run.stop`) aborts its signal, which interrupts the model call or tool in flight.
 // - `running.stopping` invokes `stopRun`, which records the stop; its result ends the run the same way.
 // - Facts this process appends for its own run (`facts.apply` while running) update the context but
-//   never move the machine: the invocation is not aborted behind its back. Facts read while resting
-//   (another process ran this context) move it to the state they end in.
+//   never move the machine: the invocation is not aborted behind its back; the runtime sends only those
+//   that change more than the version (`factsChangeContext`). Facts read while resting (another process
+//   ran this context) move it to the state they end in.
 // - The machine's context changes only from appended facts (folded with the one status fold of
 //   projections/runStatus.ts) and from a run whose end the log refused (`unrecorded`).
 // - Children are spawned with the child's context id as `id` and `systemId` (`child.activate`) and
