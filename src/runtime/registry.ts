@@ -37,25 +37,13 @@ export class Registry {
   core!: Core;
 
   /** Makes a context's actor live, activating its ancestors first. */
-  async activate(id: string): Promise<ActiveContext> {
-    this.assertOpen();
-    const existing = this.active.get(id);
-    if (existing) return this.touch(existing);
-    const pending = this.activating.get(id);
-    if (pending) return pending;
-    const p = this.load(id).finally(() => this.activating.delete(id));
-    this.activating.set(id, p);
-    return p;
+  activate(id: string): Promise<ActiveContext> {
+    return this.activateFrom(id);
   }
 
   /** Activates a context whose whole stream the caller holds (one it just created): no read needed. */
   async activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext> {
-    this.assertOpen();
-    const existing = this.active.get(id);
-    if (existing) return this.touch(existing);
-    const p = this.load(id, events).finally(() => this.activating.delete(id));
-    this.activating.set(id, p);
-    const ac = await p;
+    const ac = await this.activateFrom(id, events);
     // Idle until its first message, which touches it: passivated like any idle context meanwhile.
     if (!ac.actor.getSnapshot().matches("running")) this.schedulePassivation(ac);
     return ac;
@@ -66,12 +54,18 @@ export class Registry {
    * first append (its first run's start), which saves the child an append of its own. Until that append it is
    * not passivated (nothing could load it back), and `recordOpening` writes it alone where no run follows.
    */
-  async activateUnrecorded(created: DataOf<"ContextCreated">): Promise<ActiveContext> {
+  activateUnrecorded(created: DataOf<"ContextCreated">): Promise<ActiveContext> {
+    return this.activateFrom(created.contextId, created);
+  }
+
+  /** The one way an actor goes live: the live one, or the activation under way, or a load from `known` (else the log). */
+  private async activateFrom(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ActiveContext> {
     this.assertOpen();
-    const id = created.contextId;
     const existing = this.active.get(id);
     if (existing) return this.touch(existing);
-    const p = this.load(id, created).finally(() => this.activating.delete(id));
+    const pending = this.activating.get(id);
+    if (pending) return pending;
+    const p = this.load(id, known).finally(() => this.activating.delete(id));
     this.activating.set(id, p);
     return p;
   }
