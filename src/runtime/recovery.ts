@@ -115,11 +115,11 @@ const interrupt = async (core: Core, view: ContextView, reason?: string): Promis
  */
 const openNamedChildren = async (core: Core, caller: ContextView, runId: string): Promise<void> => {
   const stream = await core.store.readStream(caller.id);
-  const isEmpty = async (id: string) => !core.registry.active.has(id) && (await core.store.readStream(id)).length === 0;
+  const isEmpty = async (id: string) => !core.registry.active.has(id) && (await core.store.streamVersion(id)) === 0;
   const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(core.config, profile, project) };
   for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
     try {
-      await core.store.append(data.contextId, [{ type: "ContextCreated", data, eventId: core.config.clock.uuid() as never }], { expectedVersion: "no_stream" });
+      await core.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
     } catch (e) {
       // Another process recorded it first.
       if (!(e instanceof ConcurrencyError)) throw e;

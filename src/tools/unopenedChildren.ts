@@ -23,12 +23,17 @@ export const unopenedChildren = async (
   isEmpty: (contextId: string) => Promise<boolean>,
 ): Promise<DataOf<"ContextCreated">[]> => {
   const stored = new Map<string, string>();
-  for (const e of stream) if (e.type === "SubordinateReturned" && e.data.result !== null) stored.set(e.data.toolCallId, e.data.result);
+  const returned = new Set<string>(); // this run's tool calls whose child answered
+  for (const e of stream) {
+    if (e.type !== "SubordinateReturned") continue;
+    if (e.data.result !== null) stored.set(e.data.toolCallId, e.data.result);
+    if (e.data.runId === runId) returned.add(e.data.toolCallId);
+  }
   const out: DataOf<"ContextCreated">[] = [];
   for (const e of stream) {
     if (e.type !== "SubordinateCalled" || e.data.runId !== runId || !e.data.fresh) continue;
     const { toolCallId, jobId, childContextId } = e.data;
-    if (stream.some((r) => r.type === "SubordinateReturned" && r.data.runId === runId && r.data.toolCallId === toolCallId)) continue;
+    if (returned.has(toolCallId)) continue;
     if (!(await isEmpty(childContextId))) continue;
     const call = stream.find((c) =>
       jobId !== null
