@@ -237,6 +237,22 @@ const unopened = async (store: EventStore) => {
   return empty;
 };
 
+/**
+ * A run whose process dies after a SubordinateCalled of an A`agentNumber` caller and before its fresh child's
+ * first append, then resumed with `recovery`; `window`: the children left unopened when it died.
+ */
+const cutBeforeChildOpens = async (agentNumber: number, recovery: "resume" | "interrupt") => {
+  const reached = counter(2);
+  const { died, die } = dying();
+  let store: EventStore | undefined;
+  let window: string[] = [];
+  const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), recovery, (s) => {
+    store = s;
+    return dyingBeforeChildOpens(agentNumber, reached, died)(s);
+  });
+  return { run, window, die };
+};
+
 describe("when a process dies after a caller's SubordinateCalled, before its fresh child's first append", () => {
   for (const [agentNumber, how] of [
     [1, "parallel jobs"],
@@ -244,14 +260,7 @@ describe("when a process dies after a caller's SubordinateCalled, before its fre
   ] as const) {
     it(`creates the child (A${agentNumber}, by ${how}) with its id and starts its run once: one MessageReceived per context, requests as without the crash`, async () => {
       const reference = await uninterrupted();
-      const reached = counter(2);
-      const { died, die } = dying();
-      let store: EventStore | undefined;
-      let window: string[] = [];
-      const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), "resume", (s) => {
-        store = s;
-        return dyingBeforeChildOpens(agentNumber, reached, died)(s);
-      });
+      const { run, window, die } = await cutBeforeChildOpens(agentNumber, "resume");
       expect(window).toHaveLength(2);
       expect(run.end.type).toBe("RunCompleted");
       const events = await run.rt.events();
@@ -277,14 +286,7 @@ describe("when a process dies after a caller's SubordinateCalled, before its fre
   }
 
   it("with recovery 'interrupt', records the children it named, with no run, so every SubordinateCalled names a context", async () => {
-    const reached = counter(2);
-    const { died, die } = dying();
-    let store: EventStore | undefined;
-    let window: string[] = [];
-    const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), "interrupt", (s) => {
-      store = s;
-      return dyingBeforeChildOpens(2, reached, died)(s);
-    });
+    const { run, window, die } = await cutBeforeChildOpens(2, "interrupt");
     expect(window).toHaveLength(2);
     expect(run.end.type).toBe("RunInterrupted");
     expect(run.after).toHaveLength(0);
