@@ -12,7 +12,7 @@
 //   transaction and re-entrant) and take their positions in that order: the hash chain links each to
 //   the one before it, as if each had gone alone.
 // - Each append settles only after the message holding it has ended, with its own statement's rows
-//   (`exec` answers with one result per statement).
+//   (the message answers with one result per statement).
 // - When a group fails, nothing of it committed: each member is sent again alone, in order, so each
 //   gets its own outcome or its own error (and the caller's retry, e.g. runAppend's after a unique
 //   violation, works per append as before). The same when the answer cannot be matched to the
@@ -26,10 +26,10 @@
 //   unique violation, the re-read of stored rows) need not queue behind it: they run after the
 //   message they follow has ended, and they read rows that are committed and never change (the log is
 //   append-only), so appends sent in between cannot change their answer.
-// - A user's `sql.transaction(...)` still serialises with appends: each message here is one `exec`,
+// - A user's `sql.transaction(...)` still serialises with appends: each message here is one `execRaw`,
 //   which takes PGlite's transaction mutex as any other call does.
 
-/** Sends one simple-protocol message and returns one result per statement (PGlite's `exec`). */
+/** Sends one simple-protocol message and returns one result per statement (the store's `execRaw`). */
 export type ExecStatements = (sql: string) => Promise<readonly { rows: unknown[] }[]>;
 
 /** The most statements one message holds: a fan-out's 64 contexts at once. */
@@ -57,7 +57,7 @@ export type AppendBatcher = {
  * Queues statements and sends them, each group as one message, one message at a time.
  *
  * @example
- * const appends = appendBatcher((sql) => db.exec(sql));
+ * const appends = appendBatcher((sql) => execRaw(db, sql));
  * const [row] = await appends.run<{ result: AppendOutcome }>(appendStatement(params));
  */
 export const appendBatcher = (

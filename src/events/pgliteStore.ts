@@ -9,6 +9,7 @@ import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, 
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendBatcher } from "./appendBatcher.ts";
+import { execRaw } from "./pgliteRawExec.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import { schemaAction } from "./schemaCheck.ts";
@@ -203,7 +204,7 @@ class PgliteStore implements EventStore {
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
 
   /** Appends queued while one is in flight go together: one message, one transaction (see appendBatcher.ts). */
-  readonly #appends = appendBatcher((sql) => this.db.exec(sql));
+  readonly #appends = appendBatcher((sql) => execRaw(this.db, sql));
 
   /** An append goes as a simple-protocol statement (see appendStatement), grouped with the appends queued beside it. */
   readonly #sendAppend: SendAppend = (params) => this.#appends.run(appendStatement(params));
