@@ -1,17 +1,15 @@
-// The typed failures of a run's loop, and the model call's retry policy as an Effect Schedule.
+// The typed failures of a run's loop, and the model call's retry delay.
 //
 // Requirements:
 // - A failure to write the log travels the loop's error channel as what the store said (StoreError,
 //   ConcurrencyError, EventValidationError, each tagged, with a reason); anything else a store throws
 //   is a StoreError `unknown` with its message, never a defect.
 // - A failed model call is a ModelCallFailed error carrying the attempt and the delay recorded for
-//   the retry; `modelRetrySchedule` waits exactly that delay, so the log says what the runtime did.
+//   the retry; the loop (messageLoop's `callModel`) waits exactly that delay, so the log says what the runtime did.
 // - The delay honours Retry-After (never shorter), grows exponentially from `retryBaseMs`, and is
 //   capped at `retryMaxMs`; there is none once retries are used up or the error is not retryable.
 import * as Data from "effect/Data";
-import * as Duration from "effect/Duration";
 import * as Effect from "effect/Effect";
-import * as Schedule from "effect/Schedule";
 import { ConcurrencyError, EventValidationError, StoreError } from "../events/errors.ts";
 import type { ModelError } from "../models/port.ts";
 
@@ -45,12 +43,3 @@ export const retryDelayMs = (limits: LoopLimits, attempt: number, err: ModelErro
   err.retryable && attempt <= limits.modelRetries
     ? Math.min(limits.retryMaxMs, Math.max(err.retryAfterMs ?? 0, limits.retryBaseMs * 2 ** (attempt - 1)))
     : null;
-
-/** Retries a failed call after the delay its record names, at most `modelRetries` times; nothing else is retried. */
-export const modelRetrySchedule = (limits: LoopLimits): Schedule.Schedule<number, ModelCallFailed | LogError> =>
-  Schedule.recurs(limits.modelRetries).pipe(
-    Schedule.while(({ input }: { input: ModelCallFailed | LogError }) => input._tag === "ModelCallFailed" && input.retryInMs !== null),
-    Schedule.modifyDelay(({ input }: { input: ModelCallFailed | LogError }) =>
-      Effect.succeed(Duration.millis(input._tag === "ModelCallFailed" ? (input.retryInMs ?? 0) : 0)),
-    ),
-  );

@@ -17,6 +17,7 @@
 // - A resumed run (`resume`) goes on at its last recorded step (resumePlan.ts): a cut-off tool call is resumed
 //   by its tool (`resume`), run again when the tool is idempotent, or else answered with INTERRUPTED_CALL.
 // Subpaths, not the package root: the root loads all of effect (247 modules) where these need 65.
+import * as Duration from "effect/Duration";
 import * as Effect from "effect/Effect";
 import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
@@ -27,7 +28,7 @@ import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
 import { parseToolArguments } from "../tools/arguments.ts";
 import { type ApprovalPort, type Decision, deniedText, type ParkedStep } from "./approvalGate.ts";
-import { type LogError, logWrite, type LoopLimits, ModelCallFailed, modelRetrySchedule, retryDelayMs } from "./loopErrors.ts";
+import { type LogError, logWrite, type LoopLimits, ModelCallFailed, retryDelayMs } from "./loopErrors.ts";
 import type { ResumePlan } from "./resumePlan.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
@@ -49,6 +50,8 @@ export type LoopEnv = {
   resolveReference: (toolCallId: string) => string | undefined;
   /** Whether the log still shows this run open (a stop or a close may have ended it first). */
   runOpen: () => boolean;
+  /** Whether the context is paused now (the machine's `paused`). */
+  paused: () => boolean;
   /** Resolves once the context is not paused (the machine's `paused`); rejects when `signal` aborts. */
   whileNotPaused: (signal: AbortSignal) => Promise<void>;
   /** Whether an intervention was recorded that no model call has carried yet (the machine's context). */
@@ -108,8 +111,11 @@ const tryComplete = (env: LoopEnv, response: string) =>
     })),
   );
 
+/** Waits at a checkpoint while the context is paused; a context that is not (nearly always) goes on at once. */
 const waitWhilePaused = (env: LoopEnv) =>
-  Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie);
+  Effect.suspend(() =>
+    env.paused() ? Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie) : Effect.void,
+  );
 
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
@@ -166,14 +172,20 @@ const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: b
 };
 
 /**
- * One model call with retries (an Effect.retry on the recorded delays); the turn, or the run's end when it
- * failed for good. A resumed step starts at the attempt its plan says, or gives up as its last recorded failure did.
+ * One model call with retries, each after the delay its failure recorded (`retryInMs`; none once retries are
+ * used up or the error is not retryable); the turn, or the run's end when it failed for good. A resumed step
+ * starts at the attempt its plan says, or gives up as its last recorded failure did.
  */
 const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
   if (from?.failed && from.failed.retryInMs === null) return gaveUp(env, from.failed);
-  let attempt = (from?.attempt ?? 1) - 1;
-  return Effect.suspend(() => attemptModelCall(env, step, ++attempt)).pipe(
-    Effect.retry(modelRetrySchedule(env.limits)),
+  // Not Effect.retry with a Schedule: building its driver cost every model call more than the call's own bookkeeping.
+  const attemptFrom = (attempt: number): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
+    attemptModelCall(env, step, attempt).pipe(
+      Effect.catchTag("ModelCallFailed", (f) =>
+        f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(Effect.suspend(() => attemptFrom(attempt + 1)))),
+      ),
+    );
+  return attemptFrom(from?.attempt ?? 1).pipe(
     Effect.map((turn) => ({ turn })),
     Effect.catchTag("ModelCallFailed", (f) => gaveUp(env, { reason: f.error.reason, message: f.error.message, retryable: f.error.retryable, attempt: f.attempt })),
   );

@@ -109,6 +109,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
         runOpen: () => runOpen(ac, handle),
+        paused: () => (ac.actor.getSnapshot().context as ContextMachineContext).paused,
         whileNotPaused: (sig) => whileNotPaused(ac.actor, sig),
         interventionPending: () => (ac.actor.getSnapshot().context as ContextMachineContext).interventionPending,
         cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
