@@ -113,9 +113,7 @@ const tryComplete = (env: LoopEnv, response: string) =>
 
 /** Waits at a checkpoint while the context is paused; a context that is not (nearly always) goes on at once. */
 const waitWhilePaused = (env: LoopEnv) =>
-  Effect.suspend(() =>
-    env.paused() ? Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie) : Effect.void,
-  );
+  Effect.suspend(() => (env.paused() ? Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie) : Effect.void));
 
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
@@ -181,9 +179,7 @@ const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.
   // Not Effect.retry with a Schedule: building its driver cost every model call more than the call's own bookkeeping.
   const attemptFrom = (attempt: number): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
     attemptModelCall(env, step, attempt).pipe(
-      Effect.catchTag("ModelCallFailed", (f) =>
-        f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(Effect.suspend(() => attemptFrom(attempt + 1)))),
-      ),
+      Effect.catchTag("ModelCallFailed", (f) => (f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1))))),
     );
   return attemptFrom(from?.attempt ?? 1).pipe(
     Effect.map((turn) => ({ turn })),
