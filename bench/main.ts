@@ -29,10 +29,13 @@ const quick = process.env.BENCH_QUICK === "1";
 
 const format = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3));
 
-/** The child's side: run one module and hand its rows to the parent. */
+/** The child's side: run one module and hand its rows to the parent (or print them, run by hand). */
 const runOnly = async (name: string) => {
+  if (!(name in MODULES)) throw new Error(`unknown bench module: ${name}; known: ${Object.keys(MODULES).join(", ")}`);
   const rows = await (await MODULES[name]!()).run();
-  await new Promise<void>((resolve, reject) => process.send!({ rows }, (e: Error | null) => (e ? reject(e) : resolve())));
+  const send = process.send?.bind(process);
+  if (!send) return console.log(JSON.stringify({ module: name, rows }));
+  await new Promise<void>((resolve, reject) => send({ rows }, (e: Error | null) => (e ? reject(e) : resolve())));
 };
 
 /** Runs one module in a fresh process (with the loader this one runs under); its rows, or its failure. */

@@ -51,8 +51,10 @@ export const queryMessage = (sql: string): Uint8Array => {
 /** The results of a Query message's answer, or the error it holds. */
 export const readAnswer = (bytes: Uint8Array): RawResult[] => {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const malformed = () => new Error("PGlite answered with a malformed protocol message");
   const cstring = (at: number): [string, number] => {
     const end = bytes.indexOf(0, at);
+    if (end < 0) throw malformed();
     return [decoder.decode(bytes.subarray(at, end)), end + 1];
   };
   const results: RawResult[] = [];
@@ -62,6 +64,7 @@ export const readAnswer = (bytes: Uint8Array): RawResult[] => {
   for (let at = 0; at < bytes.length; ) {
     const type = bytes[at]!;
     const end = at + 1 + view.getInt32(at + 1);
+    if (end < at + 5 || end > bytes.length) throw malformed();
     let p = at + 5;
     if (type === 0x54) {
       // 'T' RowDescription: name, table oid, column number, type oid, size, modifier, format
@@ -99,7 +102,7 @@ export const readAnswer = (bytes: Uint8Array): RawResult[] => {
     } else if (type === 0x45) {
       // 'E' ErrorResponse: one-byte field codes, each with a string, then a NUL
       const fields: Record<string, string> = {};
-      while (bytes[p] !== 0) {
+      while (p < end && bytes[p] !== 0) {
         const [value, next] = cstring(p + 1);
         fields[String.fromCharCode(bytes[p]!)] = value;
         p = next;

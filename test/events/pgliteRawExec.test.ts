@@ -1,7 +1,7 @@
 // The embedded store's appends go to PGlite as raw Query messages: the answers read back, the errors, and the serialisation with transactions.
 import type { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execRaw, PgliteServerError, queryMessage } from "../../src/events/pgliteRawExec.ts";
+import { execRaw, PgliteServerError, queryMessage, readAnswer } from "../../src/events/pgliteRawExec.ts";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import type { EventStore } from "../../src/events/store.ts";
 
@@ -69,5 +69,12 @@ describe("execRaw on an in-memory PGlite", () => {
   it("writes the SQL as UTF-8 after the message type and its length", () => {
     const message = queryMessage("SELECT 'é'");
     expect([...message]).toEqual([0x51, 0, 0, 0, 16, ...Buffer.from("SELECT 'é'", "utf8"), 0]);
+  });
+});
+
+describe("readAnswer on bytes PGlite did not send", () => {
+  it("refuses a message whose length runs past the answer, or a string with no end, instead of reading on", () => {
+    expect(() => readAnswer(Uint8Array.from([0x43, 0, 0, 0, 40, 0x53]))).toThrow("malformed");
+    expect(() => readAnswer(Uint8Array.from([0x45, 0, 0, 0, 7, 0x4d, 0x61, 0x62]))).toThrow("malformed");
   });
 });
