@@ -1,5 +1,6 @@
 // A fresh child's ContextCreated goes out in its first run's append, after its caller's SubordinateCalled.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "xstate";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
@@ -73,7 +74,8 @@ describe("when A0 is stopped while its fresh child is being set up", () => {
     const { store, appends } = recordingStore(async (a) => {
       if (a.streamId !== rootId || !a.types.includes("SubordinateCalled")) return;
       stopping = rt.stop(rootId);
-      await new Promise((r) => setTimeout(r, 50));
+      // Held until A0's machine has left `active` (which aborts the run's signal, the delegation's included).
+      await waitFor(rt.actor(rootId)!, (s) => !s.matches({ running: "active" }));
     });
     const { rt } = await runtimeWith(store, (req) => {
       if (req.agentNumber > 0) childModelCalls += 1;
