@@ -6,7 +6,8 @@
 // - A message to a run in flight that the log still shows open is an intervention of that run;
 //   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append (opened,
 //   for a fresh subordinate, by its ContextCreated: the writer holds it until then), then sends `run.start`
-//   (legal only from idle, stopped or failed).
+//   (legal only from idle, stopped or failed). Once close() has begun, a message is refused as closed before
+//   its run's start is appended; a start already being appended ends as interrupted, as close ends a run in flight.
 // - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
 //   context with no run in flight is a no-op.
 // - Pause, resume and interventions are the machine events `run.pause`, `run.resume`, `run.intervene`:
@@ -22,7 +23,8 @@ import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
 import type { Core } from "./core.ts";
-import { takeLease } from "./recovery.ts";
+import { interruptInFlight, takeLease } from "./recovery.ts";
+import { RuntimeError } from "./errors.ts";
 
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
 export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
@@ -65,15 +67,26 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
   return start(core, ac, text, null);
 };
 
-/** Records the message and the run's start, then starts the machine's run. */
+/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
+const refuseIfClosed = (core: Core): void => {
+  if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
+};
+
+/**
+ * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
+ * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
+ * a run in flight: recorded as interrupted, its waiters answered.
+ */
 export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null): Promise<Started> => {
   await atRest(ac);
+  refuseIfClosed(core);
   await takeLease(core, ac);
   const runId = asRunId(core.config.clock.uuid());
   const model = modelFor(core.config, ac.view);
   const correlationId = superior ? (core.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
   // The run's first model call is recorded with its start: one append, before any effect of the run.
   const facts = await ac.writer.exclusive((append) => {
+    refuseIfClosed(core);
     ac.writer.stage(
       [
         { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user" } },
@@ -88,7 +101,8 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
   // A stop before the loop makes that call records it as aborted, as for any call in flight.
   ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
   const outcome = ac.outcome(runId);
-  ac.actor.send({ type: "run.start", facts, runId });
+  if (core.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
+  else ac.actor.send({ type: "run.start", facts, runId });
   return { runId, intervention: false, ended: outcome };
 };
 
