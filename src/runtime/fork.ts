@@ -7,6 +7,8 @@
 // - The ids the context owns (job and approval ids) are renamed in the copy, the same id alike wherever it
 //   appears: the jobs and approvals projections find them by id across contexts, and the source keeps its
 //   own, so a decision on the source's approval cannot land on the fork's. An approval id stays a UUID.
+//   A run's `superior` names its caller's ids (the caller's job among them), which the fork does not own:
+//   copied as they are.
 // - A copied approval request names the fork as its context, so the fork's approvals are its own.
 // - A run the cut leaves open is recorded as interrupted in the fork, so the fork takes a new message.
 // - `at` must be the position of an event in the source's stream: anything else is a RuntimeError naming
@@ -51,6 +53,7 @@ const forkEvents = (history: RecordedEvent[], forkId: ContextId, at: number): Ne
       return { type: e.type, data, metadata: e.metadata };
     }
     const data = renameOwnedIds(e.data, forkId) as Record<string, unknown>;
+    if (e.type === "RunStarted") data["superior"] = e.data.superior;
     return { type: e.type, data: e.type === "ApprovalRequested" ? { ...data, contextId: forkId } : data, metadata: e.metadata } as NewEvent;
   });
   for (const runId of open) out.push({ type: "RunInterrupted", data: { runId } } as NewEvent);

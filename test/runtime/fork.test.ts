@@ -70,6 +70,31 @@ describe("when a subordinate is forked", () => {
   });
 });
 
+describe("when a subordinate a parallel job started is forked", () => {
+  it("keeps the caller's ids in its copied RunStarted (the caller's job is not the fork's to rename)", async () => {
+    const model = scriptedModel((req) => {
+      if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
+        const job = { name: "call_subordinate", arguments: { message: "look it up", reset: true } };
+        return { toolCalls: [{ id: "p1", name: "parallel", arguments: JSON.stringify({ tool_calls: [job] }) }] };
+      }
+      return { text: req.agentNumber === 0 ? "composed" : "found it" };
+    });
+    const jobs = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
+    try {
+      const root = await jobs.createContext({ name: "fan" });
+      expect((await jobs.send(root.id, "fan out")).status).toBe("completed");
+      const child = (await jobs.children(root.id))[0]!.id;
+      const started = (await store.readStream(child)).find((e) => e.type === "RunStarted");
+      if (started?.type !== "RunStarted" || started.data.superior?.jobId == null) throw new Error("the child's run has no job");
+      const fork = await jobs.fork(child, { at: await positionOf(child, "RunCompleted") });
+      const copied = (await store.readStream(fork.id)).find((e) => e.type === "RunStarted");
+      expect(copied?.type === "RunStarted" && copied.data.superior).toEqual(started.data.superior);
+    } finally {
+      await jobs.close();
+    }
+  });
+});
+
 describe("when the position is not one of the context's events", () => {
   it("refuses with a RuntimeError naming the field, and writes nothing", async () => {
     const head = await store.headPosition();
