@@ -36,19 +36,41 @@ const snapshotOf = (ac: ActiveContext): Snapshot => (ac.actor as AnyActorRef).ge
 export const runAccepting = (s: Snapshot): boolean =>
   (s.matches({ running: "active" }) || s.matches({ running: "parked" })) && s.context.status === "running";
 
-/** Waits until the machine has no run in flight. */
-export const atRest = async (ac: ActiveContext): Promise<void> => {
-  await waitFor(ac.actor, (s) => !s.matches("running"), { timeout: Infinity });
+/**
+ * Waits until the machine's state satisfies `ready`. A machine a close stopped answers no more: XState's
+ * waitFor rejects a wait it had begun, and would never settle one begun after, so that one is refused here.
+ */
+const machineReady = async (ac: ActiveContext, ready: (s: Snapshot) => boolean): Promise<void> => {
+  if ((ac.actor.getSnapshot() as { status: string }).status === "stopped") {
+    throw new RuntimeError("closed", `The runtime closed while a command waited for context '${ac.id}'.`);
+  }
+  await waitFor(ac.actor, (s) => ready(s as Snapshot), { timeout: Infinity });
 };
 
+/** Waits until the machine has no run in flight. */
+export const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running"));
+
 /** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
-const steady = async (ac: ActiveContext): Promise<void> => {
-  await waitFor(ac.actor, (s) => !s.matches("running") || runAccepting(s as Snapshot), { timeout: Infinity });
+const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running") || runAccepting(s));
+
+/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
+const refuseIfClosed = (core: Core): void => {
+  if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
+};
+
+/** Waits for the machine; a close stops it meanwhile (the wait then rejects), and the refusal is then close's. */
+const waitOrClosed = async (core: Core, wait: Promise<void>): Promise<void> => {
+  try {
+    await wait;
+  } catch (e) {
+    refuseIfClosed(core);
+    throw e;
+  }
 };
 
 /** A message: an intervention for a run in flight, else a new run. */
 export const deliver = async (core: Core, ac: ActiveContext, text: string): Promise<Started> => {
-  await steady(ac);
+  await waitOrClosed(core, steady(ac));
   const s = snapshotOf(ac);
   // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
   if (runAccepting(s) && ac.run?.runId !== s.context.runId) {
@@ -67,10 +89,6 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
   return start(core, ac, text, null);
 };
 
-/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
-const refuseIfClosed = (core: Core): void => {
-  if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
-};
 
 /**
  * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
@@ -78,7 +96,7 @@ const refuseIfClosed = (core: Core): void => {
  * a run in flight: recorded as interrupted, its waiters answered.
  */
 export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null): Promise<Started> => {
-  await atRest(ac);
+  await waitOrClosed(core, atRest(ac));
   refuseIfClosed(core);
   await takeLease(core, ac);
   const runId = asRunId(core.config.clock.uuid());
@@ -124,7 +142,10 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
       ac.actor.send({ type: "run.stop" });
     }
     const outcome = await ac.outcome(runId);
-    await atRest(ac);
+    // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
+    await atRest(ac).catch((e: unknown) => {
+      if (!(e instanceof RuntimeError && e.reason === "closed")) throw e;
+    });
     return outcome;
   });
 };

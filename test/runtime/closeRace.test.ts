@@ -6,6 +6,7 @@ import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import { createRuntime, RuntimeError } from "../../src/runtime/runtime.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
+import { waitFor } from "xstate";
 import { gate } from "../support/async.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 
@@ -17,8 +18,8 @@ afterAll(async () => {
   await base.close();
 });
 
-/** `base`, whose appends that start a run wait for `held` once they have landed, after `landed` resolves. */
-const holdingRunStarts = () => {
+/** `base`, whose appends holding an event of `type` wait for `held` once they have landed, after `landed` resolves. */
+const holdingAppendsOf = (type: string) => {
   const landed = gate();
   const held = gate();
   const store = new Proxy(base, {
@@ -27,7 +28,7 @@ const holdingRunStarts = () => {
       if (prop !== "append" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
       return async (streamId: string, events: NewEvent[], opts: unknown) => {
         const result = await (value as (...args: unknown[]) => Promise<unknown>).call(target, streamId, events, opts);
-        if (events.some((e) => e.type === "RunStarted")) {
+        if (events.some((e) => e.type === type)) {
           landed.open();
           await held.promise;
         }
@@ -55,7 +56,7 @@ describe("when the runtime closes right after a message is sent, before its run 
 
 describe("when the runtime closes while the run's start is being appended", () => {
   it("answers the send with the run interrupted, and the log shows the run ended", { timeout: 10_000 }, async () => {
-    const { store, landed, held } = holdingRunStarts();
+    const { store, landed, held } = holdingAppendsOf("RunStarted");
     const rt = await createRuntime({ store, model: model() });
     const { id } = await rt.createContext({ name: "closing" });
     const sending = rt.send(id, "hello");
@@ -65,5 +66,29 @@ describe("when the runtime closes while the run's start is being appended", () =
     const outcome = await sending;
     expect(outcome.status).toBe("failed");
     expect(await typesOf(id)).toEqual(["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled", "RunInterrupted"]);
+  });
+});
+
+describe("when the runtime closes while a message waits for a run that is being stopped", () => {
+  it("rejects the waiting send as closed (it used to wait forever on the stopped machine), and the stop answers with the run's end", { timeout: 10_000 }, async () => {
+    const { store, landed, held } = holdingAppendsOf("RunStopped");
+    const calling = gate();
+    const rt = await createRuntime({ store, model: scriptedModel(() => (calling.open(), new Promise<never>(() => undefined))) });
+    const { id } = await rt.createContext({ name: "stopping" });
+    const first = rt.send(id, "work");
+    await calling.promise;
+    const stopping = rt.stop(id);
+    await landed.promise;
+    // The stop's end is held: the machine stays in `stopping`, and the next message waits for it to rest.
+    const second = rt.send(id, "next");
+    await waitFor(rt.actor(id)!, (s) => s.matches({ running: "stopping" }));
+    // Close stops the machine at once; the message waits behind the stop, which waits for its held append.
+    const closing = rt.close();
+    held.open();
+    await expect(second).rejects.toMatchObject({ name: "RuntimeError", reason: "closed" });
+    await closing;
+    // The stop recorded its run's end before the close: it answers with it.
+    expect((await stopping)?.status).toBe("stopped");
+    await Promise.allSettled([first]);
   });
 });
