@@ -2,7 +2,8 @@
 //
 // Requirements:
 // - Commands to one context are serialized; the machine says whether a run is in flight, and each
-//   command waits for it where it must (a new run starts only once the machine is at rest).
+//   command waits for it where it must (a new run starts only once the machine is at rest). A wait on a
+//   machine a close has stopped is refused as closed; a stop whose run ended answers with that end.
 // - A message to a run in flight that the log still shows open is an intervention of that run;
 //   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append (opened,
 //   for a fresh subordinate, by its ContextCreated: the writer holds it until then), then sends `run.start`
