@@ -144,7 +144,7 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
     }
     const outcome = await ac.outcome(runId);
     // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
-    await atRest(ac).catch((e: unknown) => {
+    await waitOrClosed(core, atRest(ac)).catch((e: unknown) => {
       if (!(e instanceof RuntimeError && e.reason === "closed")) throw e;
     });
     return outcome;
