@@ -38,18 +38,23 @@ export const runAccepting = (s: Snapshot): boolean =>
   (s.matches({ running: "active" }) || s.matches({ running: "parked" })) && s.context.status === "running";
 
 /**
- * Waits until the machine's state satisfies `ready`. A machine a close stopped answers no more: XState's
- * waitFor rejects a wait it had begun, and would never settle one begun after, so that one is refused here.
+ * Waits until the machine's state satisfies `ready`. A machine a close stopped answers no more, and the wait
+ * is refused as closed: XState's waitFor rejects a wait it had begun with an error of its own, and would
+ * never settle one begun after.
  */
 const machineReady = async (ac: ActiveContext, ready: (s: Snapshot) => boolean): Promise<void> => {
-  if ((ac.actor.getSnapshot() as { status: string }).status === "stopped") {
-    throw new RuntimeError("closed", `The runtime closed while a command waited for context '${ac.id}'.`);
+  const stopped = () => (ac.actor.getSnapshot() as { status: string }).status === "stopped";
+  const closed = () => new RuntimeError("closed", `The runtime closed while a command waited for context '${ac.id}'.`);
+  if (stopped()) throw closed();
+  try {
+    await waitFor(ac.actor, (s) => ready(s as Snapshot), { timeout: Infinity });
+  } catch (e) {
+    throw stopped() ? closed() : e;
   }
-  await waitFor(ac.actor, (s) => ready(s as Snapshot), { timeout: Infinity });
 };
 
 /** Waits until the machine has no run in flight. */
-export const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running"));
+const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running"));
 
 /** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
 const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running") || runAccepting(s));
@@ -59,19 +64,9 @@ const refuseIfClosed = (core: Core): void => {
   if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
 };
 
-/** Waits for the machine; a close stops it meanwhile (the wait then rejects), and the refusal is then close's. */
-const waitOrClosed = async (core: Core, wait: Promise<void>): Promise<void> => {
-  try {
-    await wait;
-  } catch (e) {
-    refuseIfClosed(core);
-    throw e;
-  }
-};
-
 /** A message: an intervention for a run in flight, else a new run. */
 export const deliver = async (core: Core, ac: ActiveContext, text: string): Promise<Started> => {
-  await waitOrClosed(core, steady(ac));
+  await steady(ac);
   const s = snapshotOf(ac);
   // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
   if (runAccepting(s) && ac.run?.runId !== s.context.runId) {
@@ -97,7 +92,7 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
  * a run in flight: recorded as interrupted, its waiters answered.
  */
 export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null): Promise<Started> => {
-  await waitOrClosed(core, atRest(ac));
+  await atRest(ac);
   refuseIfClosed(core);
   await takeLease(core, ac);
   const runId = asRunId(core.config.clock.uuid());
@@ -144,7 +139,7 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
     }
     const outcome = await ac.outcome(runId);
     // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
-    await waitOrClosed(core, atRest(ac)).catch((e: unknown) => {
+    await atRest(ac).catch((e: unknown) => {
       if (!(e instanceof RuntimeError && e.reason === "closed")) throw e;
     });
     return outcome;
