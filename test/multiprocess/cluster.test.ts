@@ -85,6 +85,10 @@ const seeded = (seed: number) => () => {
   return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 };
 
+/** Contexts with more runs started than ended: a run still open (one run at a time is checked apart). */
+const OPEN_RUNS = `SELECT stream_id FROM events GROUP BY stream_id
+  HAVING count(*) FILTER (WHERE type = 'RunStarted') > count(*) FILTER (WHERE type IN ('RunCompleted', 'RunStopped', 'RunFailed', 'RunInterrupted'))`;
+
 const log = (line: string) => console.log(`[cluster ${new Date().toISOString().slice(11, 23)}] ${line}`);
 
 describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
@@ -165,6 +169,25 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           await diagnose(jobs.filter((j) => board.failures.some((f) => f.includes(` ${j.job} `))));
         }
         expect(board.failures).toEqual([]);
+
+        // A dead run no job came back to (a child its interrupted parent had called, say) is the survivors'
+        // sweepers' to close: within a lease's expiry plus one sweep interval of the kill (TTL_MS each),
+        // not when the last job is done. So wait for the log to come to rest while the survivors live;
+        // without their sweepers it never does, and the deadline fails the test.
+        const probe = await openPostgresStore({ url });
+        let open: string[] = [];
+        try {
+          const restBy = killedAt + 2 * TTL_MS + 20_000;
+          for (;;) {
+            open = (await probe.sql.query<{ stream_id: string }>(OPEN_RUNS)).rows.map((r) => r.stream_id);
+            if (open.length === 0 || Date.now() > restBy) break;
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        } finally {
+          await probe.close();
+        }
+        expect(open, "contexts whose runs the survivors never closed").toEqual([]);
+        log(`the log came to rest ${Date.now() - killedAt} ms after the kill`);
         for (const w of survivors) w.send({ op: "quit" });
         for (const w of survivors) expect(await w.exited).toMatchObject({ code: 0 });
         log(`all ${jobs.length} jobs done after ${Date.now() - t0} ms; checking the log`);
