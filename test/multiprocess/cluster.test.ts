@@ -86,8 +86,9 @@ const seeded = (seed: number) => () => {
 };
 
 /** Contexts with more runs started than ended: a run still open (one run at a time is checked apart). */
+const RUN_ENDS = ["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"];
 const OPEN_RUNS = `SELECT stream_id FROM events GROUP BY stream_id
-  HAVING count(*) FILTER (WHERE type = 'RunStarted') > count(*) FILTER (WHERE type IN ('RunCompleted', 'RunStopped', 'RunFailed', 'RunInterrupted'))`;
+  HAVING count(*) FILTER (WHERE type = 'RunStarted') > count(*) FILTER (WHERE type IN (${RUN_ENDS.map((t) => `'${t}'`).join(", ")}))`;
 
 const log = (line: string) => console.log(`[cluster ${new Date().toISOString().slice(11, 23)}] ${line}`);
 
@@ -172,17 +173,27 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
 
         // A dead run no job came back to (a child its interrupted parent had called, say) is the survivors'
         // sweepers' to close: within a lease's expiry plus one sweep interval of the kill (TTL_MS each),
-        // not when the last job is done. So wait for the log to come to rest while the survivors live;
-        // without their sweepers it never does, and the deadline fails the test.
+        // not when the last job is done. So wait for the log to come to rest while the survivors live,
+        // checking again at each run end appended; without their sweepers it never does, and the deadline fails the test.
         const probe = await openPostgresStore({ url });
-        let open: string[] = [];
+        const openRuns = async () => (await probe.sql.query<{ stream_id: string }>(OPEN_RUNS)).rows.map((r) => r.stream_id);
+        let open: string[];
         try {
-          const restBy = killedAt + 2 * TTL_MS + 20_000;
-          for (;;) {
-            open = (await probe.sql.query<{ stream_id: string }>(OPEN_RUNS)).rows.map((r) => r.stream_id);
-            if (open.length === 0 || Date.now() > restBy) break;
-            await new Promise((r) => setTimeout(r, 50));
-          }
+          const head = await probe.headPosition();
+          open = await new Promise<string[]>((resolve, reject) => {
+            let settled = false;
+            const settle = (ids: string[]) => {
+              if (settled) return;
+              settled = true;
+              clearTimeout(deadline);
+              unsubscribe();
+              resolve(ids);
+            };
+            const check = () => openRuns().then((ids) => ids.length === 0 && settle(ids), reject);
+            const unsubscribe = probe.subscribe(head, (e) => void (RUN_ENDS.includes(e.type) && check()));
+            const deadline = setTimeout(() => void openRuns().then(settle, reject), killedAt + 2 * TTL_MS + 20_000 - Date.now());
+            void check();
+          });
         } finally {
           await probe.close();
         }
