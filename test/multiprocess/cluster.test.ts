@@ -182,6 +182,8 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           const head = await probe.headPosition();
           open = await new Promise<string[]>((resolve, reject) => {
             let settled = false;
+            let unsubscribe = () => {};
+            const deadline = setTimeout(() => void openRuns().then(settle, reject), killedAt + 2 * TTL_MS + 20_000 - Date.now());
             const settle = (ids: string[]) => {
               if (settled) return;
               settled = true;
@@ -190,8 +192,7 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
               resolve(ids);
             };
             const check = () => openRuns().then((ids) => ids.length === 0 && settle(ids), reject);
-            const unsubscribe = probe.subscribe(head, (e) => void (RUN_ENDS.includes(e.type) && check()));
-            const deadline = setTimeout(() => void openRuns().then(settle, reject), killedAt + 2 * TTL_MS + 20_000 - Date.now());
+            unsubscribe = probe.subscribe(head, (e) => void (RUN_ENDS.includes(e.type) && check()));
             void check();
           });
         } finally {
