@@ -29,9 +29,15 @@ const quick = process.env.BENCH_QUICK === "1";
 
 const format = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 1 ? n.toFixed(2) : n.toPrecision(3));
 
+/** Refuses names that are not modules, naming the ones there are. */
+const checkKnown = (names: readonly string[]) => {
+  const unknown = names.filter((n) => !(n in MODULES));
+  if (unknown.length > 0) throw new Error(`unknown bench module(s): ${unknown.join(", ")}; known: ${Object.keys(MODULES).join(", ")}`);
+};
+
 /** The child's side: run one module and hand its rows to the parent (or print them, run by hand). */
 const runOnly = async (name: string) => {
-  if (!(name in MODULES)) throw new Error(`unknown bench module: ${name}; known: ${Object.keys(MODULES).join(", ")}`);
+  checkKnown([name]);
   const rows = await (await MODULES[name]!()).run();
   const send = process.send?.bind(process);
   if (!send) return console.log(JSON.stringify({ module: name, rows }));
@@ -52,8 +58,7 @@ const runInChild = (name: string) =>
 
 const main = async () => {
   const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !(w in MODULES));
-  if (unknown.length > 0) throw new Error(`unknown bench module(s): ${unknown.join(", ")}; known: ${Object.keys(MODULES).join(", ")}`);
+  checkKnown(wanted);
   const results: (Row & { module: string })[] = [];
   for (const name of Object.keys(MODULES)) {
     if (wanted.length > 0 && !wanted.includes(name)) continue;

@@ -85,7 +85,6 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
   return start(core, ac, text, null);
 };
 
-
 /**
  * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
  * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
