@@ -12,6 +12,19 @@ export const Preset = z
     model: z.string().min(1),
     baseURL: z.url().optional(),
     apiKeyEnv: z.string().min(1).optional(),
+    /** The model's context window in tokens; without it the history is sent whole, as before. */
+    contextWindow: z.int().positive().optional(),
+    /** The most tokens a reply may have: reserved in the window and in a budget before each call. */
+    maxOutputTokens: z.int().positive().optional(),
+    /** Compact the history before a call whose request would pass this share of the window (default 0.8). */
+    compactAt: z.number().gt(0).lte(1).optional(),
+    /** US dollars per million input and output tokens, for budgets in `costUsd`. */
+    price: z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict().optional(),
+    /** At most this many calls to this preset's provider at once; more wait in a FIFO queue. */
+    maxConcurrent: z.int().positive().optional(),
+    /** The provider's rate limits, shared by every context of the runtime. */
+    requestsPerMinute: z.int().positive().optional(),
+    tokensPerMinute: z.int().positive().optional(),
   })
   .strict();
 export type Preset = z.infer<typeof Preset>;
