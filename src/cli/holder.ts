@@ -92,7 +92,7 @@ const holderAt = (socketPath: string): Holder => ({
         },
       );
       req.on("error", (e: NodeJS.ErrnoException) =>
-        reject(new CliError(`the process holding the data dir went away (${e.code ?? e.message}) before it answered`)),
+        reject(new HolderGone(`the process holding the data dir went away (${e.code ?? e.message}) before it answered`)),
       );
       req.end(payload);
     }),
@@ -139,6 +139,9 @@ const holderAt = (socketPath: string): Holder => ({
     };
   },
 });
+
+/** The holder closed its socket (it is exiting, e.g. a `run` whose root run ended): the dir is about to be free. */
+export class HolderGone extends CliError {}
 
 /** A refusal from the holder as one line (its `{"error":{"code","message"}}`), for answers a command does not expect. */
 export const holderRefused = (answer: HolderAnswer): CliError =>
