@@ -6,6 +6,8 @@ import { usageError } from "./errors.ts";
 export type OptionSpec = {
   type: "string" | "boolean";
   short?: string;
+  /** May be given more than once (the value is then a list). */
+  multiple?: boolean;
   /** Shown in help after the flag, e.g. `<dir>`. */
   value?: string;
   description: string;
@@ -89,7 +91,7 @@ export type Parsed<V> = { help: true } | { help: false; value: V };
  */
 export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): Parsed<V> => {
   const options = Object.fromEntries(
-    Object.entries({ ...spec.options, ...HELP_OPTION }).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}) }]),
+    Object.entries({ ...spec.options, ...HELP_OPTION }).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
   );
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {

@@ -76,7 +76,14 @@ const holderAt = (socketPath: string): Holder => ({
     new Promise<HolderAnswer>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = request(
-        { socketPath, path: route, method, agent: false, headers: payload === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } },
+        {
+          socketPath,
+          path: route,
+          method,
+          agent: false,
+          // Every write says it is JSON, a body or not: the server refuses any other write (415).
+          headers: method === "GET" ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload ?? "") },
+        },
         (res) => {
           let text = "";
           res.setEncoding("utf8");

@@ -1,6 +1,8 @@
 // The HTTP API over a runtime's public API: routes under /v1, the health check, bearer auth, body limit, one error shape.
 // Requirements: every request is validated by the zod schemas in schemas.ts before the runtime sees it (so bad
-// input writes nothing); /healthz and the web page's files are the only open routes when a token is set; 503 once the server is closing.
+// input writes nothing); one request guard (guard.ts: Host, Origin, Content-Type) before every route, the page and
+// /healthz included; /healthz and the web page's files are the only routes open without a token when one is set;
+// 503 once the server is closing.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -8,6 +10,7 @@ import type { z } from "zod";
 import type { Runtime } from "../index.ts";
 import { ApiError, errorBody, toApiError } from "./errors.ts";
 import type { EventHub } from "./eventHub.ts";
+import { requestGuard, type GuardOptions } from "./guard.ts";
 import { openApiDocument } from "./openapi.ts";
 import {
   ApprovalIdParam,
@@ -31,6 +34,8 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export type AppOptions = {
   token?: string | undefined;
+  /** Which Host names and Origins may call (guard.ts). */
+  guard: GuardOptions;
   bodyLimit?: number;
   /** True once the server is draining: every route but /healthz answers 503. */
   closing: () => boolean;
@@ -72,6 +77,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   });
   app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
 
+  app.use("*", requestGuard(options.guard));
   app.get("/healthz", (c) => c.json({ ok: !options.closing(), closing: options.closing() }, options.closing() ? 503 : 200));
   // The web page's files are open like /healthz; the API calls it makes carry the token.
   webAssets(app);

@@ -5,18 +5,26 @@
 export type ErrorCode =
   | "invalid_request"
   | "unauthorized"
+  | "forbidden"
   | "not_found"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
+  | "misdirected"
+  | "too_many_streams"
   | "closing"
   | "internal";
 
-const STATUS: Record<ErrorCode, 400 | 401 | 404 | 409 | 413 | 500 | 503> = {
+const STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 429 | 500 | 503> = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
+  misdirected: 421,
+  too_many_streams: 429,
   closing: 503,
   internal: 500,
 };

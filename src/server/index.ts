@@ -4,7 +4,7 @@ import type { Runtime } from "../index.ts";
 import type { ServeOptions, ServerHandle } from "./serve.ts";
 
 export type { ServeOptions, ServerHandle } from "./serve.ts";
-export { DEFAULT_PORT, ServeRefused, isLoopback, CONTROL_SOCKET_NAME, controlSocketPath } from "./policy.ts";
+export { DEFAULT_PORT, ServeRefused, isLoopback, refusedServeOptions, CONTROL_SOCKET_NAME, controlSocketPath } from "./policy.ts";
 
 /**
  * Serves `rt` over HTTP (JSON under /v1, Server-Sent Events, OpenAPI). Binds 127.0.0.1 unless `host` says

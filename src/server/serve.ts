@@ -7,7 +7,7 @@ import { getRequestListener } from "@hono/node-server";
 import type { Runtime } from "../index.ts";
 import { buildApp } from "./app.ts";
 import { EventHub } from "./eventHub.ts";
-import { DEFAULT_PORT, isLoopback, ServeRefused } from "./policy.ts";
+import { DEFAULT_PORT, refusedServeOptions, ServeRefused } from "./policy.ts";
 
 export type ServeOptions = {
   /** TCP port (0 = any free one); ignored with `socketPath`. Default 7077. */
@@ -16,6 +16,16 @@ export type ServeOptions = {
   host?: string;
   /** Bearer token every route but /healthz requires when set. */
   token?: string | undefined;
+  /**
+   * More Host names this server answers to (a DNS name of this machine, a proxy's name). By default only the
+   * address it is bound to (and localhost, 127.0.0.1, [::1] for a loopback bind): any other Host gets 421.
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Origins besides its own whose pages may call it from a browser (e.g. "https://dashboard.example"); they get
+   * CORS headers. A request with any other Origin gets 403.
+   */
+  allowOrigins?: readonly string[];
   /** Listen on this Unix socket instead of TCP (the control socket in a data dir). */
   socketPath?: string;
   /** Request body limit in bytes (default 1 MB). */
@@ -40,14 +50,18 @@ export type ServerHandle = {
 export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => {
   const host = options.host ?? "127.0.0.1";
   const token = options.token === "" ? undefined : options.token;
-  if (!options.socketPath && !isLoopback(host) && token === undefined) {
-    throw new ServeRefused(`refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token or ACTORZERO_TOKEN)`);
-  }
+  const refused = refusedServeOptions({ ...options, host, token });
+  if (refused !== null) throw new ServeRefused(refused);
   const hub = await EventHub.open(rt, options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {});
   let closing = false;
   let markClosed!: () => void;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));
-  const app = buildApp(rt, hub, { token, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
+  const guard = {
+    boundHost: options.socketPath ? undefined : host,
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
+  };
+  const app = buildApp(rt, hub, { token, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

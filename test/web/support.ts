@@ -5,9 +5,10 @@ import { chromium, type Browser, type ConsoleMessage, type Page } from "playwrig
 
 export const CHROMIUM = process.env["ACTORZERO_CHROMIUM"] ?? "/usr/bin/chromium";
 
-export const launchBrowser = async (): Promise<Browser> => {
+/** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=…` to point a name at this machine. */
+export const launchBrowser = async (extraArgs: string[] = []): Promise<Browser> => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set ACTORZERO_CHROMIUM`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", ...extraArgs] });
 };
 
 export type WatchedPage = {

@@ -12,10 +12,20 @@ import { describeLocation, locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
+/** A flag given once or more, each a comma-separated list. */
+const nameList = (flag: string) =>
+  z
+    .array(z.string())
+    .transform((list) => list.flatMap((x) => x.split(",")).map((x) => x.trim()))
+    .refine((list) => list.every((x) => x !== ""), { message: `${flag} needs a value` })
+    .optional();
+
 const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   port: intFlag("--port").optional(),
   host: z.string().min(1, "--host needs an address").optional(),
   token: z.string().min(1, "--token needs a value").optional(),
+  "allowed-host": nameList("--allowed-host"),
+  "allow-origin": nameList("--allow-origin"),
 });
 type Values = z.infer<typeof Values>;
 
@@ -24,27 +34,37 @@ const { events: _events, ...modelOptions } = MODEL_OPTIONS;
 export const serveSpec: CommandSpec<Values> = {
   name: "serve",
   summary: "Serve the runtime over HTTP: a JSON API under /v1, the log as Server-Sent Events, an OpenAPI document.",
-  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>]"],
+  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>] [--allowed-host <name>]… [--allow-origin <origin>]…"],
   options: {
     port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)" },
     host: { type: "string", value: "<addr>", description: "address to bind (default 127.0.0.1; any other needs a token)" },
     token: { type: "string", value: "<secret>", description: "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)" },
+    "allowed-host": { type: "string", multiple: true, value: "<name>", description: "another Host name to answer to (e.g. this machine's DNS name); other names get 421" },
+    "allow-origin": { type: "string", multiple: true, value: "<origin>", description: "another web origin whose pages may call the API (CORS); other origins get 403" },
     ...modelOptions,
     ...RUN_STORE_OPTIONS,
   },
   details: `Prints one line, "actorzero serving <url> (…)", once it listens. SIGTERM or Ctrl-C drains: new requests get 503,
 event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.
-On a PGlite data dir it also answers on the Unix socket <data-dir>/control.sock (same API, this user only).`,
+On a PGlite data dir it also answers on the Unix socket <data-dir>/control.sock (same API, this user only).
+Only its own clients may call it: a Host it is not reached by gets 421, a web page of another origin 403, a
+write whose Content-Type is not application/json 415 (see README, "Serving safely").`,
   schema: Values as z.ZodType<Values>,
 };
 
 export const serveCommand = async (v: Values, io: Io): Promise<number> => {
-  const { serve, serveControlSocket, isLoopback, ServeRefused } = await import("../../server/index.ts");
+  const { serve, serveControlSocket, refusedServeOptions, ServeRefused } = await import("../../server/index.ts");
   const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
   const host = v.host ?? "127.0.0.1";
-  if (!isLoopback(host) && token === undefined) {
-    throw new CliError(`refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token or ACTORZERO_TOKEN)`);
-  }
+  const served = {
+    host,
+    token,
+    ...(v["allowed-host"] ? { allowedHosts: v["allowed-host"] } : {}),
+    ...(v["allow-origin"] ? { allowOrigins: v["allow-origin"] } : {}),
+  };
+  // Refused before anything opens, so a refusal leaves no data dir behind.
+  const refused = refusedServeOptions(served);
+  if (refused !== null) throw new CliError(refused);
   const where = locate(v, "serve");
   const config = loadConfig(io.cwd);
   const choice = await chooseModel(v, config, io.env);
@@ -52,7 +72,7 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
   try {
     const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
     try {
-      const handle = await serve(rt, { port: v.port ?? 7077, host, token }).catch((e: unknown) => {
+      const handle = await serve(rt, { port: v.port ?? 7077, ...served }).catch((e: unknown) => {
         if (e instanceof ServeRefused) throw new CliError(e.message);
         const code = (e as NodeJS.ErrnoException).code;
         if (code === "EADDRINUSE") throw new CliError(`port ${v.port ?? 7077} on ${host} is in use: pick another with --port`);

@@ -23,7 +23,8 @@ export const call = async (method, path, body) => {
   try {
     res = await fetch(path, {
       method,
-      headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
+      // Every write says it is JSON, a body or not: the server refuses any other write (415).
+      headers: headers(method === "GET" ? {} : { "content-type": "application/json" }),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch (e) {
