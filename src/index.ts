@@ -1,7 +1,7 @@
 // actorzero's public API: explicit named exports only.
 export { createRuntime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
 export { isLiveDelta, type LiveDelta, type LiveEvent } from "./runtime/liveDeltas.ts";
-export type { Runtime, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Limits, EventsPage, EventsQuery } from "./runtime/api.ts";
+export type { Runtime, RuntimeOptions, CreateContextOptions, SendResult, StartResult, StartOptions, ProfileInfo, Limits, EventsPage, EventsQuery } from "./runtime/api.ts";
 export type { RunOutcome } from "./runtime/activeContext.ts";
 export { systemClock, type Clock } from "./runtime/clock.ts";
 

@@ -131,7 +131,7 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
   const p = o.paint;
   switch (e.kind) {
     case "message":
-      return [`    ${at(e, p)} ${p.bold(e.sender === "user" ? "user" : "superior")}: ${text(e.text, o, pad)}`];
+      return [`    ${at(e, p)} ${p.bold(e.sender === "user" ? (e.via ? `user over ${e.via.toUpperCase()}` : "user") : "superior")}: ${text(e.text, o, pad)}`];
     case "intervention":
       return [`    ${at(e, p)} ${p.bold("intervention")}: ${text(e.text, o, pad)}`];
     case "warning":

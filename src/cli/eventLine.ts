@@ -14,7 +14,7 @@ export const gist = (e: RecordedEvent, max = 100): string => {
     case "ModelOverrideSet":
       return compactJson(e.data.modelOverride);
     case "MessageReceived":
-      return `from ${e.data.sender}: ${t(e.data.text)}`;
+      return `from ${e.data.sender}${e.data.via ? ` over ${e.data.via.toUpperCase()}` : ""}: ${t(e.data.text)}`;
     case "InterventionReceived":
       return t(e.data.text);
     case "RunStarted":

@@ -25,6 +25,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pause: () => import("./commands/pause.ts").then((m) => ({ spec: m.pauseSpec, run: m.pauseCommand })),
   resume: () => import("./commands/pause.ts").then((m) => ({ spec: m.resumeSpec, run: m.resumeCommand })),
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
+  mcp: () => import("./commands/mcp.ts").then((m) => ({ spec: m.mcpSpec, run: m.mcpCommand })),
   "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
   approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
   approve: () => import("./commands/approve.ts").then((m) => ({ spec: m.approveSpec, run: m.approveCommand })),

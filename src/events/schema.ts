@@ -78,6 +78,8 @@ export const MessageReceived = event("MessageReceived", {
   runId: RunId,
   text: Text,
   sender: z.enum(["user", "superior"]),
+  /** A user's message that came over an agent protocol (MCP or A2A) rather than the API or CLI; absent otherwise. */
+  via: z.enum(["mcp", "a2a"]).optional(),
 });
 export const InterventionReceived = event("InterventionReceived", { runId: RunId, text: Text });
 export const RunStarted = event("RunStarted", { runId: RunId, model: Text, superior: Superior.nullable() });

@@ -40,7 +40,7 @@ export type JobAudit = {
 };
 
 export type Entry =
-  | { kind: "message"; position: number; at: string; sender: "user" | "superior"; text: string }
+  | { kind: "message"; position: number; at: string; sender: "user" | "superior"; via?: "mcp" | "a2a"; text: string }
   | { kind: "intervention"; position: number; at: string; text: string }
   | {
       kind: "model_call";

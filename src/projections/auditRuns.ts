@@ -15,7 +15,7 @@ const ms = (from: string, to: string | null): number | null => (to === null ? nu
 export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: ReadonlyMap<string, number> = new Map()): RunAudit[] => {
   const runs: RunAudit[] = [];
   const byId = new Map<string, RunAudit>();
-  let pendingMessage: { text: string; sender: "user" | "superior"; position: number; at: string } | null = null;
+  let pendingMessage: { text: string; sender: "user" | "superior"; via?: "mcp" | "a2a"; position: number; at: string } | null = null;
   const modelCalls = new Map<string, Extract<Entry, { kind: "model_call" }>>();
   const toolCalls = new Map<string, Extract<Entry, { kind: "tool_call" }>>();
   const jobs = new Map<string, JobAudit>();
@@ -36,7 +36,7 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
     if (run) touch(run, e);
     switch (e.type) {
       case "MessageReceived": {
-        pendingMessage = { text: e.data.text, sender: e.data.sender, position: e.globalPosition, at: e.recordedAt };
+        pendingMessage = { text: e.data.text, sender: e.data.sender, ...(e.data.via ? { via: e.data.via } : {}), position: e.globalPosition, at: e.recordedAt };
         break;
       }
       case "RunStarted": {
@@ -55,7 +55,7 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
           stoppedBy: null,
           usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0 },
           entries: pendingMessage
-            ? [{ kind: "message", position: pendingMessage.position, at: pendingMessage.at, sender: pendingMessage.sender, text: pendingMessage.text }]
+            ? [{ kind: "message", position: pendingMessage.position, at: pendingMessage.at, sender: pendingMessage.sender, ...(pendingMessage.via ? { via: pendingMessage.via } : {}), text: pendingMessage.text }]
             : [],
           positions: { first: pendingMessage?.position ?? e.globalPosition, last: e.globalPosition },
         };

@@ -96,6 +96,12 @@ export type SendResult = RunOutcome & { contextId: string };
 /** A message taken: the run that takes it (`intervention`: the run already going on) and that run's end. */
 export type StartResult = { contextId: string; runId: string; intervention: boolean; ended: Promise<SendResult> };
 
+/** Where a message came from: an agent protocol (recorded as the message's `via`), and the W3C trace it continues. */
+export type StartOptions = { via?: "mcp" | "a2a"; traceparent?: string };
+
+/** An enabled profile, as other agents are offered it (an MCP tool, an A2A skill). */
+export type ProfileInfo = { key: string; title: string; description: string; context: string };
+
 export type EventsQuery = { after?: number; contextId?: string; limit?: number };
 
 /** One page of the log: `next` is the `after` of the following page, or null when this page reached the end. */
@@ -114,9 +120,14 @@ export interface Runtime {
    * Starts a run on an idle, stopped or failed context, or intervenes in a running one; resolves when that run ends.
    * Rejects (RuntimeError "closed") when `close()` comes first while the run is parked awaiting approval.
    */
-  send(id: string, text: string): Promise<SendResult>;
-  /** As `send`, but resolves as soon as the message is recorded, with the id of the run that takes it. */
-  start(id: string, text: string): Promise<StartResult>;
+  send(id: string, text: string, opts?: StartOptions): Promise<SendResult>;
+  /**
+   * As `send`, but resolves as soon as the message is recorded, with the id of the run that takes it.
+   * `opts.via` records that a new run's message came over MCP or A2A; `opts.traceparent` parents its run span.
+   */
+  start(id: string, text: string, opts?: StartOptions): Promise<StartResult>;
+  /** The profiles a root may use (enabled ones), in key order. */
+  profiles(): ProfileInfo[];
   /** Stops the context's run and its running subordinates; null when nothing was running. */
   stop(id: string): Promise<RunOutcome | null>;
   /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */

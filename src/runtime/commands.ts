@@ -64,8 +64,11 @@ const refuseIfClosed = (core: Core): void => {
   if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
 };
 
+/** Where a user's message came from, and the trace it continues (a W3C traceparent), recorded with the run's start. */
+export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string };
+
 /** A message: an intervention for a run in flight, else a new run. */
-export const deliver = async (core: Core, ac: ActiveContext, text: string): Promise<Started> => {
+export const deliver = async (core: Core, ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> => {
   await steady(ac);
   const s = snapshotOf(ac);
   // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
@@ -82,7 +85,7 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
     });
     if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
   }
-  return start(core, ac, text, null);
+  return start(core, ac, text, null, origin);
 };
 
 /**
@@ -90,7 +93,7 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string): Prom
  * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
  * a run in flight: recorded as interrupted, its waiters answered.
  */
-export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null): Promise<Started> => {
+export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null, origin: MessageOrigin = {}): Promise<Started> => {
   await atRest(ac);
   refuseIfClosed(core);
   await takeLease(core, ac);
@@ -102,10 +105,10 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
     refuseIfClosed(core);
     ac.writer.stage(
       [
-        { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user" } },
+        { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user", ...(origin.via ? { via: origin.via } : {}) } },
         { type: "RunStarted", data: { runId, model: model.model, superior } },
       ],
-      { correlationId, causationId: superior?.toolCallId ?? null },
+      { correlationId, causationId: superior?.toolCallId ?? null, ...(origin.traceparent ? { traceparent: origin.traceparent } : {}) },
     );
     return append([{ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: model.model } }], { correlationId, causationId: runId });
   });

@@ -20,8 +20,8 @@ import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import { openProjections } from "../projections/engine.ts";
 import { PROFILE_DEFAULT } from "../profiles/profiles.ts";
-import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOptions, SendResult, StartResult } from "./api.ts";
-import { loadConfiguration } from "./configuration.ts";
+import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOptions, SendResult, StartOptions, StartResult } from "./api.ts";
+import { enabledProfiles, loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
 import { approvalTimeoutActor, checkDecision, decide, interruptOrphanedParkedRuns, listApprovals } from "./approvals.ts";
@@ -40,6 +40,18 @@ import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, c
 export { RuntimeError } from "./errors.ts";
 export { DEFAULT_LIMITS } from "./api.ts";
 export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
+
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** A message's origin, checked: a known protocol, a well-formed W3C traceparent. */
+const checkOrigin = (opts: StartOptions): { via?: "mcp" | "a2a"; traceparent?: string } => {
+  const o = checkOptions(opts, "options");
+  if (o.via !== undefined && o.via !== "mcp" && o.via !== "a2a") throw invalid("via", '"mcp" or "a2a"', JSON.stringify(o.via));
+  if (o.traceparent !== undefined && (typeof o.traceparent !== "string" || !TRACEPARENT.test(o.traceparent))) {
+    throw invalid("traceparent", "a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)", JSON.stringify(o.traceparent));
+  }
+  return { ...(o.via ? { via: o.via } : {}), ...(o.traceparent ? { traceparent: o.traceparent } : {}) };
+};
 
 /** Runs a gone process left unfinished are recorded as interrupted, and so are parked runs whose caller that ended. */
 const recover = async (core: Core): Promise<void> => {
@@ -154,16 +166,23 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
 
     fork: (id, opts) => (assertOpen(), forkContext(core, id, opts)),
 
-    async send(id: string, text: string): Promise<SendResult> {
-      return (await rt.start(id, text)).ended;
+    profiles: () =>
+      enabledProfiles(core.config, null).map((key) => {
+        const p = core.config.profiles.get(key)!;
+        return { key, title: p.title, description: p.description, context: p.context };
+      }),
+
+    async send(id: string, text: string, opts?: StartOptions): Promise<SendResult> {
+      return (await rt.start(id, text, opts)).ended;
     },
 
-    async start(id: string, text: string): Promise<StartResult> {
+    async start(id: string, text: string, opts: StartOptions = {}): Promise<StartResult> {
       assertOpen();
       checkId("id", id);
       checkMessage(text);
+      const origin = checkOrigin(opts);
       const ac = await registry.activate(id);
-      const { runId, intervention, ended } = await ac.serialize(() => deliver(core, ac, text));
+      const { runId, intervention, ended } = await ac.serialize(() => deliver(core, ac, text, origin));
       const settled = ended.then(async (outcome) => {
         // Settle once the run's lease is free, so another process may drive the context at once.
         await ac.leaseReleased;

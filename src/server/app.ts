@@ -29,6 +29,7 @@ import {
 import { eventStream } from "./sse.ts";
 import { webAssets } from "./webAssets.ts";
 import { webRoutes } from "./webRoutes.ts";
+import { mcpRoute } from "./mcpRoute.ts";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -113,6 +114,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   webRoutes(app, rt);
+  mcpRoute(app, rt);
 
   app.get("/v1/contexts", async (c) => {
     const q = parse(ContextsQuery, c.req.query(), "query");
