@@ -78,6 +78,6 @@ describe("given actorzero mcp on stdio", () => {
       .find((e) => e.type === "MessageReceived");
     expect(received?.data).toMatchObject({ sender: "user", via: "mcp", text: "take your time" });
     const audit = await cli(["audit", running!.id, "--data-dir", dataDir]);
-    expect(audit.stdout).toMatch(/user over MCP: take your time/);
+    expect(audit.stdout).toMatch(/user over MCP: "take your time"/);
   }, 120_000);
 });
