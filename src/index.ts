@@ -28,3 +28,6 @@ export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
 
 export { serve, serveControlSocket, DEFAULT_PORT, ServeRefused, type ServeOptions, type ServerHandle } from "./server/index.ts";
+
+export { exportFixture, fixtureText, type ExportOptions } from "./fixtures/export.ts";
+export { parseFixture, FixtureFormatError, FORMAT_VERSION, type Fixture, type FixtureCall, type FixtureContext, type FixtureToolResult } from "./fixtures/format.ts";

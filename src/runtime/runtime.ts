@@ -35,6 +35,7 @@ import { runActor, stopActor } from "./runs.ts";
 import { buildTools } from "./runTools.ts";
 import { subscribeLive, type LiveEvent } from "./liveDeltas.ts";
 import { forkContext } from "./fork.ts";
+import { promptSetupOf, requestPartsOf, type PromptSetup, type RequestParts } from "./requestParts.ts";
 import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export { RuntimeError } from "./errors.ts";
@@ -327,12 +328,27 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
   };
   // Only the interface's members: an embedder cannot reach (or come to depend on) the parts behind it.
   // The one door behind it is a symbol not exported from the package, for this repository's own tests.
-  Object.defineProperty(rt, INTERNALS, { value: { active: registry.active, recoverInterruptedRuns: () => recover(core) } });
+  Object.defineProperty(rt, INTERNALS, {
+    value: {
+      active: registry.active,
+      recoverInterruptedRuns: () => recover(core),
+      requestParts: (view: ContextView) => requestPartsOf(core, view),
+      promptSetup: () => promptSetupOf(core),
+    },
+  });
   return Object.freeze(rt);
 };
 
 const INTERNALS = Symbol("actorzero.internals");
 
-/** For the repository's tests only (not exported by the package): the live actors and a sweep on demand. */
-export const internalsOf = (rt: Runtime): { active: Core["registry"]["active"]; recoverInterruptedRuns(): Promise<void> } =>
-  (rt as unknown as Record<symbol, ReturnType<typeof internalsOf>>)[INTERNALS]!;
+type Internals = {
+  active: Core["registry"]["active"];
+  recoverInterruptedRuns(): Promise<void>;
+  /** What a context's requests hold besides its transcript (fixtures rebuild requests from the log with it). */
+  requestParts(view: ContextView): Promise<RequestParts>;
+  promptSetup(): PromptSetup;
+};
+
+/** For this package's own parts and tests (not exported by the package): the live actors, a sweep on demand, request parts. */
+export const internalsOf = (rt: Runtime): Internals =>
+  (rt as unknown as Record<symbol, Internals>)[INTERNALS]!;

@@ -1,5 +1,10 @@
 // actorzero/testing: the test kit — scripted turns, arbitraries, the lifecycle invariants, and a model-based harness over a real runtime.
 export { scriptedModel, scriptedTurns, type ScriptedModel, type ScriptedQueue, type ScriptedTurn } from "../models/scripted.ts";
+export { fixtureModel, canonicalRequest, type FixtureModel, type FixtureMiss } from "../fixtures/fixtureModel.ts";
+export { fixtureTools } from "../fixtures/fixtureTools.ts";
+export { replayFixture, compareFixtures, type ReplayOptions, type ReplayResult, type Drift } from "../fixtures/replay.ts";
+export { exportFixture, fixtureText } from "../fixtures/export.ts";
+export { parseFixture, type Fixture } from "../fixtures/format.ts";
 export { reply, callTool, delegate, respond, fail, scriptByAgent, nextCallId, type AgentScript, type AgentKey, type DelegateArgs } from "./script.ts";
 
 export { checkInvariants, assertInvariants, readTree, type InvariantOptions, type TreeLog } from "./runtimeInvariants.ts";
