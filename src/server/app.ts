@@ -30,6 +30,7 @@ import { eventStream } from "./sse.ts";
 import { webAssets } from "./webAssets.ts";
 import { webRoutes } from "./webRoutes.ts";
 import { mcpRoute } from "./mcpRoute.ts";
+import { a2aRoute } from "./a2aRoute.ts";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -115,6 +116,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   webRoutes(app, rt);
   mcpRoute(app, rt);
+  a2aRoute(app, rt, { bearer: options.token !== undefined });
 
   app.get("/v1/contexts", async (c) => {
     const q = parse(ContextsQuery, c.req.query(), "query");
