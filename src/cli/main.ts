@@ -31,6 +31,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   approve: () => import("./commands/approve.ts").then((m) => ({ spec: m.approveSpec, run: m.approveCommand })),
   reject: () => import("./commands/approve.ts").then((m) => ({ spec: m.rejectSpec, run: m.rejectCommand })),
   fork: () => import("./commands/fork.ts").then((m) => ({ spec: m.forkSpec, run: m.forkCommand })),
+  "export-fixture": () => import("./commands/exportFixture.ts").then((m) => ({ spec: m.exportFixtureSpec, run: m.exportFixtureCommand })),
+  "replay-run": () => import("./commands/replayRun.ts").then((m) => ({ spec: m.replayRunSpec, run: m.replayRunCommand })),
+  "check-fixtures": () => import("./commands/checkFixtures.ts").then((m) => ({ spec: m.checkFixturesSpec, run: m.checkFixturesCommand })),
 };
 
 const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);

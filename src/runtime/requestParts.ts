@@ -3,10 +3,10 @@
 import type { ToolSpec } from "../models/port.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { type Profile, type PromptLibrary, systemPrompt } from "../profiles/profiles.ts";
-import { modelFor } from "./configuration.ts";
+import { configuredPresetOf, modelFor } from "./configuration.ts";
 import type { Core } from "./core.ts";
 
-export type RequestParts = { model: string; system: string; tools: ToolSpec[] };
+export type RequestParts = { model: string; system: string; tools: ToolSpec[]; /** The configured preset (without an override). */ preset: string };
 
 /** The configuration a fixture records: the prompt library, the profiles and the preset models. */
 export type PromptSetup = { library: PromptLibrary; profiles: ReadonlyMap<string, Profile>; presets: Record<string, { model: string }> };
@@ -21,6 +21,7 @@ export const requestPartsOf = async (core: Core, view: ContextView): Promise<Req
       superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
     }),
     tools: tools.specs,
+    preset: configuredPresetOf(core.config, view.profile, view.project),
   };
 };
 

@@ -10,7 +10,7 @@ import { replayFixture } from "../../src/testing/index.ts";
 import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 import { REPLAY_PROMPTS, weatherTool } from "./weatherTool.ts";
 
-const V1 = JSON.parse(readFileSync(new URL("../fixtures/fixture-v1-weather.json", import.meta.url), "utf8")) as { formatVersion: number; contexts: { answers: string[] }[] };
+const V1 = JSON.parse(readFileSync(new URL("../fixtures/replay-v1/fixture-v1-weather.json", import.meta.url), "utf8")) as { formatVersion: number; contexts: { answers: string[] }[] };
 
 let store: FreshPgliteStore;
 const dirs: string[] = [];

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { defineTool } from "../../src/index.ts";
 
-export const REPLAY_PROMPTS = new URL("../fixtures/replay-prompts", import.meta.url).pathname;
+export const REPLAY_PROMPTS = new URL("../fixtures/replay-v1/prompts", import.meta.url).pathname;
 
 export const weatherTool = (input: z.ZodObject = z.object({ city: z.string().describe("The city") })) =>
   defineTool({ name: "weather", description: "Today's weather in a city.", input, run: () => "Sunny, 24 °C." });
