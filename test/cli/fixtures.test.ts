@@ -36,7 +36,8 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-describe("given the offline demo's tree in a data dir", () => {
+// Each step starts CLI processes (two for some): slow on a busy machine, so a longer limit than the default.
+describe("given the offline demo's tree in a data dir", { timeout: 180_000 }, () => {
   it("when it is exported with --tree --out, then the file is a fixture of the whole tree with its answer", async () => {
     const r = await cli(["export-fixture", rootId.slice(0, 8), "--tree", "--out", at("fixtures", "demo.json"), "--data-dir", dataDir]);
     expect(r.code, r.stderr).toBe(0);
@@ -98,7 +99,7 @@ describe("given the offline demo's tree in a data dir", () => {
   });
 });
 
-describe("when the commands are given bad input", () => {
+describe("when the commands are given bad input", { timeout: 180_000 }, () => {
   it("then each refuses in one line, and replay-run writes nothing", async () => {
     const before = (await cli(["contexts", "--json", "--data-dir", dataDir])).stdout;
     expect(expectOneLineError(await cli(["export-fixture", "0000dead", "--data-dir", dataDir]))).toContain("no context '0000dead'");
