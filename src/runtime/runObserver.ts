@@ -207,7 +207,9 @@ export class RunObserver {
       const k = key(ctx.contextId, ctx.toolCallId);
       this.tools.set(k, span);
       try {
-        const result = await run(input, ctx);
+        // The call's trace context goes with it, so a tool that reaches another service (MCP, A2A) continues this trace.
+        const traceparent = traceparentOf(span);
+        const result = await run(input, traceparent ? { ...ctx, traceparent } : ctx);
         endToolSpan(span);
         return result;
       } catch (error) {

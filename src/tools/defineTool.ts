@@ -18,6 +18,8 @@ export type ToolContext = {
   reportSubordinate?: (contextId: string) => void;
   /** The calling run, for the built-in tools (delegation and `parallel`); tools of your own need not use it. */
   run?: RunScope;
+  /** The W3C traceparent of this call's span when a tracer records it: a tool that calls another service passes it on. */
+  traceparent?: string;
 };
 
 /** What a `needsApproval` function gets besides the call's input. */

@@ -116,7 +116,7 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
       }
       let result: { content?: unknown; structuredContent?: unknown; isError?: unknown };
       try {
-        result = (await connection.client.callTool({ name: listed.name, arguments: input }, undefined, { signal: ctx.signal, timeout })) as typeof result;
+        result = (await connection.client.callTool({ name: listed.name, arguments: input, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) }, undefined, { signal: ctx.signal, timeout })) as typeof result;
       } catch (error) {
         if (ctx.signal.aborted) throw error;
         // The connection may be broken (a crashed process, a restarted endpoint): the next call starts a fresh one.
