@@ -23,7 +23,14 @@ export type Io = {
  */
 export const withLog = async <T>(
   where: LogLocation,
-  options: { create: boolean; projections?: boolean; /** False: a held dir is an error, not read through its holder. */ throughHolder?: boolean },
+  options: {
+    create: boolean;
+    projections?: boolean;
+    /** False: a held dir is an error, not read through its holder. */
+    throughHolder?: boolean;
+    /** A command that only reads: a log found changed still opens (see openLog). */
+    readOnly?: boolean;
+  },
   work: (log: { store: EventStore; projections: Projections; holder?: Holder }) => Promise<T>,
 ): Promise<T> => {
   if (where.kind === "memory" && !options.create) {

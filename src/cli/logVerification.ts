@@ -21,8 +21,8 @@ export const verifyWholeLog = async (store: EventStore, options: VerifyLogOption
   const log = await store.verify(options);
   const problems: LogProblem[] = [...log.problems];
   let projections: WholeLogVerification["projections"] = null;
-  const shorter = await logShorterThanProjections(store.sql, log.head.position);
-  if (shorter) problems.push({ position: log.head.position, problem: shorter });
+  const shorter = await logShorterThanProjections(store.sql, log.lastPosition);
+  if (shorter) problems.push({ position: log.lastPosition, problem: shorter });
   else if (log.problems.every((p) => !/cannot be decoded/.test(p.problem))) {
     try {
       const { openProjections } = await import("../projections/engine.ts");

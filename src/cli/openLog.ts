@@ -43,19 +43,21 @@ const quoteArg = (s: string) => (/^[\w./:@*-]+$/.test(s) ? s : `'${s.replace(/'/
 /**
  * Opens the store. `create: false` refuses a data dir that holds no log yet, instead of making one;
  * `schema: "existing"` also leaves the database's schema as it is (no log created, none upgraded);
+ * `readOnly`: a command that only reads, which a log found changed since its last check does not refuse
+ * (opening for writing does: StoreError `tampered`);
  * a data dir another process holds gives StoreError `locked`, naming the holder.
  */
-export const openLog = async (where: LogLocation, options: { create: boolean; schema?: "existing" }): Promise<EventStore> => {
+export const openLog = async (where: LogLocation, options: { create: boolean; schema?: "existing"; readOnly?: boolean }): Promise<EventStore> => {
   // Loaded on demand: help and usage errors should not pay for PGlite.
   const { openPgliteStore } = await import("../events/pgliteStore.ts");
   switch (where.kind) {
     case "memory":
       return openPgliteStore();
     case "postgres":
-      return openPostgres(where.url, options.schema);
+      return openPostgres(where.url, options.schema, options.readOnly);
     case "pglite": {
       checkDataDir(where, options.create);
-      return openPgliteStore({ dataDir: where.dataDir, ...(options.schema ? { schema: options.schema } : {}) });
+      return openPgliteStore({ dataDir: where.dataDir, ...(options.schema ? { schema: options.schema } : {}), ...(options.readOnly ? { readOnly: true } : {}) });
     }
   }
 };
@@ -86,14 +88,14 @@ const checkDataDir = (where: Extract<LogLocation, { kind: "pglite" }>, create: b
 };
 
 /** The PostgreSQL adapter is loaded only when asked for, so a PGlite-only install never loads `pg`. */
-const openPostgres = async (url: string, schema?: "existing"): Promise<EventStore> => {
+const openPostgres = async (url: string, schema?: "existing", readOnly?: boolean): Promise<EventStore> => {
   const modulePath = "../events/postgresStore.ts";
-  let mod: { openPostgresStore?: (o: { url: string; schema?: "existing" }) => Promise<EventStore> };
+  let mod: { openPostgresStore?: (o: { url: string; schema?: "existing"; readOnly?: boolean }) => Promise<EventStore> };
   try {
     mod = (await import(modulePath)) as typeof mod;
   } catch {
     throw new CliError("PostgreSQL stores are not available in this build of actorzero");
   }
   if (typeof mod.openPostgresStore !== "function") throw new CliError("PostgreSQL stores are not available in this build of actorzero");
-  return mod.openPostgresStore({ url, ...(schema ? { schema } : {}) });
+  return mod.openPostgresStore({ url, ...(schema ? { schema } : {}), ...(readOnly ? { readOnly } : {}) });
 };

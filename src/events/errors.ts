@@ -53,7 +53,8 @@ export class EventValidationError extends Error {
 export class StoreError extends Error {
   readonly _tag = "StoreError" as const;
   constructor(
-    readonly reason: "closed" | "locked" | "unavailable" | "refused" | "unknown",
+    /** `tampered`: open found the log changed since it was last checked (see sealer.ts) and would not write to it. */
+    readonly reason: "closed" | "locked" | "unavailable" | "refused" | "tampered" | "unknown",
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -25,6 +25,7 @@ import {
   runAppend,
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
+import { checkAtOpen, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
 export type PgliteStoreOptions = {
@@ -36,8 +37,13 @@ export type PgliteStoreOptions = {
   now?: () => Date;
   /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
   onSubscriberError?: (error: unknown) => void;
-  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it. */
+  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it; implies `readOnly`. */
   schema?: "create" | "existing";
+  /**
+   * Opened to read: no check at open refuses it and nothing is sealed. Opening for writing (the default)
+   * checks what the log added since it was last found intact, and refuses a changed log (StoreError `tampered`).
+   */
+  readOnly?: boolean;
 };
 
 
@@ -64,7 +70,16 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
     if (e instanceof StoreError) throw e;
     throw new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e });
   }
-  return new PgliteStore(db, lock, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  const store = new PgliteStore(db, lock, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  if (options.readOnly || options.schema === "existing") return store;
+  try {
+    await checkAtOpen(store.sql);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  store.startSealing();
+  return store;
 };
 
 /**
@@ -173,6 +188,8 @@ class PgliteStore implements EventStore {
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly #subscriptions = new Set<Subscription>();
+  /** Absent while opened to read (or before open's check passed). */
+  #sealer: Sealer | undefined;
 
   constructor(
     private readonly db: PGlite,
@@ -181,6 +198,11 @@ class PgliteStore implements EventStore {
     private readonly onSubscriberError: (error: unknown) => void,
   ) {
     this.sql = this.#executor(db);
+  }
+
+  /** One connection: every committed position is final, so the head is the settled horizon. */
+  startSealing() {
+    this.#sealer = new Sealer(this.#query, () => this.headPosition());
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
@@ -197,6 +219,7 @@ class PgliteStore implements EventStore {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    this.#sealer?.soon();
     this.#wakeSubscribers();
     return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
@@ -215,7 +238,13 @@ class PgliteStore implements EventStore {
   readonly readAll = this.#reads.readAll;
   readonly iterateAll = this.#reads.iterateAll;
   readonly headPosition = this.#reads.headPosition;
-  readonly verify = (options?: VerifyLogOptions): Promise<LogVerification> => verifyEventLog(this.sql, options);
+  /** Opened for writing, seals what has settled first, and records a passing whole check as open's starting point. */
+  readonly verify = async (options?: VerifyLogOptions): Promise<LogVerification> => {
+    if (this.#sealer) await this.#sealer.seal();
+    const result = await verifyEventLog(this.sql, options);
+    if (this.#sealer && result.ok && !options?.from) await recordVerified(this.sql, result.head);
+    return result;
+  };
 
   /**
    * Replays the stored events after `after`, then delivers each new one. PGlite runs one message
@@ -236,6 +265,8 @@ class PgliteStore implements EventStore {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // The tail this process wrote is sealed before the log is let go: a closed data dir is sealed to its head.
+      await this.#sealer?.flush();
       this.#closed = true;
       for (const sub of this.#subscriptions) sub.active = false;
       this.#subscriptions.clear();

@@ -22,6 +22,7 @@ import {
   SQLSTATE_EVENT_ID_REUSED,
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
+import { checkAtOpen, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
 
@@ -36,8 +37,10 @@ export type PostgresStoreOptions = {
   poolSize?: number;
   /** Called when a subscriber's listener throws (that subscription then ends); logs by default. */
   onSubscriberError?: (error: unknown) => void;
-  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it. */
+  /** `existing`: open only a log that is there, as it is (no schema created or upgraded), e.g. to verify it; implies `readOnly`. */
   schema?: "create" | "existing";
+  /** Opened to read: no check at open refuses it and nothing is sealed (see PgliteStoreOptions). */
+  readOnly?: boolean;
 };
 
 const UNIQUE_VIOLATION = "23505";
@@ -68,7 +71,16 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     const secrets = urlPasswords(options.url);
     throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url, secrets)}: ${redactSecrets((e as Error).message, secrets)}`);
   }
-  return new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  const store = new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  if (options.readOnly || options.schema === "existing") return store;
+  try {
+    await checkAtOpen(store.sql);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  store.startSealing();
+  return store;
 };
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
@@ -104,6 +116,8 @@ class PostgresStore implements EventStore {
   #closing: Promise<void> | undefined;
   readonly #subscriptions = new Set<Subscription>();
   readonly #tail: LogTail;
+  /** Absent while opened to read (or before open's check passed). */
+  #sealer: Sealer | undefined;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -118,6 +132,11 @@ class PostgresStore implements EventStore {
       () => this.#subscriptions.size > 0,
       () => this.#wakeSubscribers(),
     );
+  }
+
+  /** Seals up to the settled horizon: an append that commits late, below a visible position, is never left out. */
+  startSealing() {
+    this.#sealer = new Sealer(this.#query, () => this.settledPosition());
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
@@ -138,6 +157,7 @@ class PostgresStore implements EventStore {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    this.#sealer?.soon();
     return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
 
@@ -150,7 +170,13 @@ class PostgresStore implements EventStore {
   readonly readAll = this.#reads.readAll;
   readonly iterateAll = this.#reads.iterateAll;
   readonly headPosition = this.#reads.headPosition;
-  readonly verify = (options?: VerifyLogOptions): Promise<LogVerification> => verifyEventLog(this.sql, options);
+  /** Opened for writing, seals what has settled first, and records a passing whole check as open's starting point. */
+  readonly verify = async (options?: VerifyLogOptions): Promise<LogVerification> => {
+    if (this.#sealer) await this.#sealer.seal();
+    const result = await verifyEventLog(this.sql, options);
+    if (this.#sealer && result.ok && !options?.from) await recordVerified(this.sql, result.head);
+    return result;
+  };
 
   /** The highest position known to be final (every event at or below it is committed or never will be). */
   #settled = 0;
@@ -195,6 +221,9 @@ class PostgresStore implements EventStore {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // Seals nothing at close: waiting for other processes' appends to settle could hold it up to seconds;
+      // the next seal of any process (or the next open) covers this one's tail.
+      this.#sealer?.stop();
       this.#closed = true;
       for (const sub of this.#subscriptions) sub.active = false;
       this.#subscriptions.clear();

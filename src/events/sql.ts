@@ -2,7 +2,8 @@
 //
 // Written for PostgreSQL 15 and later (PGlite is PostgreSQL 18): nothing here may use a newer feature.
 
-import { GENESIS_HASH_SQL, CHAIN_LOCK_KEY, eventEncodingSql } from "./chainSql.ts";
+import { GENESIS_HASH_SQL, eventEncodingSql } from "./chainSql.ts";
+import { SEAL_SCHEMA_SQL } from "./sealSql.ts";
 
 /**
  * The schema version this code writes and expects; a database at a higher version is refused.
@@ -14,8 +15,10 @@ import { GENESIS_HASH_SQL, CHAIN_LOCK_KEY, eventEncodingSql } from "./chainSql.t
  * 5: no INSERT trigger on events: actorzero_append takes its transaction id and notifies itself, and
  *    notifies only where a process may listen (see NOTIFY_SETTING). The trigger's mere presence cost
  *    every append's INSERT about 6% on PGlite, even when its WHEN clause skipped it.
+ * 6: no global chain lock: each event chains to its stream's previous event, and seals link the log
+ *    in position order behind the appends (sealSql.ts); actorzero_verified records what open checked.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** `expectedVersion` as the append function takes it: -1 = `no_stream`, -2 = `any`, n ≥ 0 = that version. */
 export const EXPECT_NO_STREAM = -1;
@@ -107,7 +110,7 @@ INSERT INTO actorzero_chain (after_position)
 -- row matches, so "DELETE FROM events" on an empty log is refused too.
 CREATE OR REPLACE FUNCTION actorzero_refuse_change() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
-  RAISE EXCEPTION 'events is append-only: % is refused', TG_OP USING ERRCODE = '${SQLSTATE_APPEND_ONLY}';
+  RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP USING ERRCODE = '${SQLSTATE_APPEND_ONLY}';
 END
 $fn$;
 
@@ -115,6 +118,8 @@ DROP TRIGGER IF EXISTS actorzero_events_append_only ON events;
 CREATE TRIGGER actorzero_events_append_only
   BEFORE UPDATE OR DELETE OR TRUNCATE ON events
   FOR EACH STATEMENT EXECUTE FUNCTION actorzero_refuse_change();
+
+${SEAL_SCHEMA_SQL}
 
 -- Until version 5 a statement trigger gave every INSERT a transaction id and a notification; the
 -- append function does both now (events are written by it alone: a row inserted around it breaks the
@@ -184,10 +189,12 @@ $fn$;
 -- is not at p_expected_version. A unique violation ("any" re-appends stored ids) is raised as is:
 -- the caller resolves it with actorzero_find_appended and calls again (see runAppend).
 --
--- The hash chain: each event's hash is sha256(hash of the event before it ‖ its canonical encoding).
--- The chain lock is taken first and held until this transaction ends, so appends run one after the
--- other from here to their commit: each one reads the hash its predecessor committed, and takes its
--- positions after it, so position order is commit order for every chained event.
+-- The hash chain: each event's hash is sha256(hash of its stream's event before it ‖ its canonical
+-- encoding). Appends to one stream take the stream's advisory lock (until this transaction ends), so
+-- they run one after the other: each reads the version and hash its predecessor committed, and takes
+-- its positions after it (no retry, no position burnt on a lost race). Appends to other streams never
+-- wait: positions may commit out of order, which readers handle with the settled horizon, and the
+-- seals (sealSql.ts) link the whole log in position order once it has settled.
 --
 -- enable_seqscan is off inside: PL/pgSQL plans its statements once per session and keeps them, and a
 -- plan made while the log was small (a new log, or PGlite's image, where nothing re-analyses the
@@ -208,12 +215,13 @@ DECLARE
   -- catalog scan, a tenth of the function's time.
   v_sequence REGCLASS := 'events_global_position_seq'::regclass;
 BEGIN
-  PERFORM pg_advisory_xact_lock(${CHAIN_LOCK_KEY});
   -- An xid before the first nextval below: actorzero_log_horizon relies on every transaction holding a
   -- position being older than its fence.
   PERFORM pg_current_xact_id();
+  PERFORM pg_advisory_xact_lock(hashtextextended(p_stream_id, 0));
   -- A backward scan of the (stream_id, stream_version) index: the cost does not grow with the stream.
-  SELECT stream_version INTO v_current FROM events
+  -- Its hash is the link of this append's first event (an unchained one starts a new link).
+  SELECT stream_version, hash INTO v_current, v_hash FROM events
     WHERE stream_id = p_stream_id ORDER BY stream_version DESC LIMIT 1;
   v_current := coalesce(v_current, 0);
   IF p_expected_version <> ${EXPECT_ANY} AND v_current <> greatest(p_expected_version, 0) THEN
@@ -226,8 +234,6 @@ BEGIN
   IF current_setting('${NOTIFY_SETTING}', true) IS DISTINCT FROM 'off' THEN
     PERFORM pg_notify('${NOTIFY_CHANNEL}', '');
   END IF;
-  -- The last event's hash (a backward scan of the primary key); an unchained one starts a new link.
-  SELECT hash INTO v_hash FROM events ORDER BY global_position DESC LIMIT 1;
   v_hash := coalesce(v_hash, ${GENESIS_HASH_SQL});
   IF v_count = 1 THEN
     -- The common case: one INSERT of values, cheaper than the set-returning path below.

@@ -1,14 +1,18 @@
-// Checks a whole event log against itself: the hash chain, stream versions, decodable rows, the append-only guard.
+// Checks an event log against itself: the stream chains and the seals, stream versions, decodable rows, the append-only guard.
 //
 // Requirements:
 // - Reads the log page by page in one REPEATABLE READ snapshot, never all of it in memory; writes nothing.
-// - Recomputes each link from the rows with built-in functions in its own query (chainSql.ts): a function
-//   stored in the checked database is never trusted.
+// - Recomputes each event's link with built-in functions in its own query (chainSql.ts), and each seal
+//   in its own code (node:crypto): a function stored in the checked database is never trusted.
 // - Names the first bad position and what is wrong with it; keeps going to count the rest (up to a cap).
 // - A database that is not an actorzero log (no schema, foreign columns) is a StoreError `refused`, not a
 //   failed verification: there is nothing to verify.
-// - An anchor ({position, hash} printed by an earlier verify) proves the log only grew since: the event
-//   at that position still carries that hash, and the chain from there on is intact.
+// - An anchor ({position, hash} printed by an earlier verify) proves the log only grew since: the seal
+//   at that position still carries that hash (or, for an anchor of a schema 5 log, the event there does),
+//   and the seals from there on are intact.
+// - `from` (a seal an earlier check found intact) checks only what came after it, as open does:
+//   that seal unchanged, the seals after it, and the events after it (without a full decode).
+import { createHash } from "node:crypto";
 import { EventDecodeError, StoreError } from "./errors.ts";
 import { GENESIS_HASH_HEX, ROW_ENCODING_SQL } from "./chainSql.ts";
 import { type EventRow, verifyRow } from "./codec.ts";
@@ -25,8 +29,16 @@ export type LogVerification = {
   ok: boolean;
   /** Events read. */
   events: number;
-  /** The last event's position and hash (hash null when it is not chained); position 0 for an empty log. */
+  /**
+   * The anchor to keep: the last seal (its position and hash); for a log never sealed (written by
+   * schema 5 and not opened for writing since), the last event and its hash. Position 0 and hash null
+   * when there is none.
+   */
   head: { position: number; hash: string | null };
+  /** The last event's position (0 for an empty log). */
+  lastPosition: number;
+  /** Events after the head's seal: covered by their streams' chains until the next seal. */
+  unsealed: number;
   /** Events at or below this position were written before the log had a chain (an upgraded log). */
   chainAfter: number;
   /** How many events predate the chain, so nothing proves them. */
@@ -37,10 +49,16 @@ export type LogVerification = {
   problems: LogProblem[];
 };
 
-export type VerifyLogOptions = { since?: LogAnchor; pageSize?: number };
+export type VerifyLogOptions = {
+  since?: LogAnchor;
+  pageSize?: number;
+  /** A seal found intact before: check only what follows it, and decode nothing (open's check). */
+  from?: LogAnchor;
+};
 
 const MAX_PROBLEMS = 20;
 const DEFAULT_PAGE = 1000;
+const SEAL_PAGE = 1000;
 
 /** Parses `<position>:<hash>` as `verify-log --print-head` prints it; undefined when it is not one. */
 export const parseAnchor = (text: string): LogAnchor | undefined => {
@@ -50,25 +68,47 @@ export const parseAnchor = (text: string): LogAnchor | undefined => {
 
 export const formatAnchor = (a: LogAnchor): string => `${a.position}:${a.hash}`;
 
-type ChainRow = EventRow & { hash: string | null; expected: string };
+type ChainRow = EventRow & { hash: string | null; expected: string; prev_version: number | string | null };
+type Seal = { up_to: number | string; events: number; hash: string };
 
-/** Each row with its stored hash and the hash its link should have, given the previous row's stored hash. */
+const GENESIS = `decode('${GENESIS_HASH_HEX}', 'hex')`;
+
+/**
+ * Each row with its stored hash and the hash its link should have: up to position `$4` (the chain of
+ * schema 2 to 5) after the previous row's stored hash (`$3` is the hash of the row before the page),
+ * above it after its stream's previous event (found by the stream index, also below the page).
+ */
 const PAGE_SQL = `
-SELECT ${EVENT_COLUMNS}, encode(hash, 'hex') AS hash,
-       encode(sha256(CASE WHEN row_number() OVER w = 1 THEN decode($3, 'hex')
-                          ELSE coalesce(lag(hash) OVER w, decode('${GENESIS_HASH_HEX}', 'hex')) END || ${ROW_ENCODING_SQL}), 'hex') AS expected
+SELECT ${EVENT_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, encode(e.hash, 'hex') AS hash,
+       encode(sha256(CASE WHEN e.global_position > $4 THEN coalesce(p.hash, ${GENESIS})
+                          WHEN row_number() OVER w = 1 THEN decode($3, 'hex')
+                          ELSE coalesce(lag(e.hash) OVER w, ${GENESIS}) END || ${ROW_ENCODING_SQL}), 'hex') AS expected,
+       p.stream_version AS prev_version
   FROM (SELECT * FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2) e
-  WINDOW w AS (ORDER BY global_position)
-  ORDER BY global_position`;
+  LEFT JOIN LATERAL (SELECT q.hash, q.stream_version FROM events q
+                      WHERE q.stream_id = e.stream_id AND q.stream_version < e.stream_version
+                      ORDER BY q.stream_version DESC LIMIT 1) p ON true
+  WINDOW w AS (ORDER BY e.global_position)
+  ORDER BY e.global_position`;
 
-const LEGACY_PAGE_SQL = `SELECT ${EVENT_COLUMNS}, NULL::text AS hash, '' AS expected FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
+const LEGACY_PAGE_SQL = `SELECT ${EVENT_COLUMNS}, NULL::text AS hash, '' AS expected, NULL AS prev_version
+  FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
 
 const REQUIRED_COLUMNS = EVENT_COLUMNS.split(", ");
+
+const int8 = (n: number): Buffer => {
+  const b = Buffer.alloc(8);
+  b.writeBigInt64BE(BigInt(n));
+  return b;
+};
 
 /** Verifies the log in `sql`'s database; see the header for what is checked. */
 export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions = {}): Promise<LogVerification> =>
   sql.transaction(async (tx) => {
     await tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    // Each row's stream predecessor is an index lookup: a plan that reads the table for it (PGlite's
+    // log is never analysed) would read the log once per row.
+    await tx.exec("SET LOCAL enable_seqscan = off");
     const shape = await logShape(tx);
     const problems: LogProblem[] = [];
     const report = (position: number | null, problem: string) => {
@@ -83,20 +123,24 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
         ? "the append-only trigger actorzero_events_append_only is missing: rows can be changed without a trace in the database"
         : "the append-only trigger actorzero_events_append_only is disabled: rows can be changed without a trace in the database");
     }
+    const from = options.from;
+    const seals = new SealWalk(tx, shape.sealed, report, from);
+    if (from) await seals.checkStart();
     const pageSize = options.pageSize ?? DEFAULT_PAGE;
     const versions = new Map<string, number>();
     let events = 0;
     let unchained = 0;
-    let head: LogVerification["head"] = { position: 0, hash: null };
-    let sinceSeen = false;
-    for (let after = 0; ; ) {
-      const previous = head.hash ?? GENESIS_HASH_HEX;
+    let last: { position: number; hash: string | null } = { position: from?.position ?? 0, hash: null };
+    let previous = from ? await hashBefore(tx, from.position) : GENESIS_HASH_HEX;
+    let sinceEvent: string | null | undefined;
+    for (let after = last.position; ; ) {
       const { rows } = shape.chained
-        ? await tx.query<ChainRow>(PAGE_SQL, [after, pageSize, previous])
+        ? await tx.query<ChainRow>(PAGE_SQL, [after, pageSize, previous, Math.min(shape.streamsAfter, Number.MAX_SAFE_INTEGER)])
         : await tx.query<ChainRow>(LEGACY_PAGE_SQL, [after, pageSize]);
       for (const row of rows) {
         const position = Number(row.global_position);
         events += 1;
+        await seals.add(position, row.hash);
         if (!shape.chained || position <= shape.chainAfter) {
           unchained += 1;
           if (row.hash !== null) report(position, `carries a hash but lies before the chain's start (after position ${shape.chainAfter}): the chain's start was moved`);
@@ -105,32 +149,150 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
         } else if (row.hash !== row.expected) {
           report(position, `its hash does not follow from the event before it: this event, or the one before it, was changed, or events between them were deleted or moved`);
         }
+        if (from && !versions.has(row.stream_id)) versions.set(row.stream_id, Number(row.prev_version ?? 0));
         checkVersion(versions, row, position, report);
-        try {
-          verifyRow(row);
-        } catch (e) {
-          report(position, e instanceof EventDecodeError ? `cannot be decoded: ${e.message.replace(/^Event at global_position \d+ /, "")}` : String(e));
+        if (!from) {
+          try {
+            verifyRow(row);
+          } catch (e) {
+            report(position, e instanceof EventDecodeError ? `cannot be decoded: ${e.message.replace(/^Event at global_position \d+ /, "")}` : String(e));
+          }
         }
-        if (options.since && position === options.since.position) {
-          sinceSeen = true;
-          if (row.hash !== options.since.hash) report(position, `its hash is ${row.hash ?? "absent"}, not the anchor's ${options.since.hash}: the log before the anchor was changed`);
-        }
-        head = { position, hash: row.hash };
+        if (options.since && position === options.since.position) sinceEvent = row.hash;
+        last = { position, hash: row.hash };
+        previous = row.hash ?? GENESIS_HASH_HEX;
       }
       if (rows.length < pageSize) break;
-      after = head.position;
+      after = last.position;
     }
-    if (options.since && !sinceSeen) {
-      report(options.since.position, options.since.position > head.position
-        ? `the anchor's position is past the log's head (${head.position}): the log lost events since the anchor was taken`
-        : "no event is at the anchor's position any more: it was deleted");
-    }
-    if (shape.handed < head.position) {
-      report(head.position, `positions above the sequence (${shape.handed}): events were inserted with made-up positions`);
+    await seals.finish(last.position);
+    if (options.since) checkSince(options.since, seals.seen.get(options.since.position), options.since.position <= shape.streamsAfter ? sinceEvent : undefined, last.position, report);
+    if (shape.handed < last.position) {
+      report(last.position, `positions above the sequence (${shape.handed}): events were inserted with made-up positions`);
     }
     problems.sort(byPosition);
-    return { ok: problems.length === 0, events, head, chainAfter: shape.chained ? shape.chainAfter : head.position, unchained, since: options.since, problems };
+    const head = shape.sealed ? seals.head : { position: last.position, hash: last.hash };
+    return {
+      ok: problems.length === 0, events, head, lastPosition: last.position, unsealed: shape.sealed ? seals.unsealed : 0,
+      chainAfter: shape.chained ? shape.chainAfter : last.position, unchained, since: options.since, problems,
+    };
   });
+
+/**
+ * An anchor names a seal, or an event of the chain of the whole log (schema 5 printed those): its
+ * hash there is the anchor's, and everything after it was checked above.
+ */
+const checkSince = (since: LogAnchor, seal: string | undefined, event: string | null | undefined, lastPosition: number, report: (p: number | null, s: string) => void) => {
+  if (seal === since.hash || event === since.hash) return;
+  const found = seal ?? event;
+  if (found !== undefined) {
+    report(since.position, `its ${seal === undefined ? "" : "seal's "}hash is ${found ?? "absent"}, not the anchor's ${since.hash}: the log before the anchor was changed`);
+  } else {
+    report(since.position, since.position > lastPosition
+      ? `the anchor's position is past the log's head (${lastPosition}): the log lost events since the anchor was taken`
+      : "no seal is at the anchor's position any more: it was deleted, or the log before it was changed");
+  }
+};
+
+/** The hash of the last row at or before `position` (GENESIS when there is none or it is unchained). */
+const hashBefore = async (tx: SqlExecutor, position: number): Promise<string> =>
+  (await tx.query<{ hash: string | null }>(
+    "SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position <= $1 ORDER BY global_position DESC LIMIT 1", [position],
+  )).rows[0]?.hash ?? GENESIS_HASH_HEX;
+
+/**
+ * Walks the seals beside the events: recomputes each seal from the events in its range, in position
+ * order, and compares. A seal's problem is reported at its own position (`up_to`).
+ */
+class SealWalk {
+  /** Every seal's hash by position, as stored (for anchors). */
+  readonly seen = new Map<number, string>();
+  head: { position: number; hash: string | null } = { position: 0, hash: null };
+  unsealed = 0;
+  #queue: Seal[] = [];
+  #after: number;
+  #done = false;
+  #prev = GENESIS_HASH_HEX;
+  #lower = 0;
+  #hash: ReturnType<typeof createHash> | undefined;
+  #count = 0;
+
+  constructor(
+    private readonly tx: SqlExecutor,
+    private readonly enabled: boolean,
+    private readonly report: (p: number | null, s: string) => void,
+    private readonly from: LogAnchor | undefined,
+  ) {
+    this.#after = from?.position ?? 0;
+    this.#lower = this.#after;
+    if (from) {
+      this.#prev = from.hash;
+      this.head = { ...from };
+    }
+  }
+
+  /** The seal `from` names is still there, with the same hash. */
+  async checkStart() {
+    if (!this.enabled || !this.from) return;
+    const row = (await this.tx.query<{ hash: string }>("SELECT encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to = $1", [this.from.position])).rows[0];
+    if (row?.hash !== this.from.hash) {
+      this.report(this.from.position, row
+        ? `the seal checked before at this position now has another hash: the seals were rewritten`
+        : "the seal checked before at this position was deleted");
+    }
+  }
+
+  async #next(): Promise<Seal | undefined> {
+    if (this.#queue.length === 0 && !this.#done) {
+      const { rows } = await this.tx.query<Seal>(
+        "SELECT up_to, events, encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to > $1 ORDER BY up_to LIMIT $2", [this.#after, SEAL_PAGE]);
+      this.#queue = rows;
+      if (rows.length < SEAL_PAGE) this.#done = true;
+      if (rows.length > 0) this.#after = Number(rows.at(-1)!.up_to);
+    }
+    return this.#queue[0];
+  }
+
+  async add(position: number, hash: string | null) {
+    if (!this.enabled) return;
+    for (let seal = await this.#next(); seal && position > Number(seal.up_to); seal = await this.#next()) this.#close(seal);
+    const seal = this.#queue[0];
+    if (!seal) {
+      this.unsealed += 1;
+      return;
+    }
+    this.#hash ??= createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(Number(seal.up_to)));
+    this.#hash.update(int8(position));
+    if (hash !== null) this.#hash.update(Buffer.from(hash, "hex"));
+    this.#count += 1;
+  }
+
+  /** Closes the seals left after the last event: a seal past the log's end lost its events. */
+  async finish(lastPosition: number) {
+    if (!this.enabled) return;
+    for (let seal = await this.#next(); seal; seal = await this.#next()) {
+      if (Number(seal.up_to) > lastPosition && this.#count === 0) {
+        this.report(Number(seal.up_to), `a seal covers positions up to ${seal.up_to}, past the log's last event (${lastPosition}): events were removed from the log`);
+      }
+      this.#close(seal);
+    }
+  }
+
+  #close(seal: Seal) {
+    const upTo = Number(seal.up_to);
+    const hash = (this.#hash ?? createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(upTo))).digest("hex");
+    if (hash !== seal.hash || this.#count !== Number(seal.events)) {
+      this.report(upTo, `the seal over positions ${this.#lower + 1} to ${upTo} does not match the events there (${this.#count} now, ${seal.events} sealed): an event in that range was deleted, inserted, moved, or its hash changed`);
+    }
+    this.seen.set(upTo, seal.hash);
+    this.head = { position: upTo, hash: seal.hash };
+    this.#prev = seal.hash;
+    this.#lower = upTo;
+    this.#hash = undefined;
+    this.#count = 0;
+    this.#queue.shift();
+  }
+}
 
 /** Log order; problems of the log as a whole (no position) after the positioned ones. */
 export const byPosition = (a: LogProblem, b: LogProblem): number =>
@@ -150,13 +312,14 @@ const checkVersion = (versions: Map<string, number>, row: EventRow, position: nu
   versions.set(row.stream_id, Math.max(last, version));
 };
 
-type Shape = { chained: boolean; chainAfter: number; trigger: string | null; handed: number };
+type Shape = { chained: boolean; chainAfter: number; streamsAfter: number; sealed: boolean; trigger: string | null; handed: number };
 
 /** What the database holds: refuses one that is not an actorzero log; finds whether it has a chain yet. */
 const logShape = async (tx: SqlExecutor): Promise<Shape> => {
-  const { rows } = await tx.query<{ migrations: boolean; events: boolean; chain: boolean; columns: string[] | null }>(
+  const { rows } = await tx.query<{ migrations: boolean; events: boolean; chain: boolean; seals: boolean; columns: string[] | null }>(
     `SELECT to_regclass('actorzero_schema_migrations') IS NOT NULL AS migrations, to_regclass('events') IS NOT NULL AS events,
             to_regclass('actorzero_chain') IS NOT NULL AS chain,
+            to_regclass('actorzero_seals') IS NOT NULL AND to_regclass('actorzero_stream_chains') IS NOT NULL AS seals,
             (SELECT array_agg(attname::text) FROM pg_attribute WHERE attrelid = to_regclass('events') AND attnum > 0 AND NOT attisdropped) AS columns`,
   );
   const r = rows[0]!;
@@ -166,14 +329,20 @@ const logShape = async (tx: SqlExecutor): Promise<Shape> => {
   const missing = REQUIRED_COLUMNS.filter((c) => !r.columns?.includes(c));
   if (missing.length > 0) throw new StoreError("refused", `the events table is not an actorzero event log: it lacks ${missing.join(", ")}`);
   const chained = r.chain && r.columns!.includes("hash");
-  const chainAfter = chained
-    ? Number((await tx.query<{ after: string | number }>("SELECT max(after_position) AS after FROM actorzero_chain")).rows[0]?.after ?? Number.NaN)
-    : 0;
+  const sealed = chained && r.seals;
+  const chain = chained
+    ? (await tx.query<{ after: string | number | null; streams: string | number | null }>(
+        `SELECT max(after_position) AS after, ${sealed ? "(SELECT max(after_position) FROM actorzero_stream_chains)" : "NULL"} AS streams FROM actorzero_chain`,
+      )).rows[0]
+    : undefined;
+  const chainAfter = chained ? Number(chain?.after ?? Number.NaN) : 0;
+  // A log without seals (schema 5) is all one chain; a deleted record of where stream chains start, as "from the start".
+  const streamsAfter = sealed ? Number(chain?.streams ?? 0) : Number.POSITIVE_INFINITY;
   const trigger = (await tx.query<{ enabled: string }>(
     "SELECT tgenabled::text AS enabled FROM pg_trigger WHERE tgrelid = 'events'::regclass AND tgname = 'actorzero_events_append_only'",
   )).rows[0]?.enabled ?? null;
   const handed = Number((await tx.query<{ handed: string | number | null }>(
     "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'global_position')::regclass), 0) AS handed",
   )).rows[0]?.handed ?? 0);
-  return { chained, chainAfter, trigger, handed };
+  return { chained, chainAfter, streamsAfter, sealed, trigger, handed };
 };

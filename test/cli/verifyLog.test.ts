@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROW_ENCODING_SQL } from "../../src/events/chainSql.ts";
+import { GENESIS_HASH_SQL, ROW_ENCODING_SQL } from "../../src/events/chainSql.ts";
+import { StoreError } from "../../src/events/errors.ts";
 import { pgliteStartParams, walSegmentBytes } from "../../src/events/pgliteImage.ts";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openProjections } from "../../src/projections/engine.ts";
@@ -79,14 +80,25 @@ const tampered = async (sql: string) => {
 const first = (type: string, where: (e: EventJson) => boolean = () => true) => events.find((e) => e.type === type && where(e))!;
 const last = () => events[events.length - 1]!;
 
-/** Sets each hash from position `from` on as the append would have: an attacker who knows the algorithm. */
+/** The hash an event's link should have: after its stream's previous event (the attacker's formula). */
+const STREAM_LINK_SQL = `sha256(coalesce((SELECT p.hash FROM events p WHERE p.stream_id = e.stream_id AND p.stream_version < e.stream_version
+  ORDER BY p.stream_version DESC LIMIT 1), ${GENESIS_HASH_SQL}) || ${ROW_ENCODING_SQL})`;
+
+/**
+ * Sets each hash from position `from` on as the append would have, then throws the seals away and seals
+ * the log again as the sealer would: an attacker who knows the algorithm.
+ */
 const rechain = (from: number) => `
-  DO $$ DECLARE r record; prev bytea; BEGIN
-    SELECT hash INTO prev FROM events WHERE global_position < ${from} ORDER BY global_position DESC LIMIT 1;
+  DO $$ DECLARE r record; BEGIN
     FOR r IN SELECT global_position FROM events WHERE global_position >= ${from} ORDER BY global_position LOOP
-      UPDATE events e SET hash = sha256(prev || ${ROW_ENCODING_SQL}) WHERE e.global_position = r.global_position RETURNING e.hash INTO prev;
+      UPDATE events e SET hash = ${STREAM_LINK_SQL} WHERE e.global_position = r.global_position;
     END LOOP;
-  END $$;`;
+  END $$;
+  DELETE FROM actorzero_seals; DELETE FROM actorzero_verified;
+  SELECT actorzero_seal(max(global_position)) FROM events;`;
+
+/** The event after `e` in its own stream (the one whose link names it). */
+const nextInStream = (e: EventJson) => events.find((x) => x.streamId === e.streamId && x.position > e.position);
 
 describe("given the log of a finished demo run", () => {
   it("verifies it: every event chained, no problem, the head is the last event", async () => {
@@ -120,7 +132,7 @@ describe("when the log was changed with the append-only trigger off", () => {
     const e = events.filter((x) => x.type === "RunCompleted").at(-1)!;
     const dir = await copy();
     await tamper(dir, `UPDATE events SET data = jsonb_set(data, '{response}', '"nothing to see"') WHERE global_position = ${e.position}`);
-    const store = await openPgliteStore({ dataDir: dir });
+    const store = await openPgliteStore({ dataDir: dir, readOnly: true });
     await (await openProjections(store)).rebuild();
     await store.close();
     const r = await verify(dir);
@@ -128,20 +140,24 @@ describe("when the log was changed with the append-only trigger off", () => {
     expect(r.problems[0]).toMatchObject({ position: e.position });
   });
 
-  it("catches a deleted event no projection reads: the next event's link and its stream's versions break", async () => {
+  it("catches a deleted event no projection reads: the next event's link, its stream's versions and the seal break", async () => {
     const e = first("ModelCalled");
-    const next = events[events.indexOf(e) + 1]!;
+    const next = nextInStream(e)!;
     const r = await tampered(`DELETE FROM events WHERE global_position = ${e.position}`);
-    expect(r.problems[0]).toMatchObject({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems).toContainEqual({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match the events there/);
     expect(r.problems.map((p) => p.problem).join("\n")).toMatch(new RegExp(`stream ${e.streamId} jumps from version ${e.streamVersion - 1} to ${e.streamVersion + 1}`));
   });
 
-  it("catches a deleted last event: the log is shorter than its projections, and open refuses it", async () => {
+  it("catches a deleted last event: the log is shorter than its projections and its seal, and open refuses it", async () => {
     const dir = await copy();
     await tamper(dir, `DELETE FROM events WHERE global_position = ${last().position}`);
     const r = await verify(dir);
     expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/events were removed from the log/);
-    const store = await openPgliteStore({ dataDir: dir });
+    const refused = await openPgliteStore({ dataDir: dir }).then(() => null, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(StoreError);
+    expect(refused).toMatchObject({ reason: "tampered", message: expect.stringMatching(new RegExp(`changed at position ${last().position}: the seal`)) });
+    const store = await openPgliteStore({ dataDir: dir, readOnly: true });
     try {
       await expect(openProjections(store)).rejects.toThrow(/the log ends at position \d+, but its projections were built from events up to position \d+/);
     } finally {
@@ -199,14 +215,23 @@ describe("when the log was changed with the append-only trigger off", () => {
     );
   });
 
-  it("catches an edit whose own hash was recomputed, at the next event", async () => {
-    const e = first("RunCompleted");
-    const next = events[events.indexOf(e) + 1]!;
+  it("catches an edit whose own hash was recomputed, at the next event of its stream and at its seal", async () => {
+    const e = events.find((x) => x.type === "ModelCalled" && nextInStream(x) !== undefined)!;
+    const next = nextInStream(e)!;
     const r = await tampered(`
-      UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position};
-      UPDATE events e SET hash = sha256((SELECT p.hash FROM events p WHERE p.global_position < e.global_position ORDER BY p.global_position DESC LIMIT 1) || ${ROW_ENCODING_SQL})
-        WHERE e.global_position = ${e.position};`);
-    expect(r.problems[0]).toMatchObject({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
+      UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e.position};
+      UPDATE events e SET hash = ${STREAM_LINK_SQL} WHERE e.global_position = ${e.position};`);
+    expect(r.problems.find((p) => p.position === e.position && /hash does not follow/.test(p.problem)), "its own link follows").toBeUndefined();
+    expect(r.problems).toContainEqual({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match/);
+  });
+
+  it("catches the last event of a stream deleted, which no later link names: its seal no longer matches", async () => {
+    const ends = events.filter((x) => nextInStream(x) === undefined && x.position !== last().position);
+    const e = ends[0]!;
+    const r = await tampered(`DELETE FROM events WHERE global_position = ${e.position}`);
+    expect(r.ok).toBe(false);
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match the events there/);
   });
 
   it("catches an edited hash, a row that no longer decodes, and a moved chain start", async () => {
@@ -234,10 +259,10 @@ describe("when the log was changed with the append-only trigger off", () => {
     const e = first("RunCompleted");
     const dir = await copy();
     await tamper(dir, `UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position}; ${rechain(e.position)}`);
-    expect((await verify(dir)).problems.filter((p) => /hash/.test(p.problem))).toEqual([]);
+    expect((await verify(dir)).problems.filter((p) => /hash|seal/.test(p.problem))).toEqual([]);
     const since = await verify(dir, { since: anchor });
     expect(since.ok).toBe(false);
-    expect(since.problems.map((p) => p.problem).join("\n")).toMatch(/not the anchor's .*: the log before the anchor was changed/);
+    expect(since.problems.map((p) => p.problem).join("\n")).toMatch(/seal's hash is .*, not the anchor's .*: the log before the anchor was changed/);
   });
 });
 
@@ -312,7 +337,7 @@ describe("actorzero verify-log", () => {
     // Another application's database: an events table of its own, no actorzero schema.
     const foreign = await copyPgliteTemplate();
     dirs.push(foreign);
-    await tamper(foreign, `DROP TABLE events, actorzero_schema_migrations, actorzero_chain CASCADE;
+    await tamper(foreign, `DROP TABLE events, actorzero_schema_migrations, actorzero_chain, actorzero_stream_chains, actorzero_seals, actorzero_verified CASCADE;
       CREATE TABLE events (id serial PRIMARY KEY, body text);`);
     const r = await cli(["verify-log", "--data-dir", foreign]);
     expect(r.code).toBe(2);

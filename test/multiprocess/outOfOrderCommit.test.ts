@@ -20,8 +20,8 @@ const created = (id: string): DomainEvent => ({
 describeWithPostgres("projections over a log that many processes append to", () => {
   const db = usePostgresDatabase("actorzero_out_of_order");
 
-  // Appends through actorzero_append hold the chain lock until they commit, so among them positions
-  // follow commit order; a row inserted around the function (a foreign or old writer) still can not.
+  // Appends to different contexts commit in any order; so does a row inserted around the append
+  // function (a foreign or old writer), the case this test holds open.
   describe("when an insert holding an earlier position commits after a later append, with a catch-up in between", () => {
     // Catch-up reads only up to the settled position (store.settledPosition): while the earlier append
     // is in flight its checkpoint stays below the later one, and once it commits both are projected.

@@ -32,7 +32,7 @@ requestedAt, expiresAt, decidedAt, by, note, reason, closedBy } in the order the
 
 export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "approvals");
-  return withLog(where, { create: false }, async ({ projections }) => {
+  return withLog(where, { create: false, readOnly: true }, async ({ projections }) => {
     const arg = v.positionals["<id>"];
     const scope = arg === undefined ? undefined : await subtreeIds(projections, (await resolveContext(projections, arg, where)).id);
     const states = await projections.approvals.of(scope);

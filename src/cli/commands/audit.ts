@@ -36,7 +36,7 @@ whether the log verified (its hash chain, stream versions and rows; see actorzer
 
 export const auditCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "audit");
-  return withLog(where, { create: false }, async ({ store, projections, holder }) => {
+  return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     const view = await resolveContext(projections, v.positionals["<id>"]!, where);
     const truth = await runTruth(where, store, holder ? "holder" : "here");
     const streams = new Map<string, RecordedEvent[]>();

@@ -42,7 +42,7 @@ run, send or stop on the log records it).
 export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | null; task: string | null };
 
 export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
-  withLog(locate(v, "contexts"), { create: false }, async ({ store, projections, holder }) => {
+  withLog(locate(v, "contexts"), { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     // A run whose process is gone shows as interrupted (read only: a writing command records it).
     const truth = await runTruth(locate(v, "contexts"), store, holder ? "holder" : "here");
     const views = await projections.contexts.list();

@@ -50,7 +50,7 @@ while actorzero run, send or serve holds it, this command reads (and --follow fo
 export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "events");
   if (v.follow && where.kind === "memory") throw usageError("--follow needs a log another process writes: a data dir or PostgreSQL");
-  return withLog(where, { create: false }, async ({ store, projections, holder }) => {
+  return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     if (v.follow && where.kind === "pglite" && !holder) {
       throw usageError(
         `--follow on a PGlite data dir follows the process that holds it (actorzero run, send or serve), and none does now: nothing else can append while this command reads ${where.shown}. Start the run first, or use PostgreSQL`,

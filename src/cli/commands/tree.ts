@@ -50,7 +50,7 @@ const toNode = (t: TreeJson): TreeNode<TreeJson> => ({ value: t, children: t.chi
 
 export const treeCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "tree");
-  return withLog(where, { create: false }, async ({ store, projections, holder }) => {
+  return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     const truth = await runTruth(where, store, holder ? "holder" : "here");
     const ids = v.positionals["[id]"] ? [(await resolveContext(projections, v.positionals["[id]"], where)).id] : await projections.tree.roots();
     const trees = (await Promise.all(ids.map((id) => build(store, projections, truth, id)))).filter((t): t is TreeJson => t !== null);

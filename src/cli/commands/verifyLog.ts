@@ -37,7 +37,7 @@ and that the projections equal a rebuild. It prints the first bad position and w
 Exit 0: intact; 1: something failed; 2: not an actorzero log (nothing was written).
 A chain proves nothing against someone who rewrites it from the edit on: keep the head it prints
 (--print-head) outside the log, and later run --since <that head> to prove the log only grew.
---json: { ok, events, head: { position, hash }, chainAfter, unchained, since, problems: [{ position, problem }], projections }.`,
+--json: { ok, events, head: { position, hash }, lastPosition, unsealed, chainAfter, unchained, since, problems: [{ position, problem }], projections }.`,
   schema: Values as z.ZodType<Values>,
 };
 
@@ -67,8 +67,9 @@ export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
   }
   const p = io.paint;
   const covered = result.unchained === 0 ? "" : ` (${result.unchained} event${result.unchained === 1 ? "" : "s"} up to position ${result.chainAfter} predate the chain and are not covered by it)`;
+  const tail = result.unsealed === 0 ? "" : `; ${result.unsealed} later event${result.unsealed === 1 ? " is" : "s are"} covered by ${result.unsealed === 1 ? "its stream's chain" : "their streams' chains"} until the next seal`;
   if (result.ok) {
-    io.print(`${p.green("verified")}: ${result.events} events, the hash chain is intact up to the head ${anchor ?? "(none)"}${covered}`);
+    io.print(`${p.green("verified")}: ${result.events} events, the hash chain is intact up to the head ${anchor ?? "(none)"}${covered}${tail}`);
     io.print("every stream's versions run 1, 2, 3…, every event decodes, the append-only trigger is on, and the projections equal a rebuild");
     if (since) io.print(`the log only grew since the anchor ${formatAnchor(since)}`);
     io.print(p.dim(`${duration(Date.now() - started)} · keep the head outside the log; later: actorzero verify-log --since ${anchor ?? "<head>"}`));
