@@ -27,7 +27,17 @@ export type { ApprovalOptions } from "./tools/approval.ts";
 export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
 
-export { serve, serveControlSocket, DEFAULT_PORT, ServeRefused, type ServeOptions, type ServerHandle } from "./server/index.ts";
+export {
+  serve,
+  serveControlSocket,
+  readTokensFile,
+  DEFAULT_PORT,
+  ServeRefused,
+  type ServeOptions,
+  type ServerHandle,
+  type NamedToken,
+  type Role,
+} from "./server/index.ts";
 
 export { exportFixture, fixtureText, type ExportOptions } from "./fixtures/export.ts";
 export { parseFixture, FixtureFormatError, FORMAT_VERSION, type Fixture, type FixtureCall, type FixtureContext, type FixtureToolResult } from "./fixtures/format.ts";

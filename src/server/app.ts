@@ -1,9 +1,9 @@
 // The HTTP API over a runtime's public API: routes under /v1, the health check, bearer auth, body limit, one error shape.
 // Requirements: every request is validated by the zod schemas in schemas.ts before the runtime sees it (so bad
 // input writes nothing); one request guard (guard.ts: Host, Origin, Content-Type) before every route, the page and
-// /healthz included; /healthz and the web page's files are the only routes open without a token when one is set;
+// /healthz included; /healthz and the web page's files are the only routes open without a token when tokens are set;
+// a route outside the token's role is a 403 (tokens.ts); a decision is recorded under the caller's name, never a body field;
 // 503 once the server is closing.
-import { createHash, timingSafeEqual } from "node:crypto";
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
@@ -28,6 +28,7 @@ import {
 } from "./schemas.ts";
 import { eventStream } from "./sse.ts";
 import { webAssets } from "./webAssets.ts";
+import { allows, permissionFor, type Caller, type TokenTable } from "./tokens.ts";
 import { webRoutes } from "./webRoutes.ts";
 import { mcpRoute } from "./mcpRoute.ts";
 import { a2aRoute } from "./a2aRoute.ts";
@@ -35,7 +36,10 @@ import { a2aRoute } from "./a2aRoute.ts";
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 export type AppOptions = {
-  token?: string | undefined;
+  /** The bearer tokens; none = no authentication (loopback or the control socket only). */
+  tokens: TokenTable;
+  /** Who a caller is when there are no tokens: the serving process's OS user, with every role. */
+  anonymous: Caller;
   /** Which Host names and Origins may call (guard.ts). */
   guard: GuardOptions;
   bodyLimit?: number;
@@ -64,10 +68,17 @@ const jsonBody = async (c: Context, optional: boolean): Promise<unknown> => {
   }
 };
 
-const sameSecret = (given: string, expected: string): boolean => {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+/** Who sent each request in flight (set by the auth middleware, read by the routes that record a name). */
+const callers = new WeakMap<Request, Caller>();
+const callerOf = (c: Context): Caller => callers.get(c.req.raw)!;
+
+/** A decision is recorded under the caller's name; a `by` in the body would let anyone type any name. */
+const decisionBody = async (c: Context): Promise<unknown> => {
+  const body = await jsonBody(c, true);
+  if (typeof body === "object" && body !== null && "by" in body) {
+    throw new ApiError("invalid_request", "by: not accepted; a decision is recorded under the name of the token that sent it (without tokens, the server's OS user)");
+  }
+  return body;
 };
 
 export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono => {
@@ -86,14 +97,22 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
 
   app.use("*", async (c, next) => {
     if (options.closing()) throw new ApiError("closing", "the server is shutting down");
-    if (options.token !== undefined) {
+    let caller = options.anonymous;
+    if (options.tokens.size > 0) {
       const header = c.req.header("authorization") ?? "";
       const m = /^Bearer (.+)$/i.exec(header);
-      if (!m || !sameSecret(m[1]!, options.token)) {
+      const found = m ? options.tokens.find(m[1]!) : null;
+      if (found === null) {
         c.header("WWW-Authenticate", 'Bearer realm="actorzero"');
         throw new ApiError("unauthorized", header === "" ? "a bearer token is required (Authorization: Bearer <token>)" : "the bearer token is wrong");
       }
+      caller = found;
     }
+    const need = permissionFor(c.req.method, c.req.path);
+    if (!allows(caller.role, need)) {
+      throw new ApiError("forbidden", `the token '${caller.name}' (role ${caller.role}) may not ${need === "approve" ? "decide approvals" : "act on contexts"}; it needs the role ${need} or admin`);
+    }
+    callers.set(c.req.raw, caller);
     await next();
   });
 
@@ -199,15 +218,17 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   // A decision is recorded (and the parked run goes on) before the answer: 404 unknown, 409 already decided or run ended.
   app.post("/v1/approvals/:id/approve", async (c) => {
     const { id } = parse(ApprovalIdParam, c.req.param(), "path");
-    const body = parse(ApproveBody, await jsonBody(c, false), "body");
-    await rt.approve(id, { by: body.by, ...(body.note !== undefined ? { note: body.note } : {}) });
-    return c.json({ approvalId: id, status: "granted" });
+    const body = parse(ApproveBody, await decisionBody(c), "body");
+    const by = callerOf(c).name;
+    await rt.approve(id, { by, ...(body.note !== undefined ? { note: body.note } : {}) });
+    return c.json({ approvalId: id, status: "granted", by });
   });
   app.post("/v1/approvals/:id/reject", async (c) => {
     const { id } = parse(ApprovalIdParam, c.req.param(), "path");
-    const body = parse(RejectBody, await jsonBody(c, false), "body");
-    await rt.reject(id, { by: body.by, reason: body.reason });
-    return c.json({ approvalId: id, status: "denied" });
+    const body = parse(RejectBody, await decisionBody(c), "body");
+    const by = callerOf(c).name;
+    await rt.reject(id, { by, reason: body.reason });
+    return c.json({ approvalId: id, status: "denied", by });
   });
 
   app.get("/v1/events", async (c) => {

@@ -4,6 +4,7 @@ import type { Runtime } from "../index.ts";
 import type { ServeOptions, ServerHandle } from "./serve.ts";
 
 export type { ServeOptions, ServerHandle } from "./serve.ts";
+export { readTokensFile, ROLES, type NamedToken, type Role } from "./tokens.ts";
 export { DEFAULT_PORT, ServeRefused, isLoopback, refusedServeOptions, CONTROL_SOCKET_NAME, controlSocketPath } from "./policy.ts";
 
 /**

@@ -21,7 +21,14 @@ const paramsOf = (s: z.ZodObject, where: "query" | "path") =>
 const error = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
 const ok = (description: string) => ({ description, content: { "application/json": { schema: { type: "object" } } } });
 const body = (s: z.ZodType, required: boolean) => ({ required, content: { "application/json": { schema: schemaOf(s) } } });
-const common = { "400": error("Invalid request: the message names the field"), "401": error("Missing or wrong bearer token"), "503": error("The server is closing") };
+const common = {
+  "400": error("Invalid request: the message names the field"),
+  "401": error("Missing or wrong bearer token"),
+  "403": error("Another origin, or a route outside the token's role"),
+  "415": error("A write whose Content-Type is not application/json"),
+  "421": error("A Host this server is not reached by"),
+  "503": error("The server is closing"),
+};
 const withContext = { ...common, "404": error("No such context") };
 
 const action = (summary: string, extra: Record<string, unknown> = {}) => ({
@@ -33,7 +40,7 @@ const decision = (summary: string, s: z.ZodType) => ({
     summary,
     parameters: paramsOf(ApprovalIdParam, "path"),
     requestBody: body(s, true),
-    responses: { "200": ok("{ approvalId, status }"), ...common, "404": error("No such approval"), "409": error("Already decided, or its run ended") },
+    responses: { "200": ok("{ approvalId, status, by }: by is the deciding token's name"), ...common, "404": error("No such approval"), "409": error("Already decided, or its run ended") },
   },
 });
 

@@ -3,6 +3,7 @@
 // Requirements: no HTTP stack imported here, so the CLI and the public entry can check a request cheaply.
 
 import path from "node:path";
+import { SINGLE_TOKEN_NAME, tokensProblem, type NamedToken } from "./tokens.ts";
 
 export const DEFAULT_PORT = 7077;
 
@@ -41,12 +42,25 @@ export const normalOrigin = (text: string): string | null => {
 
 /**
  * Why serve would refuse these options before it opens anything (null if it would not): a non-loopback address
- * without a token, an allowed origin that is not scheme://host[:port], an allowed host that is not a bare name.
+ * without a token, a bad or repeated named token, an allowed origin that is not scheme://host[:port], an allowed host that is not a bare name.
  */
-export const refusedServeOptions = (o: { host?: string; token?: string | undefined; socketPath?: string; allowedHosts?: readonly string[]; allowOrigins?: readonly string[] }): string | null => {
+export const refusedServeOptions = (o: {
+  host?: string;
+  token?: string | undefined;
+  tokens?: readonly NamedToken[];
+  socketPath?: string;
+  allowedHosts?: readonly string[];
+  allowOrigins?: readonly string[];
+}): string | null => {
   const host = o.host ?? "127.0.0.1";
-  if (!o.socketPath && !isLoopback(host) && (o.token === undefined || o.token === "")) {
-    return `refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token or ACTORZERO_TOKEN)`;
+  const single = o.token === "" ? undefined : o.token;
+  if (!o.socketPath && !isLoopback(host) && single === undefined && (o.tokens ?? []).length === 0) {
+    return `refusing to listen on ${host} without a token: anyone who can reach it could drive your agents (set --token, ACTORZERO_TOKEN or --tokens-file)`;
+  }
+  const problem = tokensProblem(o.tokens ?? []);
+  if (problem !== null) return problem;
+  if (single !== undefined && o.tokens?.some((t) => t.name === SINGLE_TOKEN_NAME || t.token === single)) {
+    return `tokens: --token is the admin token named '${SINGLE_TOKEN_NAME}': no named token may have that name or its secret`;
   }
   for (const origin of o.allowOrigins ?? []) {
     if (normalOrigin(origin) === null) return `allowed origin '${origin}' is not an origin: give scheme://host[:port], e.g. https://dashboard.example`;

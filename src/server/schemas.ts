@@ -30,10 +30,9 @@ export const NoOptionsBody = z.strictObject({});
 
 export const ApprovalIdParam = z.strictObject({ id: z.uuid({ error: "must be an approval id (a UUID)" }) });
 export const ApprovalsQuery = z.strictObject({ contextId: z.uuid({ error: "must be a context id (a UUID)" }).optional() });
-const decider = z.string({ error: "must be a non-empty string (who decides)" }).trim().min(1, { error: "must be a non-empty string (who decides)" }).max(200);
-export const ApproveBody = z.strictObject({ by: decider, note: z.string().max(10_000).optional() });
+/** Who decides is not in the body: the server records the name of the token that sent it. */
+export const ApproveBody = z.strictObject({ note: z.string().max(10_000).optional() });
 export const RejectBody = z.strictObject({
-  by: decider,
   reason: z.string({ error: "must be a non-empty string (why)" }).trim().min(1, { error: "must be a non-empty string (why)" }).max(10_000),
 });
 

@@ -8,14 +8,20 @@ import type { Runtime } from "../index.ts";
 import { buildApp } from "./app.ts";
 import { EventHub } from "./eventHub.ts";
 import { DEFAULT_PORT, refusedServeOptions, ServeRefused } from "./policy.ts";
+import { processUser, SINGLE_TOKEN_NAME, TokenTable, type NamedToken } from "./tokens.ts";
 
 export type ServeOptions = {
   /** TCP port (0 = any free one); ignored with `socketPath`. Default 7077. */
   port?: number;
   /** Address to bind; default 127.0.0.1. A non-loopback address needs `token`. */
   host?: string;
-  /** Bearer token every route but /healthz requires when set. */
+  /** Bearer token every route but /healthz requires when set: an admin token named "admin". */
   token?: string | undefined;
+  /**
+   * Named bearer tokens with roles (`read`, `act`, `approve`, `admin`); decisions over HTTP are recorded under the
+   * token's name. With `token` too, both are accepted.
+   */
+  tokens?: readonly NamedToken[];
   /**
    * More Host names this server answers to (a DNS name of this machine, a proxy's name). By default only the
    * address it is bound to (and localhost, 127.0.0.1, [::1] for a loopback bind): any other Host gets 421.
@@ -52,6 +58,7 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
   const token = options.token === "" ? undefined : options.token;
   const refused = refusedServeOptions({ ...options, host, token });
   if (refused !== null) throw new ServeRefused(refused);
+  const named = [...(token !== undefined ? [{ name: SINGLE_TOKEN_NAME, token, role: "admin" as const }] : []), ...(options.tokens ?? [])];
   const hub = await EventHub.open(rt, options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {});
   let closing = false;
   let markClosed!: () => void;
@@ -61,7 +68,7 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
   };
-  const app = buildApp(rt, hub, { token, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
+  const app = buildApp(rt, hub, { tokens: new TokenTable(named), anonymous: { name: processUser(), role: "admin" }, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

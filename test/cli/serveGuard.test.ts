@@ -1,9 +1,10 @@
-// `actorzero serve --allowed-host/--allow-origin`: names and origins opted in on the command line, bad ones refused
-// before the data dir exists.
-import { existsSync, mkdtempSync } from "node:fs";
+// `actorzero serve --allowed-host/--allow-origin/--tokens-file`: names, origins and tokens given on the command line,
+// bad ones refused before the data dir exists.
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { api } from "../server/support.ts";
 import { removeDir } from "../support/pglite.ts";
 import { cli, expectOneLineError, startCli } from "./support.ts";
 
@@ -32,6 +33,48 @@ describe("actorzero serve with names and origins opted in", () => {
       expect(expectOneLineError(h)).toContain("allowed host 'http://box.internal' is not a host name");
       expect(existsSync(dataDir)).toBe(false);
     } finally {
+      await removeDir(parent);
+    }
+  });
+
+  it("when the tokens file is missing, not JSON or has a bad entry, then serve exits naming the file and the problem, and creates no data dir", async () => {
+    const parent = mkdtempSync(path.join(tmpdir(), "az-tokens-"));
+    try {
+      const dataDir = path.join(parent, "dir");
+      const file = path.join(parent, "tokens.json");
+      const attempt = async () => expectOneLineError(await cli(["serve", "--offline", "--port", "0", "--data-dir", dataDir, "--tokens-file", file]));
+      expect(await attempt()).toContain(`cannot read the tokens file ${file}: ENOENT`);
+      writeFileSync(file, "{ tokens: [] }");
+      expect(await attempt()).toContain(`the tokens file ${file} is not JSON`);
+      writeFileSync(file, JSON.stringify({ tokens: [{ name: "ci", token: "0123456789abcdef", role: "write" }] }));
+      expect(await attempt()).toContain(`the tokens file ${file}: tokens[0].role: must be one of read, act, approve, admin`);
+      writeFileSync(file, JSON.stringify({ tokens: [{ name: "ci", token: "0123456789abcdef", role: "act", expires: "never" }] }));
+      expect(await attempt()).toContain(`tokens[0]: unknown field 'expires'`);
+      writeFileSync(file, JSON.stringify({ tokenz: [] }));
+      expect(await attempt()).toContain(`unknown field 'tokenz'`);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await removeDir(parent);
+    }
+  });
+
+  it("when serving with a tokens file, then each token acts within its role only", { timeout: 120_000 }, async () => {
+    const parent = mkdtempSync(path.join(tmpdir(), "az-tokens-"));
+    const file = path.join(parent, "tokens.json");
+    writeFileSync(file, JSON.stringify({ tokens: [{ name: "viewer", token: "viewer-secret-0123456789", role: "read" }, { name: "ci", token: "ci-secret-0123456789ab", role: "act" }] }));
+    const serve = startCli(["serve", "--store", "memory", "--offline", "--port", "0", "--tokens-file", file]);
+    try {
+      const line = await serve.waitForLine(/^actorzero serving /);
+      expect(line).toContain("bearer token required: 2 named tokens");
+      const url = /serving (http:\/\/\S+)/.exec(line)![1]!;
+      const viewer = { authorization: "Bearer viewer-secret-0123456789" };
+      expect((await api(url, "GET", "/v1/contexts", undefined, viewer)).status).toBe(200);
+      expect((await api(url, "POST", "/v1/contexts", {}, viewer)).status).toBe(403);
+      expect((await api(url, "POST", "/v1/contexts", {}, { authorization: "Bearer ci-secret-0123456789ab" })).status).toBe(201);
+      expect((await api(url, "GET", "/v1/contexts")).status).toBe(401);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.done;
       await removeDir(parent);
     }
   });

@@ -1,6 +1,6 @@
 // The web page's approvals in a real browser against a real serve: a parked call is listed with Approve and
-// Reject; pressing them records the decision (by "web page") and the run goes on; a reject without a reason is
-// the API's error on the page, and nothing is written.
+// Reject; pressing them records the decision under the name of the token the page was given (never a name the page
+// says) and the run goes on; a reject without a reason is the API's error on the page, and nothing is written.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { waitFor } from "xstate";
@@ -30,7 +30,7 @@ beforeAll(async () => {
       return { text: `done: ${last.content as string}` };
     }),
   });
-  server = await serve(rt, { port: 0 });
+  server = await serve(rt, { port: 0, tokens: [{ name: "ops-lead", token: "approver-secret-0123456789", role: "approve" }] });
   browser = await launchBrowser();
   w = await watchedPage(browser);
 });
@@ -55,6 +55,8 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     const prod = await parkRun("prod");
     const { page } = w;
     await page.goto(server.url);
+    await page.fill("#token", "approver-secret-0123456789");
+    await page.keyboard.press("Enter");
     const row = page.locator("#approvals li", { hasText: "deploy" });
     await row.waitFor();
     expect(await row.textContent()).toContain('{"env":"prod"}');
@@ -62,7 +64,7 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     await page.locator(`#tree-${prod.id} .pill`, { hasText: "awaiting approval" }).waitFor();
     await row.getByRole("button", { name: "Approve" }).click();
     expect(await prod.ended).toMatchObject({ status: "completed", response: "done: deployed to prod" });
-    expect(await decisions(prod.id)).toEqual([{ type: "ApprovalGranted", data: expect.objectContaining({ by: "web page", note: null }) }]);
+    expect(await decisions(prod.id)).toEqual([{ type: "ApprovalGranted", data: expect.objectContaining({ by: "ops-lead", note: null }) }]);
     await page.waitForSelector("#approvals-pane", { state: "hidden" });
 
     const staging = await parkRun("staging");
@@ -75,8 +77,8 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     expect(await decisions(staging.id)).toEqual([]);
     await next.getByRole("textbox").fill("change freeze");
     await next.getByRole("button", { name: "Reject" }).click();
-    expect(await staging.ended).toMatchObject({ status: "completed", response: "done: Not run: web page denied this call: change freeze" });
-    expect(await decisions(staging.id)).toEqual([{ type: "ApprovalDenied", data: expect.objectContaining({ by: "web page", reason: "change freeze" }) }]);
+    expect(await staging.ended).toMatchObject({ status: "completed", response: "done: Not run: ops-lead denied this call: change freeze" });
+    expect(await decisions(staging.id)).toEqual([{ type: "ApprovalDenied", data: expect.objectContaining({ by: "ops-lead", reason: "change freeze" }) }]);
     expect(w.errors).toEqual([]);
   });
 });

@@ -2,7 +2,9 @@
 // tool call that waits for one.
 // Requirements: recorded in the log (ApprovalGranted / ApprovalDenied) by the process that can write the context: on a
 // data dir actorzero run, send or serve holds, through that process (its control socket), where the parked run goes
-// on; otherwise here, where it goes on until it ends (or parks again). `--by` defaults to the OS user. A decision for
+// on; otherwise here, where it goes on until it ends (or parks again). `--by` defaults to the OS user; through a
+// holder the decision is recorded under the holder's OS user (the socket is 0600: only that user, or root, reaches
+// it), so --by is refused there rather than ignored. A decision for
 // an unknown approval, one already decided or one whose run ended is refused with the reason (exit 1), nothing written.
 import { userInfo } from "node:os";
 import { waitFor } from "xstate";
@@ -10,7 +12,7 @@ import { z } from "zod";
 import type { EventStore } from "../../events/store.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
-import { EXIT } from "../errors.ts";
+import { CliError, EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { holderRefused, openLogOrHolder, type Holder } from "../holder.ts";
 import { chooseModel } from "../modelChoice.ts";
@@ -46,7 +48,7 @@ const specOf = (action: Action): CommandSpec<Values> => ({
   usage: [action === "approve" ? "approve <approval> [--note <text>] [--by <name>] [--json]" : "reject <approval> --reason <text> [--by <name>] [--json]"],
   options: {
     ...STORE_OPTIONS,
-    by: { type: "string", value: "<name>", description: "who decides, as recorded (default: the OS user)" },
+    by: { type: "string", value: "<name>", description: "who decides, as recorded (default: the OS user); not with a holder, which records its own OS user" },
     ...(action === "approve"
       ? { note: { type: "string", value: "<text>", description: "a note recorded with the approval" } }
       : { reason: { type: "string", value: "<text>", description: "why (required): the model reads it" } }),
@@ -65,11 +67,15 @@ export const rejectSpec = specOf("reject");
 const decideWith = (action: Action) => async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, action);
   const id = v.positionals["<approval>"]!;
-  const by = v.by ?? osUser(io.env);
+  let by = v.by ?? osUser(io.env);
   const body = action === "approve" ? { by, ...(v.note !== undefined ? { note: v.note } : {}) } : { by, reason: v.reason ?? "" };
   const opened = await openLogOrHolder(where, { create: false });
-  if (opened.holder) await through(opened.holder, action, id, body);
-  else await here(opened.store, action, id, body, io);
+  if (opened.holder) {
+    if (v.by !== undefined) {
+      throw new CliError(`--by: this data dir is held by a running process, which records the decision under its own OS user; leave --by out`);
+    }
+    by = await through(opened.holder, action, id, body);
+  } else await here(opened.store, action, id, body, io);
   const status = action === "approve" ? "granted" : "denied";
   if (v.json) io.print(JSON.stringify({ approvalId: id, status }));
   else io.print(`approval ${id} ${status} by ${by}${action === "approve" ? ": the call runs and its run goes on" : ": the model gets the reason and the run goes on"}`);
@@ -105,7 +111,10 @@ const decided = async (rt: Awaited<ReturnType<typeof runtimeFor>>, action: Actio
   return pending?.contextId ?? null;
 };
 
-const through = async (holder: Holder, action: Action, id: string, body: Body): Promise<void> => {
-  const answer = await holder.call("POST", `/v1/approvals/${encodeURIComponent(id)}/${action}`, body);
+/** The holder records the decision under its OS user (no name travels in the body); answers that name. */
+const through = async (holder: Holder, action: Action, id: string, body: Body): Promise<string> => {
+  const { by: _by, ...rest } = body;
+  const answer = await holder.call("POST", `/v1/approvals/${encodeURIComponent(id)}/${action}`, rest);
   if (answer.status !== 200) throw holderRefused(answer);
+  return String(answer.body.by);
 };

@@ -2,7 +2,9 @@
 // Requirements: 127.0.0.1 unless --host says otherwise; a token from --token or ACTORZERO_TOKEN; a non-loopback
 // address without one is refused before anything opens; on SIGTERM/SIGINT: stop accepting, record unfinished runs
 // as interrupted (the runtime's close), close the store, exit 0.
+import path from "node:path";
 import { z } from "zod";
+import type { NamedToken } from "../../server/tokens.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
@@ -24,6 +26,7 @@ const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   port: intFlag("--port").optional(),
   host: z.string().min(1, "--host needs an address").optional(),
   token: z.string().min(1, "--token needs a value").optional(),
+  "tokens-file": z.string().min(1, "--tokens-file needs a file").optional(),
   "allowed-host": nameList("--allowed-host"),
   "allow-origin": nameList("--allow-origin"),
 });
@@ -34,11 +37,12 @@ const { events: _events, ...modelOptions } = MODEL_OPTIONS;
 export const serveSpec: CommandSpec<Values> = {
   name: "serve",
   summary: "Serve the runtime over HTTP: a JSON API under /v1, the log as Server-Sent Events, an OpenAPI document.",
-  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>] [--allowed-host <name>]… [--allow-origin <origin>]…"],
+  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>] [--tokens-file <file>] [--allowed-host <name>]… [--allow-origin <origin>]…"],
   options: {
     port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)" },
     host: { type: "string", value: "<addr>", description: "address to bind (default 127.0.0.1; any other needs a token)" },
     token: { type: "string", value: "<secret>", description: "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)" },
+    "tokens-file": { type: "string", value: "<file>", description: 'named tokens with roles, JSON: { "tokens": [{ "name", "token", "role" }] } (see docs/serving.md)' },
     "allowed-host": { type: "string", multiple: true, value: "<name>", description: "another Host name to answer to (e.g. this machine's DNS name); other names get 421" },
     "allow-origin": { type: "string", multiple: true, value: "<origin>", description: "another web origin whose pages may call the API (CORS); other origins get 403" },
     ...modelOptions,
@@ -52,13 +56,28 @@ write whose Content-Type is not application/json 415 (see README, "Serving safel
   schema: Values as z.ZodType<Values>,
 };
 
+const authText = (token: string | undefined, tokens: NamedToken[] | undefined): string => {
+  const n = (token ? 1 : 0) + (tokens?.length ?? 0);
+  if (n === 0) return "no token: loopback only";
+  return n === 1 ? "bearer token required" : `bearer token required: ${n} named tokens`;
+};
+
 export const serveCommand = async (v: Values, io: Io): Promise<number> => {
-  const { serve, serveControlSocket, refusedServeOptions, ServeRefused } = await import("../../server/index.ts");
+  const { serve, serveControlSocket, refusedServeOptions, readTokensFile, ServeRefused } = await import("../../server/index.ts");
   const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
   const host = v.host ?? "127.0.0.1";
+  let tokens: NamedToken[] | undefined;
+  if (v["tokens-file"] !== undefined) {
+    try {
+      tokens = readTokensFile(path.resolve(io.cwd, v["tokens-file"]));
+    } catch (e) {
+      throw new CliError((e as Error).message);
+    }
+  }
   const served = {
     host,
     token,
+    ...(tokens ? { tokens } : {}),
     ...(v["allowed-host"] ? { allowedHosts: v["allowed-host"] } : {}),
     ...(v["allow-origin"] ? { allowOrigins: v["allow-origin"] } : {}),
   };
@@ -81,7 +100,7 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
       // The data dir's holder also answers on a Unix socket beside its lock: the same API, for local tools.
       // Only this user can reach it (the socket file is made 0600), so it needs no token.
       const control = where.kind === "pglite" ? await serveControlSocket(rt, where.dataDir) : null;
-      io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${token ? "bearer token required" : "no token: loopback only"}; ${choice.banner})`);
+      io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${authText(token, tokens)}; ${choice.banner})`);
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));
         process.once("SIGINT", () => resolve("SIGINT"));

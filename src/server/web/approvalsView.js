@@ -15,12 +15,11 @@ const argumentsText = (a) => {
 };
 
 export class ApprovalsView {
-  constructor(root, list, { call, attempt, decider }) {
+  constructor(root, list, { call, attempt }) {
     this.root = root;
     this.list = list;
     this.call = call;
     this.attempt = attempt;
-    this.decider = decider;
     this.timer = 0;
   }
 
@@ -43,7 +42,8 @@ export class ApprovalsView {
     field.setAttribute("aria-label", `Reason or note for ${a.tool}`);
     const decide = (action) => async () => {
       const text = field.value.trim();
-      const body = action === "approve" ? { by: this.decider(), ...(text ? { note: text } : {}) } : { by: this.decider(), reason: text };
+      // Who decides is the server's to record (the token's name), not the page's to say.
+      const body = action === "approve" ? (text ? { note: text } : {}) : { reason: text };
       const ok = await this.attempt(() => this.call("POST", `/v1/approvals/${a.approvalId}/${action}`, body));
       if (ok) await this.refresh();
     };

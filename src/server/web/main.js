@@ -30,7 +30,7 @@ const attempt = async (work) => {
 const tree = new TreeView($("tree"), { onSelect: (id) => selectContext(id) });
 const timeline = new TimelineView($("timeline"), $("detail"), { onOpenChild: (id) => tree.select(id, { focus: false }) });
 
-const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt, decider: () => "web page" });
+const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt });
 const APPROVAL_CHANGES = new Set(["ApprovalRequested", "ApprovalGranted", "ApprovalDenied", "RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
 
 const setConn = (text, cls = "") => {
