@@ -135,7 +135,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   webRoutes(app, rt);
   mcpRoute(app, rt);
-  a2aRoute(app, rt, { bearer: options.token !== undefined });
+  a2aRoute(app, rt, { bearer: options.tokens.size > 0 });
 
   app.get("/v1/contexts", async (c) => {
     const q = parse(ContextsQuery, c.req.query(), "query");
