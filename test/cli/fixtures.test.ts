@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseFixture } from "../../src/fixtures/format.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
-import { cli, expectOneLineError } from "./support.ts";
+import { startFakeOpenAIServer } from "../support/fakeOpenAIServer.ts";
+import { cli, cliEnv, expectOneLineError } from "./support.ts";
 
 const PROMPTS = new URL("../../prompts", import.meta.url).pathname;
 
@@ -90,6 +91,27 @@ describe("given the offline demo's tree in a data dir", { timeout: 180_000 }, ()
     expect(json.same).toBe(false);
     expect(json.firstDifference).toMatchObject({ path: "A0", field: "delegations" });
     expect(json.contexts.find((c) => c.path === "A0/developer")!.replay).toBeNull();
+  });
+
+  it("when replay-run runs against a preset's real endpoint, then the model gets the recorded message and the report shows where it parts", async () => {
+    const server = await startFakeOpenAIServer();
+    try {
+      server.reply({ text: "Launch it quietly.", usage: { inputTokens: 40, outputTokens: 5 } });
+      const cwd = at("with-endpoint");
+      mkdirSync(cwd);
+      writeFileSync(path.join(cwd, "actorzero.config.json"), JSON.stringify({ presets: { Fast: { model: "fast-model", baseURL: server.baseURL } } }));
+      const r = await cli(["replay-run", rootId.slice(0, 8), "--model", "Fast", "--json", "--data-dir", dataDir], { cwd, env: { ...cliEnv(), OPENAI_API_KEY: "sk-test-key-for-replay-run" } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(server.requests, r.stdout).toHaveLength(1);
+      expect(server.requests[0]!.body.model).toBe("fast-model");
+      expect(server.requests[0]!.body.messages.at(-1)).toEqual({ role: "user", content: "Plan the launch of a small open-source note-taking app" });
+      const report = JSON.parse(r.stdout) as { firstDifference: unknown; contexts: { path: string; replay: { answers: string[]; tokens: unknown } | null }[] };
+      expect(report.firstDifference).toEqual({ path: "A0", field: "toolCalls", recorded: "call 1: parallel", replay: "call 1: (none)" });
+      expect(report.contexts[0]!.replay).toMatchObject({ answers: ["Launch it quietly."], tokens: { input: 40, output: 5 } });
+      expect(r.stdout + r.stderr).not.toContain("sk-test-key-for-replay-run");
+    } finally {
+      await server.close();
+    }
   });
 
   it("when replay-run runs the same prompts against the recorded fixture, then the two runs are the same", async () => {
