@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ModelError, type ModelRequest } from "../../src/index.ts";
 import { gate, served, type Served } from "../server/support.ts";
+import { deployTool } from "../support/approvalTools.ts";
 
 let open: Served | null = null;
 afterEach(async () => {
@@ -91,6 +92,27 @@ describe("when another agent reaches the runtime over MCP (HTTP)", () => {
     const r = await call;
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(new RegExp(`context ${running!.id} was stopped`));
+    await client.close();
+  });
+
+  it("keeps the call open while its run awaits approval, and answers once it is approved", async () => {
+    open = await served(
+      (req) => (req.messages.some((m) => m.role === "tool") ? { text: "deployed, as approved" } : { toolCalls: [{ id: "d1", name: "deploy", arguments: { env: "prod" } }] }),
+      {},
+      { tools: [deployTool()] },
+    );
+    const requested = new Promise<string>((resolve) => {
+      void open!.rt.subscribe((e) => {
+        if (e.type === "ApprovalRequested") resolve(e.data.approvalId);
+      });
+    });
+    const client = await connect(open.url);
+    const call = client.callTool({ name: "delegate_to_default", arguments: { message: "deploy to prod" } });
+    const approvalId = await requested;
+    await open.rt.approve(approvalId, { by: "operator" });
+    const r = await call;
+    expect(r.isError).toBeFalsy();
+    expect(text(r)).toBe("deployed, as approved");
     await client.close();
   });
 
