@@ -48,7 +48,16 @@ const sameLock = (a: LockInfo | undefined, b: LockInfo) =>
  * a dead holder whose pid was reused by an unrelated process looks alive.
  */
 export const acquireDataDirLock = (dataDir: string): DataDirLock => {
-  fs.mkdirSync(dataDir, { recursive: true });
+  // A new data dir is its owner's only (0700, whatever the umask: mkdir's mode only ever loses bits to it), as
+  // PostgreSQL makes its own: the log, the lock and the control socket inside are nobody else's to read or reach.
+  if (!fs.existsSync(dataDir)) {
+    fs.mkdirSync(path.dirname(path.resolve(dataDir)), { recursive: true });
+    try {
+      fs.mkdirSync(dataDir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+  }
   const file = path.join(dataDir, LOCK_FILE_NAME);
   const mine: LockInfo = { pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString() };
 

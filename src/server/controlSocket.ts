@@ -2,7 +2,8 @@
 // Requirements:
 // - Only the holder of the dir listens (it holds the lock, so no other live process can own the socket file);
 //   a socket file a dead holder left behind is replaced.
-// - The socket file is this user's only (0600), so it needs no token; it is removed on close.
+// - The socket file is this user's only from the moment it exists (made under umask 077 by serve, then 0600), so it
+//   needs no token; it is removed on close.
 import { chmodSync, rmSync } from "node:fs";
 import type { Runtime } from "../index.ts";
 import { controlSocketPath } from "./policy.ts";

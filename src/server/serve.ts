@@ -72,7 +72,16 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    if (options.socketPath) server.listen(options.socketPath, resolve);
+    if (options.socketPath) {
+      // The socket file is created by bind(), inside listen(), with the mode the umask leaves: under 077 it is
+      // the owner's only from its first instant (a chmod after would leave a window another user could connect in).
+      const umask = process.umask(0o077);
+      try {
+        server.listen(options.socketPath, resolve);
+      } finally {
+        process.umask(umask);
+      }
+    }
     else server.listen(options.port ?? DEFAULT_PORT, host, resolve);
   });
   const address = server.address();
