@@ -21,7 +21,7 @@ import * as Duration from "effect/Duration";
 import * as Effect from "effect/Effect";
 import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
-import { argumentsAsString, type ChatMessage } from "../models/messages.ts";
+import type { ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
 import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, recordsCallOf, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
 import type { StreamWriter } from "./streamWriter.ts";
@@ -30,6 +30,8 @@ import { parseToolArguments } from "../tools/arguments.ts";
 import { type ApprovalPort, type Decision, deniedText, type ParkedStep } from "./approvalGate.ts";
 import { type LogError, logWrite, type LoopLimits, ModelCallFailed, retryDelayMs } from "./loopErrors.ts";
 import type { ResumePlan } from "./resumePlan.ts";
+import { requestMessages, type WindowEnv } from "./compaction.ts";
+import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
 
@@ -66,6 +68,8 @@ export type LoopEnv = {
   toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
   /** Where a run a gone process left unfinished picks up; absent for a run that starts afresh. */
   resume?: ResumePlan | null;
+  /** The model's context window, when its preset sets one: the history is compacted to fit (compaction.ts). */
+  window?: WindowEnv;
 };
 
 export const WARN_REPEATED =
@@ -118,8 +122,11 @@ const waitWhilePaused = (env: LoopEnv) =>
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
 
-/** One attempt: ModelCalled, the call, and on failure ModelCallFailed with the delay the retry will wait. */
-const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
+/**
+ * One attempt: ModelCalled, the request fitted to the window (compaction.ts), the call, and on failure
+ * ModelCallFailed with the delay the retry will wait. `force`: the endpoint refused the last attempt as too long.
+ */
+const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: boolean) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
     // The run's first call was recorded with its start (interventions since then wait for the next call).
@@ -134,9 +141,8 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
       );
     }
     env.handle.inFlight = { kind: "model", step, attempt };
-    const messages: ChatMessage[] = [{ role: "system", content: env.systemPrompt }, ...env.transcript()];
     const result = yield* Effect.result(
-      Effect.tryPromise({
+      requestMessages(env, step, force).pipe(Effect.flatMap((messages) => Effect.tryPromise({
         try: (signal) =>
           env.modelPort.call({
             contextId: env.handle.contextId,
@@ -149,12 +155,14 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
             signal,
           }),
         catch: toModelError,
-      }),
+      }))),
     );
     env.handle.inFlight = null;
     if (Result.isSuccess(result)) return result.success;
     const err = result.failure;
-    const retryInMs = retryDelayMs(env.limits, attempt, err);
+    if (!(err instanceof ModelError)) return yield* Effect.fail(err);
+    // The endpoint's own "too long" gets one compaction and a retry at once; a second one is final.
+    const retryInMs = err.reason === "context_overflow" && err.status !== undefined && !force ? 0 : retryDelayMs(env.limits, attempt, err);
     yield* append(env, [
       {
         type: "ModelCallFailed",
@@ -166,7 +174,8 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number) =>
 
 const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: boolean; attempt: number }) => {
   const why = f.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";
-  return fail(env, "model_error", `Model call failed (${f.reason}, ${why}): ${f.message}`).pipe(Effect.map((terminal): Terminal => ({ terminal })));
+  const reason = f.reason === "context_overflow" ? "context_overflow" : "model_error";
+  return fail(env, reason, `Model call failed (${f.reason}, ${why}): ${f.message}`).pipe(Effect.map((terminal): Terminal => ({ terminal })));
 };
 
 /**
@@ -177,28 +186,17 @@ const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: b
 const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
   if (from?.failed && from.failed.retryInMs === null) return gaveUp(env, from.failed);
   // Not Effect.retry with a Schedule: building its driver cost every model call more than the call's own bookkeeping.
-  const attemptFrom = (attempt: number): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
-    attemptModelCall(env, step, attempt).pipe(
-      Effect.catchTag("ModelCallFailed", (f) => (f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1))))),
+  const attemptFrom = (attempt: number, force: boolean): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
+    attemptModelCall(env, step, attempt, force).pipe(
+      Effect.catchTag("ModelCallFailed", (f) =>
+        f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1, force || f.error.reason === "context_overflow"))),
+      ),
     );
-  return attemptFrom(from?.attempt ?? 1).pipe(
+  return attemptFrom(from?.attempt ?? 1, false).pipe(
     Effect.map((turn) => ({ turn })),
     Effect.catchTag("ModelCallFailed", (f) => gaveUp(env, { reason: f.error.reason, message: f.error.message, retryable: f.error.retryable, attempt: f.attempt })),
   );
 };
-
-type NormalizedCall = { id: string; name: string; arguments: unknown };
-
-/** Tool calls as the loop can record them, whatever shape the model port handed over. */
-const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] =>
-  (Array.isArray(turn.toolCalls) ? turn.toolCalls : []).map((c: Partial<NormalizedCall> | null | undefined, i) => {
-    const id: unknown = c?.id;
-    return {
-      id: typeof id === "string" && id.length > 0 ? id : id !== undefined && id !== null && id !== "" ? JSON.stringify(id) : `call_${step}_${i + 1}`,
-      name: typeof c?.name === "string" ? c.name : String(c?.name),
-      arguments: c?.arguments ?? {},
-    };
-  });
 
 type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | { parked: true } | Terminal;
 
@@ -267,9 +265,6 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
     yield* toolFailed(error);
     return { failed: error } as ToolStepResult;
   });
-
-const replyKeyOf = (text: string | null, calls: readonly NormalizedCall[]) =>
-  JSON.stringify({ text, calls: calls.map((c) => [c.name, argumentsAsString(c.arguments)]) });
 
 const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) =>
   calls.length === 0

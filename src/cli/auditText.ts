@@ -149,6 +149,12 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
       if (e.text) lines.push(`${pad}says ${text(e.text, o, pad)}`);
       return lines;
     }
+    case "compaction": {
+      const what = `${e.topics} topic(s) summarised, ${e.elided} tool result(s) elided, ${e.tokensBefore} → ${e.tokensAfter} tokens`;
+      const why = e.trigger === "endpoint" ? "the endpoint refused the request as too long" : "the request neared the window";
+      const head = `    ${at(e, p)} ${p.bold("compaction")} step ${e.step} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)} ${what} (${why})`;
+      return [head, `${pad}summary ${text(e.summary, o, pad)}`];
+    }
     case "tool_call": {
       // The answer of `response` is shown as the run's answer; a parallel call's result repeats its jobs.
       const quiet = e.outcome === "returned" && (e.name === "response" || (e.name === "parallel" && e.jobs.length > 0)) && Number.isFinite(o.max);

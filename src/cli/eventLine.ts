@@ -61,6 +61,8 @@ export const gist = (e: RecordedEvent, max = 100): string => {
       return `${e.data.approvalId} by ${e.data.by}${e.data.note ? `: ${oneLine(e.data.note, max)}` : ""}`;
     case "ApprovalDenied":
       return `${e.data.approvalId} by ${e.data.by}: ${oneLine(e.data.reason, max)}`;
+    case "HistoryCompacted":
+      return `step ${e.data.step}: ${e.data.topics.length} topic(s) summarised, ${e.data.elided.length} tool result(s) elided, ${e.data.tokensBefore} → ${e.data.tokensAfter} tokens`;
     case "RunControlRequested":
       return `${e.data.action} of run ${e.data.runId.slice(0, 8)} in ${e.data.contextId.slice(0, 8)}, asked of the process that drives it`;
     default: {

@@ -199,6 +199,9 @@ export class LiveState {
       // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.
       case "RunControlRequested":
         break;
+      case "HistoryCompacted":
+        n.activity = "compacting history";
+        break;
       default: {
         const _exhaustive: never = e;
       }

@@ -16,6 +16,8 @@ import type { ContextView } from "../projections/contexts.ts";
 import type { JobView } from "../projections/jobs.ts";
 import { ROOT_GROUP, type TreeNode } from "../projections/tree.ts";
 import type { UsageView } from "../projections/usage.ts";
+import { historyOf } from "../projections/topics.ts";
+import type { RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import { CliError } from "./errors.ts";
 import { holderRefused, type Holder } from "./holder.ts";
@@ -114,7 +116,7 @@ const foldedProjections = (events: readonly RecordedEvent[], head: number): Proj
       roots: async () => rows<TreeNode>("tree").filter((r) => r.group === ROOT_GROUP).map((r) => r.key),
     },
     transcript: {
-      history: async (id) => rows<{ messages: ChatMessage[] }>("transcript").filter((r) => r.group === id).flatMap((r) => r.state.messages),
+      history: async (id, options) => historyOf(rows<RunTranscript>("transcript").filter((r) => r.group === id).map((r) => r.state), options),
     },
     usage: {
       of: async (id) => one<UsageView>("usage", id),

@@ -31,6 +31,8 @@ export const ModelErrorReason = z.enum([
   "invalid_output",
   "aborted",
   "unknown",
+  /** The request did not fit the model's context window (the endpoint's verdict, or the runtime's count). */
+  "context_overflow",
 ]);
 export type ModelErrorReason = z.infer<typeof ModelErrorReason>;
 
@@ -41,6 +43,8 @@ export const RunFailureReason = z.enum([
   "tool_error",
   "interrupted",
   "internal",
+  /** The history could not be compacted into the model's context window (the message says what did not fit). */
+  "context_overflow",
 ]);
 export type RunFailureReason = z.infer<typeof RunFailureReason>;
 
@@ -197,6 +201,29 @@ export const RunControlRequested = event("RunControlRequested", {
   action: z.enum(["stop", "pause", "resume"]),
 });
 
+/**
+ * Older parts of a context's history replaced, in what the model is sent, by a summary (docs/compaction.md).
+ * `topics`: the runs (topics) the summary stands for, every earlier compaction's included; `elided`: tool results
+ * of the current run replaced by a short note naming their ToolReturned/ToolFailed (by tool call id). The summary
+ * came from one model call (or several, chunked), recorded here: its model, usage and duration. The log keeps every
+ * original message; only the model's view changes.
+ */
+export const HistoryCompacted = event("HistoryCompacted", {
+  runId: RunId,
+  step: Count,
+  model: Text,
+  topics: z.array(RunId),
+  summary: Text,
+  elided: z.array(z.object({ toolCallId: z.string(), tokens: Count })),
+  tokensBefore: Count,
+  tokensAfter: Count,
+  /** Why it ran: the count passed the threshold (`threshold`) or the endpoint refused the request as too long (`endpoint`). */
+  trigger: z.enum(["threshold", "endpoint"]),
+  usage: Usage.nullable(),
+  calls: Count,
+  durationMs: Count,
+});
+
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
   ContextCreated,
@@ -226,6 +253,7 @@ export const DomainEvent = z.discriminatedUnion("type", [
   ApprovalGranted,
   ApprovalDenied,
   RunControlRequested,
+  HistoryCompacted,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];

@@ -1,6 +1,7 @@
 // The OpenAI adapter of the model port: chat completions with tools, over any OpenAI-compatible endpoint.
 // This is the only file that imports the `openai` SDK.
-// Requirements: streamed (`stream: true`, usage in the final chunk) when asked or when the request wants live deltas,
+// Requirements: a 400 that says the request is longer than the window is `context_overflow` (compaction retries it);
+// streamed (`stream: true`, usage in the final chunk) when asked or when the request wants live deltas,
 // else one JSON completion; a stop aborts the HTTP exchange and returns nothing partial; every failure is one ModelError.
 import { redactSecrets } from "../events/redact.ts";
 import type OpenAI from "openai";
@@ -184,6 +185,7 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
     }
     if (status === 408) return new ModelError("timeout", `The endpoint timed out (${detail})`, true, options);
     if (status >= 500) return new ModelError("server_error", `The endpoint failed (${detail})`, true, options);
+    if ((status === 400 || status === 413) && tooLong(error, detail)) return new ModelError("context_overflow", `The request does not fit the model's context window (${detail})`, false, options);
     if (status === 401 || status === 403) return new ModelError("authentication", `The endpoint refused the credentials (${detail})`, false, options);
     if (status >= 400) return new ModelError("bad_request", `The endpoint refused the request (${detail})`, false, options);
     return new ModelError("unknown", `Unexpected response (${detail})`, false, options);
@@ -196,6 +198,13 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
   }
   return new ModelError("unknown", `The model call failed: ${detail}`, false);
 };
+
+/** How OpenAI-compatible servers say a request is longer than the model's window. */
+const TOO_LONG = /context_length_exceeded|maximum context length|context window|context length|too many tokens|prompt is too long|input is too long/i;
+
+/** Whether a refused request was refused for its length: OpenAI's error code, or the usual wordings of other servers. */
+export const tooLong = (error: { code?: unknown }, detail: string): boolean =>
+  error.code === "context_length_exceeded" || TOO_LONG.test(detail);
 
 /** `retry-after-ms` (OpenAI's own), else `retry-after` in seconds or as an HTTP date. */
 const retryAfter = (headers: Headers | undefined): number | undefined => {

@@ -29,6 +29,22 @@ export const Preset = z
   .strict();
 export type Preset = z.infer<typeof Preset>;
 
+/** A reply's reserved room when a preset with a window sets no `maxOutputTokens`: a quarter of the window, at most 4,096. */
+export const DEFAULT_OUTPUT_SHARE = 0.25;
+export const DEFAULT_MAX_OUTPUT = 4096;
+/** `compactAt` when a preset with a window sets none. */
+export const DEFAULT_COMPACT_AT = 0.8;
+
+/** The window settings of a preset, or null when it sets no `contextWindow` (the history is then sent whole). */
+export const windowSettings = (preset: Preset | undefined): { contextWindow: number; maxOutputTokens: number; compactAt: number } | null =>
+  preset?.contextWindow === undefined
+    ? null
+    : {
+        contextWindow: preset.contextWindow,
+        maxOutputTokens: preset.maxOutputTokens ?? Math.min(DEFAULT_MAX_OUTPUT, Math.floor(preset.contextWindow * DEFAULT_OUTPUT_SHARE)),
+        compactAt: preset.compactAt ?? DEFAULT_COMPACT_AT,
+      };
+
 /** Presets by name, as configured; `presetTable` adds `Default` when it is missing. */
 export const Presets = z.record(z.string().min(1), Preset);
 export type Presets = z.infer<typeof Presets>;

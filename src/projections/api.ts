@@ -51,8 +51,11 @@ export interface Projections {
     roots(): Promise<string[]>;
   };
   transcript: {
-    /** The context's messages as the model is sent them: its runs concatenated in order. */
-    history(id: string): Promise<ChatMessage[]>;
+    /**
+     * The context's messages as the model is sent them: its runs (topics) in order, compacted ones as their
+     * summary; with `full`, every original message.
+     */
+    history(id: string, options?: { full?: boolean }): Promise<ChatMessage[]>;
   };
   usage: {
     of(id: string): Promise<UsageView | null>;

@@ -75,7 +75,23 @@ export type Entry =
       subordinate: SubordinateLink | null;
       jobs: JobAudit[];
     }
-  | { kind: "paused" | "resumed"; position: number; at: string };
+  | { kind: "paused" | "resumed"; position: number; at: string }
+  | {
+      /** Older history replaced by a summary in what the model is sent (HistoryCompacted); the log keeps the originals. */
+      kind: "compaction";
+      position: number;
+      at: string;
+      step: number;
+      model: string;
+      trigger: "threshold" | "endpoint";
+      topics: number;
+      elided: number;
+      tokensBefore: number;
+      tokensAfter: number;
+      summary: string;
+      usage: Usage | null;
+      durationMs: number;
+    };
 
 export type RunAudit = {
   runId: string;

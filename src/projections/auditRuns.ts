@@ -112,6 +112,29 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         modelCalls.delete(`${e.data.runId}/${e.data.step}`);
         break;
       }
+      case "HistoryCompacted": {
+        if (!run) break;
+        const d = e.data;
+        run.entries.push({
+          kind: "compaction",
+          position: e.globalPosition,
+          at: e.recordedAt,
+          step: d.step,
+          model: d.model,
+          trigger: d.trigger,
+          topics: d.topics.length,
+          elided: d.elided.length,
+          tokensBefore: d.tokensBefore,
+          tokensAfter: d.tokensAfter,
+          summary: d.summary,
+          usage: d.usage,
+          durationMs: d.durationMs,
+        });
+        run.usage.modelCalls += d.calls;
+        run.usage.inputTokens += d.usage?.inputTokens ?? 0;
+        run.usage.outputTokens += d.usage?.outputTokens ?? 0;
+        break;
+      }
       case "ModelWarned":
         run?.entries.push({ kind: "warning", position: e.globalPosition, at: e.recordedAt, step: e.data.step, text: e.data.text });
         break;

@@ -187,6 +187,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "SubordinateReturned":
     case "ParallelJobStarted":
     case "ParallelJobFinished":
+    case "HistoryCompacted":
     case "RunControlRequested":
       return s;
     case "ApprovalRequested":

@@ -92,6 +92,7 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "HistoryCompacted":
     case "RunControlRequested":
       return state;
     default: {

@@ -1,6 +1,8 @@
 // The projections' read side: the queries over the stored states, one statement each.
 import type { SqlExecutor } from "../events/store.ts";
 import type { ChatMessage } from "../models/messages.ts";
+import { historyOf } from "./topics.ts";
+import type { RunTranscript } from "./transcript.ts";
 import type { ContextApprovals } from "./approvals.ts";
 import type { ContextStatus, ContextView } from "./contexts.ts";
 import type { JobView } from "./jobs.ts";
@@ -50,12 +52,12 @@ export const projectionQueries = (sql: () => SqlExecutor, table: string) => {
   };
 
   const transcript = {
-    history: async (id: string): Promise<ChatMessage[]> => {
-      const { rows } = await sql().query<{ messages: ChatMessage[] }>(
-        `SELECT state->'messages' AS messages FROM ${table} WHERE projection = 'transcript' AND grp = $1 ORDER BY ord, key`,
+    history: async (id: string, options: { full?: boolean } = {}): Promise<ChatMessage[]> => {
+      const { rows } = await sql().query<{ state: RunTranscript }>(
+        `SELECT state FROM ${table} WHERE projection = 'transcript' AND grp = $1 ORDER BY ord, key`,
         [id],
       );
-      return rows.flatMap((r) => r.messages);
+      return historyOf(rows.map((r) => r.state), options);
     },
   };
 

@@ -1,7 +1,10 @@
 // The `transcript` projection: a context's messages exactly as the model is sent them (chat shape, no system prompt).
+// Each key is one run, which is one topic (topics.ts): sealed when the run ends; a HistoryCompacted recorded in a run
+// keeps the summary and the elided results there, and topics.ts builds the model's view from them.
 import type { RecordedEvent } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
 import { defineProjection, foldEvents, onceByPositionFresh } from "./projection.ts";
+import { historyOf } from "./topics.ts";
 
 /**
  * One run of one context: the cost of saving a step is bounded by the run's length, not the history's.
@@ -15,6 +18,12 @@ export type RunTranscript = {
   /** Position of the first event of this run: runs are concatenated in this order. */
   firstPosition: number;
   position: number;
+  /** The run ended: its topic is sealed and may be summarised. */
+  sealed?: boolean;
+  /** The latest compaction recorded in this run: the topics (runs) its summary stands for. */
+  compaction?: { position: number; topics: string[]; summary: string } | null;
+  /** Tool results of this run that compaction replaced by a note (topics.ts `elidedNote`). */
+  elided?: { toolCallId: string; tokens: number }[];
 };
 
 /** The tool result given to a tool call the run never finished, so the next request is valid. */
@@ -79,12 +88,21 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "ToolFailed":
       return add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error });
     case "RunCompleted":
-      return flush(t);
+      return { ...flush(t), sealed: true };
     // Tool results must directly follow their assistant message, so close the calls before the interventions.
     case "RunStopped":
     case "RunFailed":
     case "RunInterrupted":
-      return flush(closeDangling(t));
+      return { ...flush(closeDangling(t)), sealed: true };
+    case "HistoryCompacted": {
+      const { topics, summary, elided } = event.data;
+      const known = new Set((t.elided ?? []).map((e) => e.toolCallId));
+      return {
+        ...t,
+        compaction: topics.length > 0 ? { position: event.globalPosition, topics, summary } : (t.compaction ?? null),
+        elided: [...(t.elided ?? []), ...elided.filter((e) => !known.has(e.toolCallId))],
+      };
+    }
     case "ContextCreated":
     case "ContextRenamed":
     case "ModelOverrideSet":
@@ -121,12 +139,13 @@ const TRANSCRIPT_TYPES: ReadonlySet<string> = new Set([
   "RunStopped",
   "RunFailed",
   "RunInterrupted",
+  "HistoryCompacted",
 ]);
 
 /** Key: `<contextId>/<runId>` (see `transcriptKey`); grouped by context, ordered by the run's first position. */
 export const transcriptProjection = defineProjection<RunTranscript>({
   name: "transcript",
-  version: 1,
+  version: 2,
   keysOf: (event) =>
     TRANSCRIPT_TYPES.has(event.type) && "runId" in event.data && event.data.runId !== null
       ? [transcriptKey(event.streamId, event.data.runId)]
@@ -136,13 +155,11 @@ export const transcriptProjection = defineProjection<RunTranscript>({
   columns: (_key, t) => ({ group: t.contextId, order: t.firstPosition }),
 });
 
-/** The runs of one context concatenated in order: the history the next model call starts from. */
-export const historyOf = (runs: Iterable<RunTranscript>): ChatMessage[] =>
-  [...runs].sort((a, b) => a.firstPosition - b.firstPosition).flatMap((r) => r.messages);
+export { historyOf } from "./topics.ts";
 
 /**
  * The transcript of one context's events, in memory, with the same evolve the engine persists.
  * @example transcriptOf(await store.readStream(contextId))
  */
-export const transcriptOf = (events: Iterable<RecordedEvent>): ChatMessage[] =>
-  historyOf(foldEvents(transcriptProjection, events).values());
+export const transcriptOf = (events: Iterable<RecordedEvent>, options: { full?: boolean } = {}): ChatMessage[] =>
+  historyOf(foldEvents(transcriptProjection, events).values(), options);

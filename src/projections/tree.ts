@@ -66,6 +66,7 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "HistoryCompacted":
     case "RunControlRequested":
       return node;
     default: {

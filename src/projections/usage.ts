@@ -37,6 +37,16 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
         outputTokens: u.outputTokens + (usage?.outputTokens ?? 0),
       };
     }
+    // The summary's model calls are the context's own calls (purpose `compaction`).
+    case "HistoryCompacted": {
+      const usage = event.data.usage;
+      return {
+        ...u,
+        modelCalls: u.modelCalls + event.data.calls,
+        inputTokens: u.inputTokens + (usage?.inputTokens ?? 0),
+        outputTokens: u.outputTokens + (usage?.outputTokens ?? 0),
+      };
+    }
     case "ContextRenamed":
     case "ModelOverrideSet":
     case "MessageReceived":
@@ -73,8 +83,8 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
 /** Key: the context id. Grouped by root so a rollup is one indexed aggregate. */
 export const usageProjection = defineProjection<UsageView>({
   name: "usage",
-  version: 1,
-  keysOf: (event) => (event.type === "ContextCreated" || event.type === "ModelReplied" ? [event.streamId] : []),
+  version: 2,
+  keysOf: (event) => (event.type === "ContextCreated" || event.type === "ModelReplied" || event.type === "HistoryCompacted" ? [event.streamId] : []),
   init: initUsage,
   evolve: onceByPositionFresh(apply),
   columns: (_key, u) => ({ group: u.rootContextId, order: 0 }),

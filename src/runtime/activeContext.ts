@@ -6,6 +6,7 @@ import { contextsProjection, type ContextView } from "../projections/contexts.ts
 import { foldEvents } from "../projections/projection.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
+import { topicsOf, type TopicView } from "../projections/topics.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
@@ -68,6 +69,11 @@ export class ActiveContext {
   /** The messages the next model call starts from (without the system prompt). */
   transcript(): ChatMessage[] {
     return historyOf(this.runs.values());
+  }
+
+  /** The history as topics (runs), the standing summary and what it covers: what compaction plans from. */
+  topics(): TopicView {
+    return topicsOf(this.runs.values());
   }
 
   outcome(runId: string): Promise<RunOutcome> {

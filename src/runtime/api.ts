@@ -142,7 +142,11 @@ export interface Runtime {
   context(id: string): Promise<ContextView | null>;
   contexts(filter?: { rootContextId?: string; status?: ContextView["status"] }): Promise<ContextView[]>;
   children(id: string): Promise<ContextView[]>;
-  history(id: string): Promise<ChatMessage[]>;
+  /**
+   * What the model sees of context `id` (compacted topics as their summary, elided tool results as notes);
+   * `{ full: true }`: every original message, as the log keeps them.
+   */
+  history(id: string, options?: { full?: boolean }): Promise<ChatMessage[]>;
   usage(id: string): Promise<{ own: UsageView | null; rollup: UsageRollup | null }>;
   /** Every event asked for: after `after`, of one context when `contextId` is given, at most `limit` when given. */
   events(opts?: EventsQuery): Promise<RecordedEvent[]>;

@@ -32,6 +32,7 @@ import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
 import { type ActiveContext, callKey } from "./activeContext.ts";
 import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
+import { windowSettings } from "../models/presets.ts";
 import { delegatorOf } from "./delegation.ts";
 import type { Core } from "./core.ts";
 
@@ -61,6 +62,12 @@ const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
   stage: (events, metadata) => ac.writer.stage(events, metadata),
   exclusive: (fn) => ac.writer.exclusive(() => fn()),
 });
+
+/** The context's window when its preset sets one (a raw model override has none). */
+const windowOf = (core: Core, presetName: string | null, ac: ActiveContext) => {
+  const settings = presetName === null ? null : windowSettings(core.config.options.presets?.[presetName]);
+  return settings ? { window: { settings, topics: () => ac.topics() } } : {};
+};
 
 export const runActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<RunOutput> => {
   const ac = core.registry.active.get(input.contextId);
@@ -127,6 +134,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         },
         toolContext,
         resume: resuming?.plan ?? null,
+        ...windowOf(core, model.presetName, ac),
       }),
       { signal },
     );

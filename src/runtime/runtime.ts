@@ -244,10 +244,12 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       const views = await Promise.all(kids.map((k) => projections.contexts.get(k.contextId)));
       return views.filter((v): v is ContextView => v !== null);
     },
-    async history(id) {
+    async history(id, options) {
       checkId("id", id);
+      const full = checkOptions(options, "options").full;
+      if (full !== undefined && typeof full !== "boolean") throw invalid("full", "true or false", JSON.stringify(full));
       await catchUp();
-      return projections.transcript.history(id);
+      return projections.transcript.history(id, full ? { full } : {});
     },
     async usage(id) {
       checkId("id", id);

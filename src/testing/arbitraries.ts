@@ -2,6 +2,10 @@
 import fc from "fast-check";
 import type { ContextId, EventId, JobId, RunId } from "../events/ids.ts";
 import { approvalEventArb } from "./approvalArbitraries.ts";
+import { historyCompactedArb } from "./compactionArbitraries.ts";
+import { jsonValueArb } from "./jsonArbitrary.ts";
+
+export { jsonValueArb } from "./jsonArbitrary.ts";
 import {
   EVENT_TYPES,
   JobStatus,
@@ -14,20 +18,6 @@ import {
   type RecordedEvent,
   type Superior,
 } from "../events/schema.ts";
-
-/** A JSON value that survives a JSONB round trip unchanged (no -0, no NaN, no NUL, no `__proto__` keys). */
-export const jsonValueArb: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof(
-    { depthSize: "small", maxDepth: 3 },
-    fc.constant(null),
-    fc.boolean(),
-    fc.integer({ min: -1_000_000, max: 1_000_000 }),
-    fc.integer({ min: -1000, max: 1000 }).map((n) => n / 8 || 0),
-    fc.string({ maxLength: 12 }),
-    fc.array(tie("value"), { maxLength: 3 }),
-    fc.dictionary(fc.constantFrom("a", "b", "path", "query", "n", "x y"), tie("value"), { maxKeys: 3 }),
-  ),
-})).value;
 
 /** Text as it appears in messages: printable, sometimes empty, sometimes multi-line. */
 export const textArb: fc.Arbitrary<string> = fc.oneof(fc.string({ maxLength: 24 }), fc.lorem({ maxCount: 6 }), fc.constant("line one\nline \"two\""));
@@ -177,6 +167,8 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "ApprovalGranted":
     case "ApprovalDenied":
       return approvalEventArb(type, p.toolCallId, cid(p), rid(p));
+    case "HistoryCompacted":
+      return historyCompactedArb(runId, rid(p), p.toolCallId, textArb);
     case "RunControlRequested": return ev(type, fc.record({ contextId: cid(p), runId, action: fc.constantFrom("stop" as const, "pause" as const, "resume" as const) }));
     default: {
       const _exhaustive: never = type;

@@ -48,6 +48,11 @@ export const timelineRows = (context) => {
           out.push({ ...base, text: `model ${e.model} · step ${e.step}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""} · ${duration(e.durationMs)}${use} · ${what}`, failed: e.outcome === "failed" });
           break;
         }
+        case "compaction": {
+          const why = e.trigger === "endpoint" ? "endpoint said too long" : "near the window";
+          out.push({ ...base, text: `compaction · step ${e.step} · ${e.topics} topic(s) summarised · ${e.elided} result(s) elided · ${e.tokensBefore} → ${e.tokensAfter} tokens · ${why} · ${oneLine(e.summary, 100)}` });
+          break;
+        }
         case "tool_call": {
           const result = e.outcome === "failed" ? `failed: ${oneLine(e.error, 100)}` : e.outcome === "pending" ? "running" : `→ ${oneLine(e.result, 100)}`;
           out.push({
