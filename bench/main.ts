@@ -23,6 +23,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   serve: () => import("./serve.bench.ts"),
   web: () => import("./web.bench.ts"),
   ecosystem: () => import("./ecosystem.bench.ts"),
+  windows: () => import("./windows.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";

@@ -56,6 +56,7 @@ const summarise = async (env: LoopEnv, chunks: readonly string[], start: string 
         messages: summaryPrompt(running, chunk),
         tools: [],
         signal,
+        purpose: "compaction",
       });
     } catch (e) {
       const err = asModelError(e);

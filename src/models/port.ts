@@ -16,6 +16,8 @@ export type ModelRequest = {
   messages: ChatMessage[];
   tools: ToolSpec[];
   signal: AbortSignal;
+  /** Why the call is made when it is not a step of the run: `compaction` for a summary of older history. */
+  purpose?: "compaction";
   /**
    * Live pieces of the reply as they stream in (not stored: the turn still arrives whole from `call`).
    * An adapter that cannot stream never calls it.

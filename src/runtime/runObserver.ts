@@ -160,6 +160,7 @@ export class RunObserver {
           model: request.model,
           ...(run ? { parent: run.context } : {}),
           ...(request.baseURL ? { serverAddress: hostOf(request.baseURL) } : {}),
+          ...(request.purpose ? { purpose: request.purpose } : {}),
         });
         const own = request.onDelta;
         const live = call && this.deltas.listening ? call : null;

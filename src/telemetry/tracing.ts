@@ -112,7 +112,7 @@ export function endRunSpan(
   span.end();
 }
 
-export type ModelSpanInput = { system: string; model: string; parent?: Context; serverAddress?: string };
+export type ModelSpanInput = { system: string; model: string; parent?: Context; serverAddress?: string; purpose?: string };
 
 /** A span per model call: `chat <model>`, kind CLIENT, as the gen_ai conventions name it. */
 export function startModelSpan(tracer: Tracer, call: ModelSpanInput): Span {
@@ -126,6 +126,7 @@ export function startModelSpan(tracer: Tracer, call: ModelSpanInput): Span {
         "gen_ai.provider.name": call.system,
         "gen_ai.request.model": call.model,
         ...(call.serverAddress ? { "server.address": call.serverAddress } : {}),
+        ...(call.purpose ? { "actorzero.model.purpose": call.purpose } : {}),
       },
     },
     call.parent ?? activeContext(),

@@ -69,7 +69,7 @@ export async function startWindowServer(opts: { window: number; reserve: number;
     if (root && last.role === "user") return call("call_subordinate", { message: `task ${n(last.content)}`, reset: false });
     if (root && last.role === "tool") {
       const asked = [...body.messages].reverse().find((m) => m.role === "user" && /^turn \d+/.test(m.content));
-      return call("response", { text: `done ${asked ? n(asked.content) : "?"}` });
+      return call("response", { text: `done ${asked ? n(String(asked.content)) : "?"}` });
     }
     if (last.role === "user") return call("response", { text: `result of task ${n(last.content)}: ${filler(opts.resultWords ?? 40, Number(n(last.content)) || 0)}` });
     return reply({ content: "nothing to do" });
