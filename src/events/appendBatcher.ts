@@ -1,16 +1,17 @@
-// Group commit for the embedded store: appends that queue while one is in flight go together, as one transaction.
+// Group commit: appends that queue while one is in flight go together, as one transaction.
 //
 // PGlite runs one message at a time in this process, and each append was a message and a transaction
 // of its own: in a fan-out, dozens of contexts append at nearly the same moment and wait in line, one
 // commit each. Several statements in ONE simple-protocol message run in one implicit transaction
-// (PostgreSQL's rule for a multi-statement Query message): one commit for the group.
+// (PostgreSQL's rule for a multi-statement Query message): one commit for the group. The PostgreSQL
+// store runs a few batchers side by side over its pool (lanes), each stream always in the same lane.
 //
 // Requirements:
 // - A lone append goes exactly as before: sent at once, alone. Nothing ever waits on a timer to gather
 //   a group; a group holds only what queued while the message before it was in flight.
-// - Statements are sent in the order they were queued, so they run, take the chain lock (per
-//   transaction and re-entrant) and take their positions in that order: the hash chain links each to
-//   the one before it, as if each had gone alone.
+// - Statements are sent in the order they were queued, so they run, take their stream's lock (per
+//   transaction and re-entrant) and take their positions in that order: each stream's chain links
+//   each to the one before it, as if each had gone alone.
 // - Each append settles only after the message holding it has ended, with its own statement's rows
 //   (the message answers with one result per statement).
 // - When a group fails, nothing of it committed: each member is sent again alone, in order, so each

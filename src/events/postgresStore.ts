@@ -7,6 +7,7 @@ import { redactSecrets, urlPasswords } from "./redact.ts";
 import { COLUMN_ROWS, DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
+import { appendBatcher } from "./appendBatcher.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
@@ -15,7 +16,8 @@ import {
   type LogHorizon,
   READ_RANGE_SQL,
   runAppend,
-  appendByQuery,
+  appendStatement,
+  type SendAppend,
   SCHEMA_EXISTS_QUERY,
   SCHEMA_SQL,
   SCHEMA_VERSION_QUERY,
@@ -44,6 +46,19 @@ export type PostgresStoreOptions = {
 };
 
 const UNIQUE_VIOLATION = "23505";
+
+/**
+ * Batchers side by side over the pool: appends of one stream always go through the same one (in
+ * order, one group in flight), appends of other streams overlap on other connections.
+ */
+const APPEND_LANES = 4;
+
+/** A stream's lane (FNV-1a): two groups in flight at once never hold the same stream's lock. */
+const laneOf = (streamId: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < streamId.length; i++) h = Math.imul(h ^ streamId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % APPEND_LANES;
+};
 
 /** The `pg` driver, loaded by the first PostgreSQL store: a process on PGlite never pays for it. */
 let Pg: typeof pg | undefined;
@@ -147,7 +162,7 @@ class PostgresStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend({ send: appendByQuery(this.#query), query: this.#query }, streamId, expected, rows, recordedAt);
+      outcome = await runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt);
       if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {
@@ -160,6 +175,21 @@ class PostgresStore implements EventStore {
     this.#sealer?.soon();
     return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
+
+  /**
+   * Group commit: the appends of this process's runs that wait while their lane's message is in flight
+   * go together, one statement each, one transaction and one commit per group (see appendBatcher.ts).
+   * A group that fails (a conflict, a deadlock with another process's group) is sent again one by one.
+   */
+  readonly #lanes = Array.from({ length: APPEND_LANES }, () =>
+    appendBatcher(async (sql) => {
+      // Without parameters pg sends the simple protocol: one result per statement, an array when several.
+      const result = (await this.pool.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(result) ? result : [result];
+    }),
+  );
+
+  readonly #sendAppend: SendAppend = (params) => this.#lanes[laneOf(params[0] as string)]!.run(appendStatement(params));
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
     (await this.pool.query<R & pg.QueryResultRow>(prepared(sql, params))).rows;

@@ -1,4 +1,4 @@
-// Group commit on PGlite: appends that arrive together share one message and one transaction, and each keeps its own outcome.
+// Group commit on PGlite and PostgreSQL: appends that arrive together share one message and one transaction, and each keeps its own outcome.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendBatcher, type ExecStatements } from "../../src/events/appendBatcher.ts";
@@ -8,6 +8,8 @@ import type { NewEvent } from "../../src/events/schema.ts";
 import type { AppendResult } from "../../src/events/store.ts";
 import { gate } from "../support/async.ts";
 import { type FreshPgliteStore, freshPgliteStore } from "../support/pglite.ts";
+import { openPostgresStore } from "../../src/events/postgresStore.ts";
+import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
 const message = (text: string, eventId?: string): NewEvent => ({
   type: "MessageReceived",
@@ -197,5 +199,32 @@ describe("the append batcher", () => {
     const settled = await Promise.allSettled(["first", "x", "bad", "y"].map((s) => batcher.run(s)));
     expect(settled.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as Error).message))).toEqual([["first"], ["x"], "refused: bad", ["y"]]);
     expect(messages).toEqual([["first"], ["x", "bad", "y"], ["x"], ["bad"], ["y"]]);
+  });
+});
+
+describeWithPostgres("group commit on the PostgreSQL store", () => {
+  const db = usePostgresDatabase("actorzero_group_commit");
+
+  it("given 64 contexts appending at the same moment in one process, commits them in fewer transactions over a few connections, and each gets its own outcome", async () => {
+    const url = await db.fresh();
+    const store = await openPostgresStore({ url });
+    try {
+      const streams = range(0, 64).map(newStream);
+      const results = await Promise.all(streams.map((id, i) => store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" })));
+      // The rows a transaction inserted share its id (xmin): one per group.
+      const { rows } = await store.sql.query<{ n: number }>("SELECT count(DISTINCT xmin::text)::int AS n FROM events");
+      // Alone, each append is a transaction of its own: 64.
+      expect(rows[0]!.n).toBeLessThan(streams.length / 2);
+      expect(rows[0]!.n).toBeGreaterThan(1);
+      results.forEach((result, i) => {
+        expect(result.nextExpectedVersion).toBe(2);
+        expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([[streams[i], 1], [streams[i], 2]]);
+      });
+      const stale = await store.append(streams[0]!, [message("stale")], { expectedVersion: 5 }).catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(ConcurrencyError);
+      expect(await store.verify()).toMatchObject({ ok: true, problems: [], events: 128 });
+    } finally {
+      await store.close();
+    }
   });
 });
