@@ -10,6 +10,8 @@ export type TextOptions = {
   /** Texts longer than this are cut (Infinity with --full). */
   max: number;
   paint: Paint;
+  /** Where a fork came from (its ContextCreated says): shown with its identity, at the top. */
+  forkedFrom?: { contextId: string; position: number };
 };
 
 const lastStatus = (c: ContextAudit): string => {
@@ -60,6 +62,8 @@ export const auditText = (report: AuditReport, o: TextOptions): string => {
   const out: string[] = [];
   const root = report.context;
   out.push(p.bold(`Audit of A${root.agentNumber} ${root.profile} “${root.name}” (${root.id})`));
+  const from = o.forkedFrom;
+  if (from) out.push(`forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`);
   out.push(`${totalsLine(root)} · log position ${report.position}`);
   out.push("");
   out.push(summaryTree(report, p));

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { usageError } from "./errors.ts";
+import { wrapText } from "./screen.ts";
 
 export type OptionSpec = {
   type: "string" | "boolean";
@@ -142,10 +143,11 @@ const parseArgsMessage = (e: unknown): string => {
 };
 
 /** `actorzero <command> --help`. */
-export const helpText = (spec: CommandSpec<unknown>): string => {
+/** The help page; on a terminal (`width` finite) wrapped between words, each description under its own column. */
+export const helpText = (spec: CommandSpec<unknown>, width = Infinity): string => {
   const all = { ...spec.options, ...HELP_OPTION };
   const left = Object.entries(all).map(([name, o]) => `${o.short ? `-${o.short}, ` : "    "}--${name}${o.value ? ` ${o.value}` : ""}`);
-  const width = Math.max(...left.map((l) => l.length));
+  const column = Math.max(...left.map((l) => l.length));
   const lines = [
     spec.summary,
     "",
@@ -153,10 +155,10 @@ export const helpText = (spec: CommandSpec<unknown>): string => {
     ...spec.usage.map((u) => `  actorzero ${u}`),
     "",
     "Options:",
-    ...Object.values(all).map((o, i) => `  ${left[i]!.padEnd(width)}  ${o.description}`),
+    ...Object.values(all).map((o, i) => wrapText(`  ${left[i]!.padEnd(column)}  ${o.description}`, width, " ".repeat(column + 4))),
   ];
-  if (spec.details) lines.push("", spec.details.trimEnd());
-  return lines.join("\n") + "\n";
+  if (spec.details) lines.push("", wrapText(spec.details.trimEnd(), width, ""));
+  return lines.map((l) => wrapText(l, width)).join("\n") + "\n";
 };
 
 /** A schema for a command's positionals: exactly these names, in order, the optional ones last. */

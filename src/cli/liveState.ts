@@ -21,6 +21,10 @@ export type LiveNode = {
   parentId: string | null;
   status: Shown;
   paused: boolean;
+  /** Tool calls of its run waiting for a person's decision (actorzero approvals). */
+  awaiting: number;
+  /** The tools those calls are for, in the order asked. */
+  awaitingTools: string[];
   step: number;
   activity: string;
   /** Epoch ms of the current (or last) run's start and end. */
@@ -52,6 +56,8 @@ export class LiveState {
         parentId: v.parentContextId,
         status: shownStatus(v),
         paused: v.paused,
+        awaiting: v.status === "running" ? v.awaitingApproval.length : 0,
+        awaitingTools: [],
         step: 0,
         activity: "",
         startedAt: v.lastRun?.startedAt ? Date.parse(v.lastRun.startedAt) : null,
@@ -97,6 +103,8 @@ export class LiveState {
         parentId: d.parentContextId,
         status: "idle",
         paused: false,
+        awaiting: 0,
+        awaitingTools: [],
         step: 0,
         activity: "created",
         startedAt: null,
@@ -127,6 +135,8 @@ export class LiveState {
         n.startedAt = at;
         n.endedAt = null;
         n.jobs = { started: 0, finished: 0 };
+        n.awaiting = 0;
+        n.awaitingTools = [];
         n.activity = "starting";
         break;
       case "InterventionReceived":
@@ -177,6 +187,8 @@ export class LiveState {
         const end = runEndOf(e)!;
         n.status = end.run;
         n.endedAt = at;
+        n.awaiting = 0;
+        n.awaitingTools = [];
         n.activity = ACTIVITY_AT_END[end.run](end);
         break;
       }
@@ -188,12 +200,18 @@ export class LiveState {
         break;
       case "ApprovalRequested":
         n.activity = `awaiting approval: ${e.data.tool}`;
+        n.awaiting++;
+        n.awaitingTools.push(e.data.tool);
         break;
       case "ApprovalGranted":
         n.activity = "approved";
+        n.awaiting = Math.max(0, n.awaiting - 1);
+        n.awaitingTools.shift();
         break;
       case "ApprovalDenied":
         n.activity = "rejected";
+        n.awaiting = Math.max(0, n.awaiting - 1);
+        n.awaitingTools.shift();
         break;
       case "ModelOverrideSet":
       // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.

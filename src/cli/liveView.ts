@@ -3,6 +3,7 @@ import { ESC, cutVisible, visibleLength, type Paint } from "./ansi.ts";
 import { ellipsis, fitColumns, type FitStep } from "./fitColumns.ts";
 import { duration, count } from "./format.ts";
 import type { LiveNode, LiveState } from "./liveState.ts";
+import { wrapText } from "./screen.ts";
 import { paintStatus } from "./status.ts";
 import { flatten, treeOf } from "./treeTable.ts";
 
@@ -12,13 +13,16 @@ const COLUMNS: Column[] = [
   { header: "AGENT", text: (n) => `A${n.agentNumber}` },
   { header: "PROFILE", text: (n) => n.profile },
   { header: "NAME", text: (n) => n.name },
-  { header: "STATUS", text: (n) => n.status + (n.paused ? " (paused)" : "") },
+  { header: "STATUS", text: (n) => n.status + noteOf(n) },
   { header: "STEP", text: (n) => (n.step > 0 ? String(n.step) : "–") },
   { header: "NOW", text: (n) => n.activity },
   { header: "ELAPSED", text: (n, now) => duration(n.startedAt === null ? null : (n.endedAt ?? now) - n.startedAt) },
   { header: "TOKENS", text: (n) => count(n.inputTokens + n.outputTokens) },
   { header: "CONTEXT", text: (n) => n.id.slice(0, 8) },
 ];
+/** What a running context waits on, as contexts says it: a decision before a pause. */
+const noteOf = (n: LiveNode): string => (n.awaiting > 0 ? " (awaiting approval)" : n.paused ? " (paused)" : "");
+
 const at = (header: string): number => COLUMNS.findIndex((c) => c.header === header);
 const AGENT = at("AGENT");
 
@@ -71,7 +75,20 @@ export const liveRows = (state: LiveState, rootId: string, paint: Paint, now: nu
       }),
     ),
   );
-  return [paint.dim(header), ...body].join("\n");
+  const waiting = nodes.filter((n) => n.awaiting > 0);
+  // Nothing moves until someone decides: say who waits for what, and where to decide.
+  const hint =
+    waiting.length === 0
+      ? []
+      : [
+          wrapText(
+            paint.yellow(`awaiting approval: ${waiting.map((n) => `A${n.agentNumber} ${n.name} (${[...new Set(n.awaitingTools)].join(", ") || "a tool call"})`).join(", ")}`),
+            width,
+            "  ",
+          ),
+          wrapText(paint.dim("decide from another terminal: actorzero approvals, then actorzero approve <id> or reject <id> --reason <text>"), width, "  "),
+        ];
+  return [paint.dim(header), ...body, ...hint].join("\n");
 };
 
 /** Paints a cell already cut to its width (the escapes go around what is shown, never inside a cut). */
@@ -80,7 +97,7 @@ const paintCell = (column: number, cut: string, n: LiveNode, branch: string, pai
     case "AGENT":
       return paint.dim(cut.slice(0, branch.length)) + paint.bold(cut.slice(branch.length));
     case "STATUS":
-      return n.paused && cut.endsWith(" (paused)") ? paintStatus(cut.slice(0, -9), paint) + paint.yellow(" (paused)") : paintStatus(cut, paint);
+      return noteOf(n) !== "" && cut.endsWith(noteOf(n)) ? paintStatus(cut.slice(0, -noteOf(n).length), paint) + paint.yellow(noteOf(n)) : paintStatus(cut, paint);
     case "NOW":
     case "CONTEXT":
       return paint.dim(cut);

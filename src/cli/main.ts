@@ -6,6 +6,7 @@ import { paintFor } from "./ansi.ts";
 import type { Io } from "./context.ts";
 import { describeFailure, EXIT, usageError } from "./errors.ts";
 import { helpText, parseCommand, type CommandSpec } from "./flags.ts";
+import { screenWidth, wrapText } from "./screen.ts";
 
 type Command = { spec: CommandSpec<any>; run: (value: any, io: Io, invokedAs: string) => Promise<number> };
 
@@ -39,7 +40,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);
 
 /** The command list with each one's summary: the only path that loads every command. */
-const overview = async (): Promise<string> => {
+const overview = async (width: number): Promise<string> => {
   const names = Object.keys(COMMANDS);
   const specs = await Promise.all(names.map(async (n) => (await COMMANDS[n]!()).spec));
   const w = Math.max(...names.map((n) => n.length));
@@ -49,11 +50,13 @@ const overview = async (): Promise<string> => {
     "Usage: actorzero <command> [options]     (no command: the offline demo, `actorzero run`)",
     "",
     "Commands:",
-    ...names.map((n, i) => `  ${n.padEnd(w)}  ${specs[i]!.summary}`),
+    ...names.map((n, i) => wrapText(`  ${n.padEnd(w)}  ${specs[i]!.summary}`, width, " ".repeat(w + 4))),
     "",
-    "Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.",
+    wrapText("Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.", width, ""),
     "",
-  ].join("\n");
+  ]
+    .map((l) => wrapText(l, width, ""))
+    .join("\n");
 };
 
 export const main = async (argv: readonly string[], io: Io): Promise<number> => {
@@ -67,7 +70,7 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
     if (first === "--help" || first === "-h" || first === "help") {
       const topic = first === "help" ? rest[0] : undefined;
       const load = commandNamed(topic);
-      io.out.write(load ? helpText((await load()).spec) : await overview());
+      io.out.write(load ? helpText((await load()).spec, screenWidth(io.out)) : await overview(screenWidth(io.out)));
       return EXIT.ok;
     }
     if (first === "--version") {
@@ -82,7 +85,7 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
     const command = await load();
     const parsed = parseCommand(command.spec, rest);
     if (parsed.help) {
-      io.out.write(helpText(command.spec));
+      io.out.write(helpText(command.spec, screenWidth(io.out)));
       return EXIT.ok;
     }
     return await command.run(parsed.value, io, invokedAs);

@@ -10,6 +10,7 @@ import type { Io } from "./context.ts";
 import { duration } from "./format.ts";
 import { countsLine, figuresOf, plural, treeRuns, type TreeRun } from "./runFigures.ts";
 import { locationFlags, type LogLocation } from "./openLog.ts";
+import { screenWidth, wrapText } from "./screen.ts";
 import { paintStatus } from "./status.ts";
 
 export type RunJson = {
@@ -32,24 +33,26 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
   const all = treeRuns(root);
   const mine = all.filter((r) => r.run.positions.first > after);
   const figures = figuresOf(mine);
+  const width = screenWidth(io.out);
+  const say = (line: string, indent = "") => io.print(wrapText(line, width, indent));
   io.print("");
-  io.print(`${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · this run: ${countsLine(figures)}`);
-  if (mine.length < all.length) io.print(p.dim(`tree totals, every run so far: ${plural(all.length, "run")} · ${countsLine(root.tree)}`));
+  say(`${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · this run: ${countsLine(figures)}`);
+  if (mine.length < all.length) say(p.dim(`tree totals, every run so far: ${plural(all.length, "run")} · ${countsLine(root.tree)}`));
   if (result.status === "completed") {
     io.print("");
     io.print(p.bold("Answer"));
-    io.print((result.response ?? "").replace(/^/gm, "  "));
+    say((result.response ?? "").replace(/^/gm, "  "), "  ");
   } else if (result.status === "stopped") {
-    io.print(p.yellow(stoppedLine(mine)));
+    say(p.yellow(stoppedLine(mine)));
   } else if (result.failure) {
-    io.print(p.red(`Failed (${result.failure.reason}): ${result.failure.message}`));
+    say(p.red(`Failed (${result.failure.reason}): ${result.failure.message}`));
   }
   io.print("");
   io.print(p.bold("Tree"));
   io.print(summaryTree(audit, p));
   io.print("");
   if (where.kind === "memory") {
-    io.print(p.dim("The log was in memory and is gone now; use --data-dir (or the default ./.actorzero) to keep it."));
+    say(p.dim("The log was in memory and is gone now; use --data-dir (or the default ./.actorzero) to keep it."));
     return;
   }
   const flags = locationFlags(where);
@@ -63,7 +66,12 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
   ];
   const w = Math.max(...cmds.map(([c]) => c.length));
   io.print(p.bold("Look further"));
-  for (const [c, what] of cmds) io.print(`  ${c.padEnd(w)}  ${p.dim(what)}`);
+  // Side by side when they fit; on a narrow terminal each command goes under what it does.
+  const sideBySide = w + Math.max(...cmds.map(([, what]) => what.length)) + 4 <= width;
+  for (const [c, what] of cmds) {
+    if (sideBySide) io.print(`  ${c.padEnd(w)}  ${p.dim(what)}`);
+    else io.print(`  ${p.dim(what)}\n${wrapText(`    ${c}`, width, "      ")}`);
+  }
 };
 
 /** What a stop stopped, and which runs of this run had already ended by then. */

@@ -13,6 +13,7 @@ import type { Io } from "./context.ts";
 import { eventJson, eventLine } from "./eventLine.ts";
 import { LiveState } from "./liveState.ts";
 import { LiveView } from "./liveView.ts";
+import { EVENT_INDENT, screenWidth, wrapText } from "./screen.ts";
 
 export type ShowMode = "live" | "lines" | "json-lines" | "quiet";
 
@@ -36,13 +37,14 @@ export const runSession = async (opts: {
   const state = new LiveState();
   state.seed(await rt.contexts());
   state.position = opts.after;
+  const width = screenWidth(io.out);
   const view = mode === "live" ? new LiveView(io.out, state, rootId, io.paint) : null;
   const unsubscribe = await rt.subscribe(
     (e) => {
       // Live deltas (the tree only asks for them): the running agent's text as it streams, never a line of the log.
       if (isLiveDelta(e)) return state.applyDelta(e);
       state.apply(e);
-      if (mode === "lines") io.print(eventLine(e, state.label(e.streamId), io.paint));
+      if (mode === "lines") io.print(wrapText(eventLine(e, state.label(e.streamId), io.paint), width, EVENT_INDENT));
       if (mode === "json-lines") io.print(eventJson(e));
     },
     { after: opts.after, deltas: mode === "live" } as { after: number; deltas: true },

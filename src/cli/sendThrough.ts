@@ -11,6 +11,7 @@ import { resolveContext, withLog } from "./context.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import { HolderGone, holderContexts, holderRefused, type Holder } from "./holder.ts";
 import { oneLine } from "./format.ts";
+import { screenWidth, wrapText } from "./screen.ts";
 import { describeLocation, type LogLocation } from "./openLog.ts";
 import { readAllFrom } from "./remoteLog.ts";
 import { reportSession } from "./runReport.ts";
@@ -25,9 +26,9 @@ export const sendThrough = async (
   const view = await resolveContext(contexts, o.v.positionals["<id>"]!, where);
   const after = (await readAllFrom(holder)).at(-1)?.globalPosition ?? 0;
   if (!o.v.json) {
-    io.print(`${io.paint.bold("actorzero")} · message sent to the process that holds the data dir (it runs with that process's model)`);
-    io.print(io.paint.dim(`log: ${describeLocation(where)}, through ${holder.socketPath}`));
-    io.print(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`);
+    io.print(wrapText(`${io.paint.bold("actorzero")} · message sent to the process that holds the data dir (it runs with that process's model)`, screenWidth(io.out), "  "));
+    io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}, through ${holder.socketPath}`), screenWidth(io.out), "  "));
+    io.print(wrapText(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`, screenWidth(io.out), "  "));
     io.print("");
   }
   // Every event reaches the session once, in order, whichever way it came: the holder's stream, a page read from it

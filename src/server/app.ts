@@ -233,12 +233,14 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
 
   app.get("/v1/events", async (c) => {
     const q = parse(EventsQuery, c.req.query(), "query");
-    const events = await rt.events({
+    // The runtime's page as it is: `next` is null once the page reaches the end of the log, so a client that
+    // pages "until next is null" ends (and polls with its last position to see what came since).
+    const page = await rt.eventsPage({
       ...(q.after !== undefined ? { after: q.after } : {}),
       ...(q.contextId ? { contextId: q.contextId } : {}),
       limit: q.limit ?? 1000,
     });
-    return c.json({ events, next: events.at(-1)?.globalPosition ?? q.after ?? 0 });
+    return c.json(page);
   });
 
   app.get("/v1/events/stream", (c) => {

@@ -94,7 +94,7 @@ export const openApiDocument = (): Record<string, unknown> =>
       "/v1/approvals": { get: { summary: "Tool calls waiting for a decision (the tree under contextId, or all)", parameters: paramsOf(ApprovalsQuery, "query"), responses: { "200": ok("{ approvals }"), ...withContext } } },
       "/v1/approvals/{id}/approve": decision("Let the call run; its parked run goes on", ApproveBody),
       "/v1/approvals/{id}/reject": decision("Deny the call; the model gets the reason", RejectBody),
-      "/v1/events": { get: { summary: "One page of the log", parameters: paramsOf(EventsQuery, "query"), responses: { "200": ok("{ events, next }"), ...common } } },
+      "/v1/events": { get: { summary: "One page of the log", parameters: paramsOf(EventsQuery, "query"), responses: { "200": ok("{ events, next }: next is the `after` of the next page, null once this page reaches the end of the log"), ...common } } },
       "/v1/events/stream": {
         get: {
           summary: "The log as Server-Sent Events; id = global position, Last-Event-ID resumes",

@@ -39,12 +39,14 @@ beforeAll(async () => {
 afterAll(async () => removeDir(dataDir));
 
 describe("given a data dir with a run parked awaiting approval", () => {
-  it("when a decision is malformed, then it is refused in one line with exit 1 and nothing is written", async () => {
+  it("when a decision is malformed, then it is refused in one line (a usage error without --reason) and nothing is written", async () => {
     const before = await eventTypes();
     const notAnId = await cli(["approve", "12345", "--data-dir", dataDir]);
-    expect([notAnId.code, notAnId.stderr.trim()]).toEqual([1, expect.stringMatching(/id: expected an approval id \(a UUID\)/)]);
-    const noReason = await cli(["reject", approvalId, "--data-dir", dataDir]);
-    expect([noReason.code, noReason.stderr.trim()]).toEqual([1, expect.stringMatching(/reason: expected a non-empty string/)]);
+    expect([notAnId.code, notAnId.stderr.trim()]).toEqual([1, "actorzero: no pending approval starts with '12345' (see actorzero approvals)"]);
+    const notHex = await cli(["approve", "pending", "--data-dir", dataDir]);
+    expect([notHex.code, notHex.stderr.trim()]).toEqual([1, "actorzero: 'pending' is not an approval id (see actorzero approvals)"]);
+    const noReason = await cli(["reject", approvalId.slice(0, 8), "--data-dir", dataDir]);
+    expect([noReason.code, noReason.stderr.trim()]).toEqual([2, expect.stringMatching(/^actorzero: reject needs --reason <text>/)]);
     const unknown = await cli(["approve", "00000000-0000-4000-8000-000000000000", "--data-dir", dataDir]);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, expect.stringMatching(/No approval '00000000-0000-4000-8000-000000000000' was requested/)]);
     expect(await eventTypes()).toEqual(before);
@@ -56,7 +58,7 @@ describe("given a data dir with a run parked awaiting approval", () => {
     expect(JSON.parse(listed.stdout).map((a: { approvalId: string }) => a.approvalId)).toEqual([approvalId]);
     // The views say what the running context waits on.
     for (const view of ["contexts", "tree"]) expect((await cli([view, "--data-dir", dataDir])).stdout).toMatch(/running \(awaiting approval\)/);
-    const r = await cli(["reject", approvalId, "--reason", "change freeze", "--by", "carol", "--json", "--data-dir", dataDir]);
+    const r = await cli(["reject", approvalId.slice(0, 8), "--reason", "change freeze", "--by", "carol", "--json", "--data-dir", dataDir]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ approvalId, status: "denied" });
     const types = await eventTypes();

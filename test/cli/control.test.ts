@@ -16,7 +16,7 @@ describe("given actorzero run in flight holding a data dir", () => {
   let run: CliProcess;
   let follow: CliProcess;
   let rootId: string;
-  let tree: CliResult, paused: CliResult, resumed: CliResult, audit: CliResult, stop: CliResult, ended: CliResult, followed: CliResult;
+  let tree: CliResult, paused: CliResult, resumed: CliResult, again: CliResult, audit: CliResult, stop: CliResult, ended: CliResult, followed: CliResult;
 
   beforeAll(async () => {
     dataDir = await copyPgliteTemplate();
@@ -27,7 +27,8 @@ describe("given actorzero run in flight holding a data dir", () => {
     follow = startCli(["events", "--follow", "--json", "--data-dir", dataDir]);
     [tree, audit] = await Promise.all([cli(["tree", "--json", "--data-dir", dataDir]), cli(["audit", rootId, "--json", "--data-dir", dataDir])]);
     paused = await cli(["pause", rootId, "--data-dir", dataDir]);
-    resumed = await cli(["resume", rootId, "--json", "--data-dir", dataDir]);
+    resumed = await cli(["resume", rootId, "--data-dir", dataDir]);
+    again = await cli(["resume", rootId, "--data-dir", dataDir]);
     stop = await cli(["stop", rootId, "--data-dir", dataDir]);
     ended = await run.done;
     followed = await follow.done;
@@ -49,7 +50,9 @@ describe("given actorzero run in flight holding a data dir", () => {
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toMatch(new RegExp(`A0 default ${rootId} is paused \\(running\\)`));
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ paused: false, status: "running" });
+    expect(resumed.stdout).toMatch(new RegExp(`A0 default ${rootId} resumed \\(running\\): its run goes on`));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(new RegExp(`A0 default ${rootId} was not paused \\(running\\): nothing changed`));
     expect(ended.stdout).toMatch(/ A0 default .* ContextPaused\b/);
     expect(ended.stdout).toMatch(/ A0 default .* ContextResumed\b/);
   });

@@ -40,12 +40,13 @@ export type TerminalRun = {
 };
 
 /** Runs `actorzero args` on a `columns`×`rows` pseudo-terminal; `stdout` of the result is everything the terminal showed. */
-export const runInTerminal = (args: string[], size: { columns: number; rows: number }): TerminalRun => {
+export const runInTerminal = (args: string[], size: { columns: number; rows: number }, options: { cwd?: string } = {}): TerminalRun => {
   const env = cliEnv({ TERM: "xterm" });
   delete env["COLUMNS"];
   delete env["LINES"];
   const child = spawn("python3", ["-c", PTY_PY, String(size.columns), String(size.rows), process.execPath, "--import", TSX, MAIN, ...args], {
     env,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ["pipe", "pipe", "pipe"],
   });
   let output = "";

@@ -376,10 +376,12 @@ describe("actorzero fork", () => {
     forkId = out.contextId;
   });
 
-  it("shows the link in the fork's audit", async () => {
+  it("shows the link in the fork's audit, at the top with the fork's identity", async () => {
     const audit = await cli(["audit", forkId, "--data-dir", dir]);
     expect(audit.code, audit.stderr).toBe(0);
-    expect(audit.stdout).toContain(`forked from ${root()} at log position ${cutAt()}`);
+    const lines = audit.stdout.split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^Audit of A0 .*\\(${forkId}\\)$`));
+    expect(lines[1]).toBe(`forked from ${root()} at log position ${cutAt()} (actorzero audit ${root().slice(0, 8)})`);
   });
 
   it("refuses a position outside the context's stream with one line naming --at's value", async () => {

@@ -48,6 +48,20 @@ describe("given a served runtime", () => {
     expect(page.body.events[0].type).toBe("ContextCreated");
     const after = await api(s.url, "GET", `/v1/events?after=${page.body.next}&limit=3`);
     expect(after.body.events[0].globalPosition).toBeGreaterThan(page.body.next);
+
+    // A client paging until next is null ends, having seen the whole log once, as rt.eventsPage() pages it.
+    const seen: number[] = [];
+    let cursor: number | null = 0;
+    for (let pages = 0; cursor !== null; pages++) {
+      expect(pages, "paging did not end").toBeLessThan(100);
+      const got: { body: { events: { globalPosition: number }[]; next: number | null } } = await api(s.url, "GET", `/v1/events?after=${cursor}&limit=2`);
+      seen.push(...got.body.events.map((e) => e.globalPosition));
+      cursor = got.body.next;
+    }
+    const all = (await s.rt.events()).map((e) => e.globalPosition);
+    expect(seen).toEqual(all);
+    expect((await api(s.url, "GET", `/v1/events?after=${all.at(-1)}`)).body).toEqual({ events: [], next: null });
+    expect((await api(s.url, "GET", `/v1/events?after=0&limit=2`)).body.next).toBe((await s.rt.eventsPage({ limit: 2 })).next);
   });
 
   it("when a message is sent without wait, then it answers 202 with the run id and the run can be stopped (409 after)", async () => {

@@ -5,7 +5,9 @@ import { subtreeIds } from "../../projections/auditLoad.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
-import { compactJson, oneLine, table, timestamp } from "../format.ts";
+import type { FitStep } from "../fitColumns.ts";
+import { compactJson, oneLine, timestamp } from "../format.ts";
+import { fitTable, screenWidth, wrapText } from "../screen.ts";
 import { locate } from "../openLog.ts";
 
 const Values = StoreFlags.extend({
@@ -48,8 +50,9 @@ export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
       return EXIT.ok;
     }
     const p = io.paint;
+    const width = screenWidth(io.out);
     io.print(
-      table(
+      fitTable(
         ["APPROVAL", "CONTEXT", "AGENT", "TOOL", "ARGUMENTS", "STATUS", "REQUESTED"],
         rows.map((a) => [
           a.approvalId,
@@ -60,14 +63,27 @@ export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
           a.status === "pending" ? p.cyan("awaiting approval") : statusOf(a),
           p.dim(timestamp(a.requestedAt)),
         ]),
-        p.dim,
+        { width, steps: NARROWER, style: p.dim, clip: [0] },
       ),
     );
     const pending = rows.filter((a) => a.status === "pending").length;
-    if (pending > 0) io.print(p.dim(`decide with actorzero approve <approval> [--note <text>] or actorzero reject <approval> --reason <text>`));
+    if (pending > 0) {
+      io.print(wrapText(p.dim(`decide with actorzero approve <approval> [--note <text>] or actorzero reject <approval> --reason <text> (a unique prefix of the id will do)`), width, "  "));
+    }
     return EXIT.ok;
   });
 };
+
+// On a narrow terminal the approval id shrinks to a prefix (approve and reject take one), the arguments shrink
+// and the request time and the context go.
+const NARROWER: FitStep[] = [
+  { shrink: 0, to: 8 },
+  { shrink: 4, to: 20 },
+  { drop: 6 },
+  { drop: 1 },
+  { shrink: 3, to: 10 },
+  { shrink: 4, to: 10 },
+];
 
 const statusOf = (a: ApprovalView): string =>
   a.status === "closed" ? `closed (run ${a.closedBy})` : `${a.status} by ${a.by}${a.status === "denied" && a.reason ? `: ${oneLine(a.reason, 40)}` : ""}`;

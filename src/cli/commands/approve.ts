@@ -12,7 +12,7 @@ import { z } from "zod";
 import type { EventStore } from "../../events/store.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
-import { CliError, EXIT } from "../errors.ts";
+import { CliError, EXIT, usageError } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { holderRefused, openLogOrHolder, type Holder } from "../holder.ts";
 import { chooseModel } from "../modelChoice.ts";
@@ -54,7 +54,7 @@ const specOf = (action: Action): CommandSpec<Values> => ({
       : { reason: { type: "string", value: "<text>", description: "why (required): the model reads it" } }),
     ...JSON_OPTION,
   },
-  details: `<approval> is an approval id as actorzero approvals lists it. A decision is used once: a second one, one for an
+  details: `<approval> is an approval id as actorzero approvals lists it, or a prefix only one pending approval has. A decision is used once: a second one, one for an
 unknown approval, or one whose run was stopped or ended is refused, and nothing is written.
 On a data dir that actorzero run, send or serve holds, the decision goes to that process (its control socket).
 --json: { approvalId, status }.`,
@@ -66,16 +66,19 @@ export const rejectSpec = specOf("reject");
 
 const decideWith = (action: Action) => async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, action);
-  const id = v.positionals["<approval>"]!;
+  const arg = v.positionals["<approval>"]!.trim().toLowerCase();
+  if (action === "reject" && (v.reason ?? "").trim() === "") throw usageError("reject needs --reason <text>: the model reads it as the call's error", "reject");
   let by = v.by ?? osUser(io.env);
   const body = action === "approve" ? { by, ...(v.note !== undefined ? { note: v.note } : {}) } : { by, reason: v.reason ?? "" };
   const opened = await openLogOrHolder(where, { create: false });
+  let id = arg;
   if (opened.holder) {
     if (v.by !== undefined) {
       throw new CliError(`--by: this data dir is held by a running process, which records the decision under its own OS user; leave --by out`);
     }
+    id = approvalNamed(await holderPending(opened.holder), arg);
     by = await through(opened.holder, action, id, body);
-  } else await here(opened.store, action, id, body, io);
+  } else await here(opened.store, action, arg, body, io, (ids) => (id = approvalNamed(ids, arg)));
   const status = action === "approve" ? "granted" : "denied";
   if (v.json) io.print(JSON.stringify({ approvalId: id, status }));
   else io.print(`approval ${id} ${status} by ${by}${action === "approve" ? ": the call runs and its run goes on" : ": the model gets the reason and the run goes on"}`);
@@ -87,11 +90,12 @@ export const rejectCommand = decideWith("reject");
 
 type Body = { by: string; note?: string } | { by: string; reason: string };
 
-const here = async (store: EventStore, action: Action, id: string, body: Body, io: Io): Promise<void> => {
+const here = async (store: EventStore, action: Action, arg: string, body: Body, io: Io, resolve: (pending: string[]) => string): Promise<void> => {
   try {
     const config = loadConfig(io.cwd);
     const rt = await runtimeFor(store, config, await chooseModel({}, config, io.env));
     try {
+      const id = resolve((await rt.approvals()).map((a) => a.approvalId));
       const context = await decided(rt, action, id, body);
       // The parked run goes on in this process: wait until it ends (or parks again) before closing.
       const actor = context === null ? undefined : rt.actor(context);
@@ -117,4 +121,23 @@ const through = async (holder: Holder, action: Action, id: string, body: Body): 
   const answer = await holder.call("POST", `/v1/approvals/${encodeURIComponent(id)}/${action}`, rest);
   if (answer.status !== 200) throw holderRefused(answer);
   return String(answer.body.by);
+};
+
+const holderPending = async (holder: Holder): Promise<string[]> => {
+  const answer = await holder.call("GET", "/v1/approvals");
+  if (answer.status !== 200) throw holderRefused(answer);
+  return (answer.body.approvals as { approvalId: string }[]).map((a) => a.approvalId);
+};
+
+/**
+ * The approval `arg` names: a whole id as given (the runtime says what is wrong with it, if anything), or a
+ * prefix that exactly one pending approval has, as `approvals` shows them on a narrow terminal.
+ */
+export const approvalNamed = (pending: readonly string[], arg: string): string => {
+  if (arg.length === 36) return arg;
+  if (!/^[0-9a-f-]+$/.test(arg)) throw new CliError(`'${arg}' is not an approval id (see actorzero approvals)`);
+  const matches = pending.filter((id) => id.startsWith(arg));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw new CliError(`no pending approval starts with '${arg}' (see actorzero approvals)`);
+  throw new CliError(`'${arg}' could be any of ${matches.length} pending approvals (${matches.map((m) => m.slice(0, 13)).join(", ")}): give more of the id`);
 };

@@ -8,6 +8,7 @@ import { auditTruth, runTruth } from "../deadRuns.ts";
 import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { locate } from "../openLog.ts";
+import { screenWidth, wrapText } from "../screen.ts";
 
 const Values = StoreFlags.extend({
   positionals: positionals("audit", [{ name: "<id>", id: true }]),
@@ -47,21 +48,27 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
       io.print(JSON.stringify(report));
       return EXIT.ok;
     }
-    io.out.write(auditText(report, { max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX, paint: io.paint }));
-    if (holder) {
-      io.print(io.paint.dim("log not verified here: it was read through the process that holds the data dir (actorzero verify-log once it is free)"));
-      return EXIT.ok;
-    }
+    // A fork says where it came from with its identity, before its story.
     const created = (await store.readStream(view.id, 1)).find((e) => e.type === "ContextCreated");
     const from = created?.type === "ContextCreated" ? created.data.forkedFrom : undefined;
-    if (from) io.print(`forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`);
+    const width = screenWidth(io.out);
+    const text = auditText(report, { max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX, paint: io.paint, ...(from ? { forkedFrom: from } : {}) });
+    io.out.write(wrapText(text, width));
+    if (holder) {
+      io.print(wrapText(io.paint.dim("log not verified here: it was read through the process that holds the data dir (actorzero verify-log once it is free)"), width, ""));
+      return EXIT.ok;
+    }
     // What the audit says is worth what the log is: say whether it holds together (the log only; verify-log does the rest).
     const log = await store.verify();
     const first = log.problems[0];
     io.print(
-      first
-        ? io.paint.red(`log NOT verified: ${first.position === null ? "" : `position ${first.position}: `}${first.problem} (actorzero verify-log lists every problem)`)
-        : `log verified: hash chain intact over ${log.events} events, head ${log.head.position}:${(log.head.hash ?? "").slice(0, 16)}…${log.unchained > 0 ? ` (${log.unchained} events predate the chain)` : ""}`,
+      wrapText(
+        first
+          ? io.paint.red(`log NOT verified: ${first.position === null ? "" : `position ${first.position}: `}${first.problem} (actorzero verify-log lists every problem)`)
+          : `log verified: hash chain intact over ${log.events} events, head ${log.head.position}:${(log.head.hash ?? "").slice(0, 16)}…${log.unchained > 0 ? ` (${log.unchained} events predate the chain)` : ""}`,
+        width,
+        "",
+      ),
     );
     return EXIT.ok;
   });

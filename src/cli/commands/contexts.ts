@@ -5,7 +5,9 @@ import type { UsageView } from "../../projections/usage.ts";
 import { withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
-import { count, table, timestamp } from "../format.ts";
+import type { FitStep } from "../fitColumns.ts";
+import { count, timestamp } from "../format.ts";
+import { fitTable, screenWidth, wrapText } from "../screen.ts";
 import { locate } from "../openLog.ts";
 import { firstMessage, shortTask } from "../rootTask.ts";
 import { runTruth } from "../deadRuns.ts";
@@ -38,6 +40,20 @@ run, send or stop on the log records it).
   schema: Values as z.ZodType<Values>,
 };
 
+// On a narrow terminal the id, the agent, the name's start and the status (with what it waits on) stay;
+// the time and the parent go first, then the task shrinks (its start stays).
+const NARROWER: FitStep[] = [
+  { shrink: 8, to: 24 },
+  { drop: 7 },
+  { drop: 5 },
+  { shrink: 3, to: 14 },
+  { drop: 6 },
+  { shrink: 8, to: 12 },
+  { shrink: 2, to: 8 },
+  { shrink: 3, to: 8 },
+  { drop: 8 },
+];
+
 /** `task`: a root's first message (null for a subordinate, or a root not yet asked anything). */
 export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | null; task: string | null };
 
@@ -66,8 +82,9 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
       return EXIT.ok;
     }
     const p = io.paint;
+    const width = screenWidth(io.out);
     io.print(
-      table(
+      fitTable(
         ["CONTEXT", "AGENT", "PROFILE", "NAME", "STATUS", "PARENT", "TOKENS", "UPDATED", "TASK"],
         rows.map((r) => [
           r.id.slice(0, 8),
@@ -80,9 +97,9 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
           p.dim(timestamp(r.updatedAt)),
           r.kind === "root" ? shortTask(r.task, 40) : "",
         ]),
-        p.dim,
+        { width, steps: NARROWER, style: p.dim },
       ),
     );
-    io.print(p.dim(`${rows.length} context${rows.length === 1 ? "" : "s"}; see one with actorzero audit <id> or actorzero tree <id>`));
+    io.print(wrapText(p.dim(`${rows.length} context${rows.length === 1 ? "" : "s"}; see one with actorzero audit <id> or actorzero tree <id>`), width, ""));
     return EXIT.ok;
   });

@@ -7,6 +7,7 @@ import { EXIT, usageError } from "../errors.ts";
 import { eventJson, eventLine } from "../eventLine.ts";
 import { intFlag, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { describeLocation, locate } from "../openLog.ts";
+import { EVENT_INDENT, screenWidth, wrapText } from "../screen.ts";
 
 const Values = StoreFlags.extend({
   positionals: positionals("events", []),
@@ -59,6 +60,7 @@ export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
     const contextId = v.context ? (await resolveContext(projections, v.context, where)).id : undefined;
     const labels = await labeller(projections);
     const types = v.type ? new Set<string>(v.type) : null;
+    const width = screenWidth(io.out);
     let printed = 0;
     let last = v.after ?? 0;
     const show = (e: RecordedEvent) => {
@@ -66,7 +68,7 @@ export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
       if (contextId && e.streamId !== contextId) return true;
       if (types && !types.has(e.type)) return true;
       if (v.limit !== undefined && printed >= v.limit) return false;
-      io.print(v.json ? eventJson(e) : eventLine(e, labels.of(e), io.paint, v.full ? Number.POSITIVE_INFINITY : 100));
+      io.print(v.json ? eventJson(e) : wrapText(eventLine(e, labels.of(e), io.paint, v.full ? Number.POSITIVE_INFINITY : 100), width, EVENT_INDENT));
       printed++;
       return true;
     };

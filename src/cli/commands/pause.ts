@@ -44,29 +44,37 @@ export const resumeSpec = specOf("resume", "Resume a paused context: its run goe
 const act = (action: Action) => async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, action);
   const opened = await openLogOrHolder(where, { create: false });
-  const view = opened.holder ? await through(opened.holder, action, v.positionals["<id>"]!, where) : await here(opened.store, action, v, io, where);
+  const { before, view } = opened.holder ? await through(opened.holder, action, v.positionals["<id>"]!, where) : await here(opened.store, action, v, io, where);
   const status = shownStatus(view);
   if (v.json) {
     io.print(JSON.stringify({ contextId: view.id, paused: view.paused, status }));
     return EXIT.ok;
   }
   const who = `A${view.agentNumber} ${view.profile} ${view.id.slice(0, 8)}`;
-  if (view.paused) io.print(`${who} is paused (${status}): ${status === "running" ? `its run waits at its next checkpoint until actorzero resume ${view.id.slice(0, 8)}, a message, or stop` : "nothing runs now; a message starts a run as usual"}`);
-  else io.print(`${who} is not paused (${status})${status === "running" ? ": its run goes on" : ""}`);
+  // Say what this command did: a change, or that there was nothing to change.
+  const changed = before.paused !== view.paused;
+  if (view.paused) {
+    const state = changed ? `is paused (${status})` : `was already paused (${status}): nothing changed`;
+    io.print(`${who} ${state}: ${status === "running" ? `its run waits at its next checkpoint until actorzero resume ${view.id.slice(0, 8)}, a message, or stop` : "nothing runs now; a message starts a run as usual"}`);
+  } else if (changed) io.print(`${who} resumed (${status})${status === "running" ? ": its run goes on" : ""}`);
+  else io.print(`${who} was not paused (${status}): nothing changed`);
   return EXIT.ok;
 };
 
 export const pauseCommand = act("pause");
 export const resumeCommand = act("resume");
 
-const here = async (store: EventStore, action: Action, v: Values, io: Io, where: LogLocation): Promise<ContextView> => {
+type Change = { before: ContextView; view: ContextView };
+
+const here = async (store: EventStore, action: Action, v: Values, io: Io, where: LogLocation): Promise<Change> => {
   try {
     const { openProjections } = await import("../../projections/engine.ts");
     const view = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
     const rt = await runtimeFor(store, loadConfig(io.cwd), await chooseModel({ offline: true }, {}, io.env));
     try {
+      const before = (await rt.context(view.id)) ?? view;
       await rt[action](view.id);
-      return (await rt.context(view.id))!;
+      return { before, view: (await rt.context(view.id))! };
     } finally {
       await rt.close();
     }
@@ -75,9 +83,9 @@ const here = async (store: EventStore, action: Action, v: Values, io: Io, where:
   }
 };
 
-const through = async (holder: Holder, action: Action, arg: string, where: LogLocation): Promise<ContextView> => {
-  const view = await resolveContext(holderContexts(holder), arg, where);
-  const answer = await holder.call("POST", `/v1/contexts/${view.id}/${action}`);
+const through = async (holder: Holder, action: Action, arg: string, where: LogLocation): Promise<Change> => {
+  const before = await resolveContext(holderContexts(holder), arg, where);
+  const answer = await holder.call("POST", `/v1/contexts/${before.id}/${action}`);
   if (answer.status !== 200) throw holderRefused(answer);
-  return answer.body as ContextView;
+  return { before, view: answer.body as ContextView };
 };

@@ -1,5 +1,6 @@
 // `actorzero run "<task>"`: a new root context (A0) runs the task; its tree is shown live, then audited.
 import { z } from "zod";
+import { screenWidth, wrapText } from "../screen.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -76,8 +77,8 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   // The banner goes first: opening the store and loading the runtime take a moment, and the user
   // should see at once that the command started and where its log is.
   if (!v.json) {
-    io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
-    io.print(io.paint.dim(`log: ${describeLocation(where)}`));
+    io.print(wrapText(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`, screenWidth(io.out), "  "));
+    io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
   }
   const store = await openLog(where, { create: true });
   try {
@@ -88,7 +89,7 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
       const after = await store.headPosition();
       const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}) });
       if (!v.json) {
-        io.print(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`);
+        io.print(wrapText(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`, screenWidth(io.out), "  "));
         io.print("");
       }
       const session = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });

@@ -1,5 +1,6 @@
 // `actorzero send <id> "<message>"`: a message to a context (a new run, or an intervention if it runs), shown live.
 import { z } from "zod";
+import { screenWidth, wrapText } from "../screen.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -49,9 +50,9 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
       const view = await resolveContext(rt.projections, v.positionals["<id>"]!, where);
       const after = await store.headPosition();
       if (!v.json) {
-        io.print(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`);
-        io.print(io.paint.dim(`log: ${describeLocation(where)}`));
-        io.print(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`);
+        io.print(wrapText(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`, screenWidth(io.out), "  "));
+        io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
+        io.print(wrapText(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`, screenWidth(io.out), "  "));
         io.print("");
       }
       const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
