@@ -6,6 +6,7 @@
 // step read 1.52–1.77× after it in one process, 1.50× and 1.55× in runs of its module alone).
 import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { BenchSkipped } from "./support/skip.ts";
 
 /** One measured figure; `ratio` compares `value` to the row named `compareTo`, `target` says what passes. */
 export type Row = { name: string; value: number; unit: string; compareTo?: string; ratio?: number; target?: string };
@@ -39,21 +40,29 @@ const checkKnown = (names: readonly string[]) => {
 /** The child's side: run one module and hand its rows to the parent (or print them, run by hand). */
 const runOnly = async (name: string) => {
   checkKnown([name]);
-  const rows = await (await MODULES[name]!()).run();
+  let message: ChildMessage;
+  try {
+    message = { rows: await (await MODULES[name]!()).run() };
+  } catch (e) {
+    if (!(e instanceof BenchSkipped)) throw e;
+    message = { skipped: e.message };
+  }
   const send = process.send?.bind(process);
-  if (!send) return console.log(JSON.stringify({ module: name, rows }));
-  await new Promise<void>((resolve, reject) => send({ rows }, (e: Error | null) => (e ? reject(e) : resolve())));
+  if (!send) return console.log(JSON.stringify({ module: name, ...message }));
+  await new Promise<void>((resolve, reject) => send(message, (e: Error | null) => (e ? reject(e) : resolve())));
 };
 
-/** Runs one module in a fresh process (with the loader this one runs under); its rows, or its failure. */
+type ChildMessage = { rows: Row[] } | { skipped: string };
+
+/** Runs one module in a fresh process (with the loader this one runs under); its rows, why it skipped, or its failure. */
 const runInChild = (name: string) =>
-  new Promise<Row[]>((resolve, reject) => {
+  new Promise<ChildMessage>((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), ["--only", name], { execArgv: process.execArgv, stdio: ["inherit", "inherit", "inherit", "ipc"] });
-    let rows: Row[] | undefined;
-    child.on("message", (m: { rows: Row[] }) => (rows = m.rows));
+    let answer: ChildMessage | undefined;
+    child.on("message", (m: ChildMessage) => (answer = m));
     child.on("error", reject);
     child.on("exit", (code, signal) =>
-      rows && code === 0 ? resolve(rows) : reject(new Error(`bench ${name} ended with ${signal ?? `exit code ${code}`}${rows ? "" : " before sending its rows"}`)),
+      answer && code === 0 ? resolve(answer) : reject(new Error(`ended with ${signal ?? `exit code ${code}`}${answer ? "" : " before sending its rows"}`)),
     );
   });
 
@@ -61,12 +70,24 @@ const main = async () => {
   const wanted = process.argv.slice(2);
   checkKnown(wanted);
   const results: (Row & { module: string })[] = [];
+  // A module that cannot run here, or fails, is named with why; the others still run and the table still prints.
+  const notRun: { module: string; skipped?: string; failed?: string }[] = [];
   for (const name of Object.keys(MODULES)) {
     if (wanted.length > 0 && !wanted.includes(name)) continue;
     const started = performance.now();
-    const rows = await runInChild(name);
-    console.error(`bench ${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    results.push(...rows.map((r) => ({ module: name, ...r })));
+    try {
+      const answer = await runInChild(name);
+      if ("skipped" in answer) {
+        console.error(`bench ${name}: skipped: ${answer.skipped}`);
+        notRun.push({ module: name, skipped: answer.skipped });
+        continue;
+      }
+      console.error(`bench ${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      results.push(...answer.rows.map((r) => ({ module: name, ...r })));
+    } catch (e) {
+      console.error(`bench ${name}: failed: ${(e as Error).message}`);
+      notRun.push({ module: name, failed: (e as Error).message });
+    }
   }
   const table = results.map((r) => ({
     module: r.module,
@@ -76,7 +97,10 @@ const main = async () => {
     target: r.target ?? "",
   }));
   console.table(table);
-  console.log(JSON.stringify({ bench: "actorzero", quick, node: process.version, at: new Date().toISOString(), results }));
+  for (const m of notRun) console.log(`${m.module}: ${m.skipped !== undefined ? `skipped (${m.skipped})` : `failed (${m.failed})`}`);
+  console.log(JSON.stringify({ bench: "actorzero", quick, node: process.version, at: new Date().toISOString(), results, notRun }));
+  // Skipping for a missing prerequisite is said and is no failure; a module that broke fails the run.
+  if (notRun.some((m) => m.failed !== undefined)) process.exitCode = 1;
 };
 
 const only = process.argv[2] === "--only" ? process.argv[3] : undefined;

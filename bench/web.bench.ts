@@ -3,7 +3,9 @@
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime, scriptedModel, serve } from "../src/index.ts";
 import { fillBigLog } from "../test/web/bigLog.ts";
-import { launchBrowser } from "../test/web/support.ts";
+import { existsSync } from "node:fs";
+import { CHROMIUM, launchBrowser } from "../test/web/support.ts";
+import { BenchSkipped } from "./support/skip.ts";
 import type { Row } from "./main.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
@@ -17,6 +19,7 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
 };
 
 export const run = async (): Promise<Row[]> => {
+  if (!existsSync(CHROMIUM)) throw new BenchSkipped(`no Chromium at ${CHROMIUM} (install Debian's chromium package or set ACTORZERO_CHROMIUM)`);
   const store = await openPgliteStore();
   const roots = await fillBigLog(store, CONTEXTS, EVENTS);
   const head = await store.headPosition();
