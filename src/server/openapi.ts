@@ -71,7 +71,7 @@ export const openApiDocument = (): Record<string, unknown> =>
         },
       },
       "/v1/tree": {
-        get: { summary: "The delegation tree, one row per context (at = as it was at that log position)", parameters: paramsOf(TreeQuery, "query"), responses: { "200": ok("{ position, head, rows }"), ...common } },
+        get: { summary: "The delegation tree, one row per context (at = as it was at that log position)", parameters: paramsOf(TreeQuery, "query"), responses: { "200": ok("{ position, head, rows }; with at, also recordedAt: when the event at that position was recorded"), ...common } },
       },
       "/v1/log/verification": {
         get: {

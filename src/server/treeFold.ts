@@ -34,6 +34,8 @@ export type TreeRow = {
   call: { contextId: string; toolCallId: string; jobId: string | null } | null;
   /** For a context a parallel job started: the tool call that started the jobs (its siblings share it). */
   parallelCall: string | null;
+  /** How the last run ended ("running" while it runs), null before the first: the page says `completed` as the CLI does. */
+  lastRunStatus: string | null;
   /** The last run: when it started and ended (null while running). */
   startedAt: string | null;
   endedAt: string | null;
@@ -54,8 +56,9 @@ export class TreeFold {
   private readonly calls = new Map<string, Superior>();
   /** Job id → the `parallel` tool call that started it. */
   private readonly jobCalls = new Map<string, string>();
-  /** The last position folded in. */
+  /** The last position folded in, and when it was recorded (a view of the past measures running times to it). */
   position = 0;
+  recordedAt: string | null = null;
 
   apply(events: readonly RecordedEvent[]): void {
     if (events.length === 0) return;
@@ -67,6 +70,7 @@ export class TreeFold {
       if (e.type === "ParallelJobStarted") this.jobCalls.set(e.data.jobId, e.data.toolCallId);
       if (e.type === "RunStarted" && e.data.superior && !this.calls.has(e.streamId)) this.calls.set(e.streamId, e.data.superior);
       this.position = e.globalPosition;
+      this.recordedAt = e.recordedAt;
     }
   }
 
@@ -108,6 +112,7 @@ export class TreeFold {
       task: this.tasks.get(v.id) ?? null,
       call: sup ? { contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : null,
       parallelCall: sup?.jobId ? (this.jobCalls.get(sup.jobId) ?? null) : null,
+      lastRunStatus: v.lastRun?.status ?? null,
       startedAt: v.lastRun?.startedAt ?? null,
       endedAt: v.lastRun?.endedAt ?? null,
       inputTokens: u?.inputTokens ?? 0,

@@ -82,7 +82,8 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
         // Moving the slider forward continues the last fold; moving it back starts again from zero.
         if (!travel || travel.position > at) travel = new TreeFold();
         await foldUpTo(travel, at);
-        return { position: at, head, rows: travel.rows(q.ids) };
+        // The time of that position: a run still going then is timed up to it, not to today's clock.
+        return { position: at, head, recordedAt: travel.recordedAt, rows: travel.rows(q.ids) };
       }),
     );
   });

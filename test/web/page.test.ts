@@ -90,8 +90,8 @@ describe("given a served log with two finished delegation trees", () => {
     await w.page.goto(server.url);
     const shown = await waitForTree(w.page, (r) => r.length === 2, "the two roots");
     expect(shown.map((r) => [r.agent, r.task, r.status, r.tokens])).toEqual([
-      ["A0", "Survey actor runtimes for the design doc", "idle", "500"],
-      ["A0", "Write the release notes for 0.1", "idle", "400"],
+      ["A0", "Survey actor runtimes for the design doc", "completed", "500"],
+      ["A0", "Write the release notes for 0.1", "completed", "400"],
     ]);
     // Each finished root shows how long its last run took, as the page words a duration.
     expect(shown.every((r) => /^\d+(\.\d)? (ms|s)$/.test(r.elapsed))).toBe(true);
@@ -101,8 +101,9 @@ describe("given a served log with two finished delegation trees", () => {
     await w.page.keyboard.press("ArrowRight");
     const open = await waitForTree(w.page, (r) => r.length === 4, "the survey's two subordinates");
     expect(open.slice(1, 3).map((r) => [r.agent, r.task])).toEqual([
-      ["A1", "Read the XState docs"],
-      ["A1", "Read the Akka docs"],
+      // A subordinate says its profile first (its name too, when it is not the start of its task).
+      ["A1", "default Read the XState docs"],
+      ["A1", "default Read the Akka docs"],
     ]);
     expect(await w.page.textContent("#tree .row.group")).toBe("parallel call · 2 jobs");
     await w.page.keyboard.press("End");
@@ -154,7 +155,7 @@ describe("given a served log with two finished delegation trees", () => {
     // The numbers follow too: the tokens of the run's model calls (80 + 20 each) arrive without a reload.
     // The numbers follow too: the run's two model calls (before and after the intervention), 80 + 20 tokens each,
     // arrive without a reload.
-    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "idle" && x.tokens === "200"), "the run finished with its tokens");
+    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "completed" && x.tokens === "200"), "the run finished with its tokens");
     const log = (await rt.events({ contextId: id })).map((e) => e.type);
     expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "InterventionReceived", "RunCompleted"].includes(t))).toEqual([
       "MessageReceived",

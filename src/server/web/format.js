@@ -15,6 +15,17 @@ export const duration = (ms) => {
 export const elapsed = (startedAt, endedAt, now = Date.now()) =>
   startedAt === null ? null : Math.max(0, (endedAt === null ? now : Date.parse(endedAt)) - Date.parse(startedAt));
 
+/**
+ * A context's state in the words the CLI uses: `completed` for one whose last run completed (the log's `idle`),
+ * `interrupted` for a run cut short, and what a running one waits on.
+ */
+export const statusWord = (r) => {
+  if (r.status === "running") return r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : "running";
+  if (r.status === "failed") return r.failure?.reason === "interrupted" ? "interrupted" : "failed";
+  if (r.status === "stopped") return "stopped";
+  return r.lastRunStatus === "completed" ? "completed" : "idle";
+};
+
 export const oneLine = (text, max = 200) => {
   if (text === null || text === undefined) return "";
   const flat = String(text).replace(/\s+/g, " ").trim();

@@ -4,6 +4,7 @@ import { ApiError, call, follow, getToken, setToken } from "./api.js";
 import { ApprovalsView } from "./approvalsView.js";
 import { TimelineView } from "./timelineView.js";
 import { TreeView } from "./treeView.js";
+import { statusWord } from "./format.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { head: 0, at: null, selected: null, timelineLoaded: null, stopFollow: null, dirty: new Set(), refreshTimer: 0, timelineTimer: 0, timelineChildren: new Set() };
@@ -52,6 +53,7 @@ const setHead = (head) => {
 const loadTree = async () => {
   const path = state.at === null ? "/v1/tree" : `/v1/tree?at=${state.at}`;
   const data = await call("GET", path);
+  tree.clock = data.recordedAt ? Date.parse(data.recordedAt) : null;
   tree.setRows(data.rows);
   setHead(data.head);
   updateCount();
@@ -69,8 +71,9 @@ const refreshTimeline = async () => {
   const c = report.context;
   state.timelineChildren = new Set(c.children.map((k) => k.id));
   const task = tree.rows.get(id)?.task;
-  $("ctx-title").textContent = `Timeline of A${c.agentNumber} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
-  $("ctx-meta").textContent = `${c.status}${c.status === "running" && tree.rows.get(id)?.awaitingApproval?.length > 0 ? " (awaiting approval)" : c.paused ? " (paused)" : ""} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
+  $("ctx-title").textContent = `Timeline of A${c.agentNumber}${c.depth > 0 ? ` ${c.name} (${c.profile})` : ""} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
+  const row = tree.rows.get(id);
+  $("ctx-meta").textContent = `${row ? statusWord(row) : c.status} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
   document.body.dataset.timeline = id;
   document.body.dataset.timelinePosition = String(report.position);
   timeline.show(c);

@@ -59,6 +59,8 @@ export const timelineRows = (context) => {
             ...base,
             text: `tool ${e.name}(${oneLine(json(e.arguments), 80)}) · ${duration(e.durationMs)} · ${result}`,
             child: e.subordinate,
+            // A call the run never saw return (it was stopped, or ended otherwise) is not running any more.
+            childState: e.subordinate?.outcome ?? (run.status === "running" ? "running" : run.status),
             failed: e.outcome === "failed",
           });
           for (const job of e.jobs) {
@@ -69,6 +71,8 @@ export const timelineRows = (context) => {
               detail: job,
               text: `job ${job.toolName} · ${job.status}${job.error ? ` · ${oneLine(job.error, 80)}` : job.result ? ` → ${oneLine(job.result, 80)}` : ""}`,
               child: job.subordinate,
+              // A job cancelled by a stop says so; its subordinate never returned an outcome.
+              childState: job.subordinate?.outcome ?? (job.status === "running" || job.status === "pending" ? (run.status === "running" ? "running" : run.status) : job.status),
               failed: job.status === "error",
             });
           }
@@ -129,7 +133,7 @@ export class TimelineView {
       h("span", { class: "time" }, clock(item.at)),
       h("span", { class: "kind" }, item.kind.replace("_", " ")),
       h("span", { class: "text", title: item.text }, item.text),
-      item.child ? h("button", { type: "button", class: "child", "data-child": item.child.contextId, tabindex: "-1" }, `${who(item.child)} ${item.child.outcome ?? "running"} →`) : null,
+      item.child ? h("button", { type: "button", class: "child", "data-child": item.child.contextId, tabindex: "-1" }, `${who(item.child)} ${item.childState ?? item.child.outcome ?? "running"} →`) : null,
     ];
     el.replaceChildren(...parts.filter((p) => p !== null));
   }

@@ -1,6 +1,6 @@
 // The delegation tree: roots with their task, expandable to their subordinates, parallel jobs grouped under the
 // call that started them. Rows come from the server (GET /v1/tree); this file only arranges and draws them.
-import { duration, elapsed, h, oneLine, tokens } from "./format.js";
+import { duration, elapsed, h, oneLine, statusWord, tokens } from "./format.js";
 import { VirtualList } from "./virtualList.js";
 
 export const ROW_HEIGHT = 28;
@@ -14,6 +14,8 @@ export class TreeView {
     this.expanded = new Set();
     this.items = [];
     this.selected = null;
+    /** Epoch ms running times are measured to: null live (now), the time of the position shown in the past. */
+    this.clock = null;
     this.list = new VirtualList(host, { rowHeight: ROW_HEIGHT, rowRole: "treeitem", render: (item, i, el) => this.drawRow(item, i, el) });
     host.addEventListener("keydown", (e) => this.key(e));
     host.addEventListener("click", (e) => {
@@ -120,13 +122,18 @@ export class TreeView {
     el.setAttribute("aria-selected", String(r.id === this.selected));
     if (item.hasKids) el.setAttribute("aria-expanded", String(this.expanded.has(r.id)));
     else el.removeAttribute("aria-expanded");
-    const status = r.status !== "running" ? r.status : r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : r.status;
+    const status = statusWord(r);
+    // A subordinate says who it is (name, profile) before its task: a researcher and a developer read apart.
+    // (A name taken from the task itself is not said twice.)
+    const named = r.task === null || !r.task.startsWith(r.name);
+    const who = r.parentId === null ? null : h("span", { class: "who" }, named ? `${r.name} · ${r.profile}` : r.profile);
+    const task = r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160);
     el.append(
       item.hasKids ? h("span", { class: "toggle", "aria-hidden": "true" }, this.expanded.has(r.id) ? "▾" : "▸") : h("span", { class: "toggle-space" }),
       h("span", { class: "agent" }, `A${r.agentNumber}`),
-      h("span", { class: "task", title: r.task ?? "" }, r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160)),
+      h("span", { class: "task", title: `${r.parentId === null ? "" : `${r.name} (${r.profile}): `}${r.task ?? ""}` }, who, who && r.task !== null ? " " : null, who && r.task === null ? null : task),
       h("span", { class: `pill ${status.replace(" ", "-")}` }, status),
-      h("span", { class: "num elapsed" }, duration(elapsed(r.startedAt, r.endedAt))),
+      h("span", { class: "num elapsed" }, duration(elapsed(r.startedAt, r.endedAt, this.clock ?? Date.now()))),
       r.treeTokens
         ? h("span", { class: "num tokens", title: `its whole tree: ${r.treeTokens.inputTokens} in, ${r.treeTokens.outputTokens} out; itself: ${r.inputTokens} in, ${r.outputTokens} out` }, tokens(r.treeTokens.inputTokens + r.treeTokens.outputTokens))
         : h("span", { class: "num tokens", title: `${r.inputTokens} in, ${r.outputTokens} out, ${r.modelCalls} model calls` }, tokens(r.inputTokens + r.outputTokens)),
