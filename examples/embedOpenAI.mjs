@@ -21,6 +21,7 @@ const { status, response, failure } = await rt.send(ctx.id, "Plan a three-day tr
 if (status === "completed") console.log(response);
 else console.log(`${status}: ${failure?.reason} (${failure?.message})`);
 const { rollup } = await rt.usage(ctx.id);
-console.log(`${(await rt.children(ctx.id)).length} subordinates, ${rollup?.inputTokens ?? 0} tokens in / ${rollup?.outputTokens ?? 0} out`);
+const subordinates = (await rt.children(ctx.id)).length;
+console.log(`${subordinates} subordinate${subordinates === 1 ? "" : "s"}, ${rollup?.inputTokens ?? 0} tokens in / ${rollup?.outputTokens ?? 0} out`);
 await rt.close();
 await store.close();
