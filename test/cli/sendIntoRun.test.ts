@@ -13,7 +13,7 @@ describe("given actorzero run in flight and a send into its root from another pr
   beforeAll(async () => {
     dataDir = await copyPgliteTemplate();
     // Slow model calls keep the root running while the message arrives; the run ends soon after.
-    run = startCli(["run", "--events", "--latency", "1500", "--data-dir", dataDir, "Write a haiku about logs"]);
+    run = startCli(["run", "--events", "--latency", "6000", "--data-dir", dataDir, "Write a haiku about logs"]);
     const created = await run.waitForLine(/ A0 default .* ContextCreated /, 120_000);
     const rootId = /A0 default\s+([0-9a-f]{8})/.exec(created)![1]!;
     sent = await cli(["send", rootId, "also mention rain", "--events", "--data-dir", dataDir]);
