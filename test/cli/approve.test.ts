@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 afterAll(async () => removeDir(dataDir));
 
-describe("given a data dir with a run parked awaiting approval", () => {
+describe("given a data dir with a run parked awaiting approval", { timeout: 240_000 }, () => {
   it("when a decision is malformed, then it is refused in one line (a usage error without --reason) and nothing is written", async () => {
     const before = await eventTypes();
     const notAnId = await cli(["approve", "12345", "--data-dir", dataDir]);
