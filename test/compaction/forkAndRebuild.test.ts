@@ -1,0 +1,61 @@
+// A compacted history read back: a fork before or after a compaction keeps its history's view, and the view
+// rebuilt from the log alone is the one the runtime holds.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
+import { openAIModel } from "../../src/models/openai.ts";
+import type { EventStore } from "../../src/events/store.ts";
+import { transcriptOf } from "../../src/projections/transcript.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
+import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
+
+const WINDOW = 5000;
+const MAX_OUTPUT = 200;
+let store: EventStore;
+let server: WindowServer;
+let rt: Runtime;
+
+beforeAll(async () => {
+  store = await freshPgliteStore();
+  server = await startWindowServer({ window: WINDOW, reserve: MAX_OUTPUT, resultWords: 150 });
+  rt = await createRuntime({
+    store,
+    model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL }),
+    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT } },
+    limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50 },
+  });
+});
+afterAll(async () => {
+  await rt.close();
+  await server.close();
+  await store.close();
+});
+
+describe("when a compacted context is forked and its history rebuilt", () => {
+  it("a fork before the compaction has the full history, one after it the compacted view, and a rebuild equals the live view", async () => {
+    const root = await rt.createContext();
+    let events = await rt.events({ contextId: root.id });
+    for (let turn = 1; turn <= 30 && !events.some((e) => e.type === "HistoryCompacted"); turn++) {
+      expect(await rt.send(root.id, `turn ${turn}`)).toMatchObject({ status: "completed" });
+      events = await rt.events({ contextId: root.id });
+    }
+    const compaction = events.find((e) => e.type === "HistoryCompacted");
+    expect(compaction).toBeDefined();
+    const before = events[events.indexOf(compaction!) - 1]!;
+    const after = events.at(-1)!;
+    const upTo = (position: number) => events.filter((e) => e.globalPosition <= position);
+
+    const early = await rt.fork(root.id, { at: before.globalPosition });
+    expect(await rt.history(early.id)).toEqual(transcriptOf(upTo(before.globalPosition)));
+    expect(String((await rt.history(early.id))[0]!.content)).not.toMatch(/^Summary of the earlier conversation/);
+
+    const late = await rt.fork(root.id, { at: after.globalPosition });
+    expect(await rt.history(late.id)).toEqual(await rt.history(root.id));
+    expect(String((await rt.history(late.id))[0]!.content)).toMatch(/^Summary of the earlier conversation/);
+    expect(await rt.history(late.id, { full: true })).toEqual(await rt.history(root.id, { full: true }));
+
+    // Bad options are refused with the field named.
+    await expect(rt.history(root.id, { full: "yes" } as never)).rejects.toThrow(/full: expected true or false/);
+    // The live view (the runtime's projection) equals a fold of the log from zero.
+    expect(await rt.history(root.id)).toEqual(transcriptOf(events));
+  }, 120_000);
+});
