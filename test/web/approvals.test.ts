@@ -81,4 +81,41 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     expect(await decisions(staging.id)).toEqual([{ type: "ApprovalDenied", data: expect.objectContaining({ by: "ops-lead", reason: "change freeze" }) }]);
     expect(w.errors).toEqual([]);
   });
+
+  it("when the page reads the past, then every control that writes is off (New task and approvals included) and a forced submit writes nothing; Live turns them back on", async () => {
+    const waiting = await parkRun("qa");
+    const { page } = w;
+    const row = page.locator("#approvals li", { hasText: "qa" });
+    await row.waitFor();
+    await page.click(`#tree-${waiting.id} .task`);
+    const writers = ["#new-text", "#new-form button", "#send-text", "#send", "#stop", "#pause", "#resume", "#approvals li input", "#approvals li button.approve", "#approvals li button.reject"];
+    await page.waitForSelector("#stop:not([disabled])");
+    expect(await page.isDisabled("#new-text")).toBe(false);
+    expect(await row.getByRole("button", { name: "Approve" }).isDisabled()).toBe(false);
+
+    await page.focus("#at");
+    await page.keyboard.press("Home");
+    await page.waitForSelector("#conn.past");
+    for (const selector of writers) expect(await page.isDisabled(selector), `${selector} is off`).toBe(true);
+    // The approvals list is drawn again while in the past: its rows come back off.
+    await page.evaluate(() => (globalThis as any).document.querySelector("#at").dispatchEvent(new Event("input")));
+    const before = await rt.store.headPosition();
+    const writes: string[] = [];
+    page.on("request", (r) => void (r.method() === "POST" && writes.push(r.url())));
+    await page.evaluate(() => {
+      const d = (globalThis as any).document;
+      d.querySelector("#new-text").value = "Written from the past";
+      d.querySelector("#new-form").requestSubmit();
+      d.querySelector("#send-form").requestSubmit();
+    });
+    await page.click("#live");
+    await page.waitForSelector("#new-text:not([disabled])");
+    await page.waitForSelector("#approvals li button.approve:not([disabled])");
+    // By now any request the forced submits made has been sent (the page sends in order): none was a write.
+    expect(writes).toEqual([]);
+    expect(await rt.store.headPosition()).toBe(before);
+    await row.getByRole("button", { name: "Approve" }).click();
+    expect(await waiting.ended).toMatchObject({ status: "completed" });
+    expect(w.errors).toEqual([]);
+  });
 });

@@ -15,11 +15,13 @@ const argumentsText = (a) => {
 };
 
 export class ApprovalsView {
-  constructor(root, list, { call, attempt }) {
+  constructor(root, list, { call, attempt, locked }) {
     this.root = root;
     this.list = list;
     this.call = call;
     this.attempt = attempt;
+    /** True while the page reads the past: the rows are drawn with their controls off. */
+    this.locked = locked;
     this.timer = 0;
   }
 
@@ -41,6 +43,7 @@ export class ApprovalsView {
     const field = el("input", { placeholder: "reason (to reject) or note" });
     field.setAttribute("aria-label", `Reason or note for ${a.tool}`);
     const decide = (action) => async () => {
+      if (this.locked()) return;
       const text = field.value.trim();
       // Who decides is the server's to record (the token's name), not the page's to say.
       const body = action === "approve" ? (text ? { note: text } : {}) : { reason: text };
@@ -51,6 +54,7 @@ export class ApprovalsView {
     const reject = el("button", { type: "button", textContent: "Reject", className: "reject" });
     approve.addEventListener("click", decide("approve"));
     reject.addEventListener("click", decide("reject"));
+    for (const control of [field, approve, reject]) control.disabled = this.locked();
     return el(
       "li",
       { className: "approval" },

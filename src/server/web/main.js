@@ -31,7 +31,7 @@ const attempt = async (work) => {
 const tree = new TreeView($("tree"), { onSelect: (id) => selectContext(id) });
 const timeline = new TimelineView($("timeline"), $("detail"), { onOpenChild: (id) => tree.select(id, { focus: false }) });
 
-const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt });
+const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt, locked: () => state.at !== null });
 const APPROVAL_CHANGES = new Set(["ApprovalRequested", "ApprovalGranted", "ApprovalDenied", "RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
 
 const setConn = (text, cls = "") => {
@@ -89,6 +89,8 @@ const updateActions = () => {
   $("stop").disabled = !can || row.status !== "running";
   $("pause").disabled = !can || row.status !== "running" || row.paused;
   $("resume").disabled = !can || !row.paused;
+  // Reading the past, nothing that writes may act: the New task form and the approvals are off too.
+  for (const el of document.querySelectorAll("#new-form input, #new-form button, #approvals input, #approvals button")) el.disabled = past;
 };
 
 const selectContext = (id) => {
@@ -193,6 +195,7 @@ const travelTo = (at) => {
   $("at-text").textContent = state.at === null ? "live" : `as it was at position ${state.at} of ${state.head}`;
   $("at").setAttribute("aria-valuetext", state.at === null ? "live" : `position ${state.at}`);
   setConn(state.at === null ? "live" : "reading the past: actions are off", state.at === null ? "live" : "past");
+  updateActions();
   clearTimeout(travelTimer);
   travelTimer = setTimeout(async () => {
     state.dirty.clear();
@@ -217,7 +220,7 @@ $("live").addEventListener("click", () => {
 // ---- acting ----
 const act = (action) => async () => {
   const id = state.selected;
-  if (!id) return;
+  if (!id || state.at !== null) return;
   const ok = await attempt(() => call("POST", `/v1/contexts/${id}/${action}`));
   if (ok !== undefined) clearError();
 };
@@ -227,6 +230,7 @@ $("resume").addEventListener("click", act("resume"));
 
 $("send-form").addEventListener("submit", async (e) => {
   e.preventDefault();
+  if (state.at !== null) return;
   const text = $("send-text").value.trim();
   if (!text || !state.selected) return;
   const ok = await attempt(() => call("POST", `/v1/contexts/${state.selected}/messages`, { text }));
@@ -238,6 +242,7 @@ $("send-form").addEventListener("submit", async (e) => {
 
 $("new-form").addEventListener("submit", async (e) => {
   e.preventDefault();
+  if (state.at !== null) return;
   const text = $("new-text").value.trim();
   if (!text) return;
   const ctx = await attempt(() => call("POST", "/v1/contexts", {}));
