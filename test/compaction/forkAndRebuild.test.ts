@@ -5,6 +5,9 @@ import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
 import { openAIModel } from "../../src/models/openai.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { transcriptOf } from "../../src/projections/transcript.ts";
+import { auditRuns } from "../../src/projections/auditReport.ts";
+// @ts-expect-error: the page's plain-JS module has no types
+import { timelineRows } from "../../src/server/web/timelineView.js";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
 
@@ -53,6 +56,12 @@ describe("when a compacted context is forked and its history rebuilt", () => {
     expect(String((await rt.history(late.id))[0]!.content)).toMatch(/^Summary of the earlier conversation/);
     expect(await rt.history(late.id, { full: true })).toEqual(await rt.history(root.id, { full: true }));
 
+    // The audit and the page's timeline show the compaction in its run.
+    const runs = auditRuns(events);
+    const entry = runs.flatMap((r) => r.entries).find((e) => e.kind === "compaction");
+    expect(entry).toMatchObject({ kind: "compaction", position: compaction!.globalPosition, trigger: "threshold" });
+    const rows = timelineRows({ runs }) as { kind: string; text: string }[];
+    expect(rows.find((r) => r.kind === "compaction")?.text).toMatch(/^compaction · step \d+ · \d+ topic\(s\) summarised .* → \d+ tokens/);
     // Bad options are refused with the field named.
     await expect(rt.history(root.id, { full: "yes" } as never)).rejects.toThrow(/full: expected true or false/);
     // The live view (the runtime's projection) equals a fold of the log from zero.
