@@ -3,7 +3,7 @@
 // Requirements:
 // - Every event appended from the start of the command is shown, in log order, none skipped.
 // - The first Ctrl-C (or SIGTERM) stops the whole tree through `rt.stop(root)`, so every run is recorded
-//   as stopped and nothing is lost; a second one exits at once.
+//   as stopped and nothing is lost; a second one (a second press, not a relayed copy of the first) exits at once.
 // - The screen is given back (cursor shown, handlers removed) on every path.
 import type { EventStore } from "../events/store.ts";
 import type { Runtime, SendResult } from "../runtime/runtime.ts";
@@ -22,6 +22,9 @@ export type Session = { result: SendResult; interrupted: boolean; after: number 
 
 /** What a session needs of the runtime: a local one, or the one in the process that holds the data dir. */
 export type SessionRuntime = Pick<Runtime, "contexts" | "subscribe" | "stop">;
+
+/** Signals this close to the first are copies of the same Ctrl-C (relayed by npm), not the second press. */
+const SAME_PRESS_MS = 1000;
 
 export const runSession = async (opts: {
   rt: SessionRuntime;
@@ -52,13 +55,18 @@ export const runSession = async (opts: {
 
   let interrupted = false;
   let stopping: Promise<unknown> | null = null;
+  let firstAt = 0;
   const onSignal = () => {
+    // One Ctrl-C can arrive more than once: the terminal signals the whole process group, and `npm start` (like
+    // npm exec) forwards the signal to its child as well. A repeat within a moment is that copy, not a second press.
+    if (stopping && Date.now() - firstAt < SAME_PRESS_MS) return;
     if (stopping) {
       if (view) io.out.write(ESC.showCursor);
       io.warn("actorzero: exiting at once; runs still going will be marked interrupted when the log is next opened.");
       process.exit(130);
     }
     interrupted = true;
+    firstAt = Date.now();
     const note = "stopping the whole tree… (Ctrl-C again exits at once)";
     if (view) view.footer(note);
     else if (mode !== "json-lines") io.warn(`actorzero: ${note}`);
