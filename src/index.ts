@@ -2,6 +2,7 @@
 export { createRuntime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
 export { isLiveDelta, type LiveDelta, type LiveEvent } from "./runtime/liveDeltas.ts";
 export type { Runtime, RuntimeOptions, CreateContextOptions, SendResult, StartResult, StartOptions, ProfileInfo, Limits, EventsPage, EventsQuery } from "./runtime/api.ts";
+export type { BudgetReport } from "./runtime/budgets.ts";
 export type { RunOutcome } from "./runtime/activeContext.ts";
 export { systemClock, type Clock } from "./runtime/clock.ts";
 
@@ -9,8 +10,8 @@ export { openPgliteStore, type PgliteStoreOptions } from "./events/pgliteStore.t
 export { openPostgresStore, type PostgresStoreOptions } from "./events/postgresStore.ts";
 export type { EventStore, ExpectedVersion, AppendResult, Unsubscribe } from "./events/store.ts";
 export { ConcurrencyError, EventDecodeError, EventValidationError, StoreError } from "./events/errors.ts";
-export { DomainEvent, EVENT_TYPES, ModelOverride } from "./events/schema.ts";
-export type { RecordedEvent, NewEvent, EventType, EventOf } from "./events/schema.ts";
+export { BudgetLimits, DomainEvent, EVENT_TYPES, ModelOverride } from "./events/schema.ts";
+export type { BudgetAmount, RecordedEvent, NewEvent, EventType, EventOf } from "./events/schema.ts";
 export { ContextId, RunId, JobId, EventId } from "./events/ids.ts";
 
 export { openProjections, type Projections } from "./projections/engine.ts";

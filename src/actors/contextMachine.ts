@@ -7,7 +7,7 @@
 //   process's `run.pause`, or another process's ContextPaused read with `facts.apply`).
 //   Machine events are imperative and dot-named (`run.start`);
 //   facts keep their PascalCase names.
-// - `running.parked`: the run recorded ApprovalRequested for calls that wait for a person and its
+// - `running.parked`: the run recorded ApprovalRequested for calls that wait for a person (or BudgetExhausted) and its
 //   invocation returned `parked` (its other calls done). Nothing of it is in flight; the context
 //   stays running. The decision that settles the last pending approval (`approval.decide`, legal only
 //   for an approval of the open run that is pending) goes back to `active`: a new `run` invocation goes
@@ -111,6 +111,8 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
       case "ApprovalRequested":
       case "ApprovalGranted":
       case "ApprovalDenied":
+      case "BudgetExhausted":
+      case "BudgetRestored":
         next = { ...next, awaitingApproval: awaitingApprovalAfter(next.awaitingApproval, next.runId, fact) };
         break;
       case "InterventionReceived":
@@ -221,6 +223,8 @@ export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | nu
     case "ApprovalGranted":
     case "ApprovalDenied":
       return { type: "approval.decide", approvalId: (facts[0] as { data: { approvalId: string } }).data.approvalId, facts };
+    case "BudgetRestored":
+      return { type: "approval.decide", approvalId: facts[0]!.data.exhaustionId, facts };
     default:
       return null;
   }

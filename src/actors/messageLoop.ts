@@ -12,6 +12,7 @@
 //   answers the parked step's open calls (a granted one runs, a denied one gets the reason), then steps on.
 // - A repeated identical reply, or an unusable (empty) reply, gets one warning; the next one fails the run.
 // - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
+// - Each step's model call reserves from the tree's budget first (budgetGate.ts); one that does not fit parks the run.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
 //   completes while an intervention is undelivered.
 // - A resumed run (`resume`) goes on at its last recorded step (resumePlan.ts): a cut-off tool call is resumed
@@ -32,6 +33,7 @@ import { type LogError, logWrite, type LoopLimits, ModelCallFailed, retryDelayMs
 import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages, type WindowEnv } from "./compaction.ts";
 import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
+import { type BudgetPort, withBudget } from "./budgetGate.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
 
@@ -70,6 +72,8 @@ export type LoopEnv = {
   resume?: ResumePlan | null;
   /** The model's context window, when its preset sets one: the history is compacted to fit (compaction.ts). */
   window?: WindowEnv;
+  /** The tree's budget each model call reserves from (budgetGate.ts); absent: nothing is reserved. */
+  budget?: BudgetPort;
 };
 
 export const WARN_REPEATED =
@@ -192,8 +196,9 @@ const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.
         f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1, force || f.error.reason === "context_overflow"))),
       ),
     );
-  return attemptFrom(from?.attempt ?? 1, false).pipe(
-    Effect.map((turn) => ({ turn })),
+  const request = { step, messages: (): ChatMessage[] => [{ role: "system", content: env.systemPrompt }, ...env.transcript()], tools: env.toolSpecs };
+  return withBudget(env.budget, env.handle, request, attemptFrom(from?.attempt ?? 1, false)).pipe(
+    Effect.map((turn) => ("parked" in turn ? { terminal: turn.parked } : { turn })),
     Effect.catchTag("ModelCallFailed", (f) => gaveUp(env, { reason: f.error.reason, message: f.error.message, retryable: f.error.retryable, attempt: f.attempt })),
   );
 };

@@ -65,6 +65,18 @@ export const gist = (e: RecordedEvent, max = 100): string => {
       return `step ${e.data.step}: ${e.data.topics.length} topic(s) summarised, ${e.data.elided.length} tool result(s) elided, ${e.data.tokensBefore} → ${e.data.tokensAfter} tokens`;
     case "RunControlRequested":
       return `${e.data.action} of run ${e.data.runId.slice(0, 8)} in ${e.data.contextId.slice(0, 8)}, asked of the process that drives it`;
+    case "BudgetSet":
+      return `limits ${JSON.stringify(e.data.limits)} for tree ${e.data.rootContextId.slice(0, 8)}`;
+    case "BudgetExtended":
+      return `+${JSON.stringify(e.data.more)} for tree ${e.data.rootContextId.slice(0, 8)}`;
+    case "BudgetReserved":
+      return `${e.data.amount.inputTokens}+${e.data.amount.outputTokens} tokens for step ${e.data.step} of ${e.data.contextId.slice(0, 8)}`;
+    case "BudgetSettled":
+      return `${e.data.spent.inputTokens}+${e.data.spent.outputTokens} tokens spent`;
+    case "BudgetExhausted":
+      return `${e.data.limit} would pass its limit at step ${e.data.step}; parked until the budget is extended`;
+    case "BudgetRestored":
+      return `budget extended; run ${e.data.runId.slice(0, 8)} goes on`;
     default: {
       const _exhaustive: never = e;
       return "";

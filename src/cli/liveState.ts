@@ -216,6 +216,13 @@ export class LiveState {
       case "ModelOverrideSet":
       // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.
       case "RunControlRequested":
+      // The tree's budget lives in a stream of its own; a run parked on it shows by its awaited list.
+      case "BudgetSet":
+      case "BudgetExtended":
+      case "BudgetReserved":
+      case "BudgetSettled":
+      case "BudgetExhausted":
+      case "BudgetRestored":
         break;
       case "HistoryCompacted":
         n.activity = "compacting history";

@@ -224,6 +224,64 @@ export const HistoryCompacted = event("HistoryCompacted", {
   durationMs: Count,
 });
 
+/** Limits of a delegation tree's budget: any of these, each a ceiling on what the whole tree spends. */
+export const BudgetLimits = z
+  .object({
+    inputTokens: Count.optional(),
+    outputTokens: Count.optional(),
+    totalTokens: Count.optional(),
+    costUsd: z.number().nonnegative().optional(),
+    modelCalls: Count.optional(),
+    toolCalls: Count.optional(),
+    wallClockMs: Count.optional(),
+  })
+  .strict();
+export type BudgetLimits = z.infer<typeof BudgetLimits>;
+/** What one model call reserves, or what it spent. */
+export const BudgetAmount = z.object({
+  inputTokens: Count,
+  outputTokens: Count,
+  costUsd: z.number().nonnegative(),
+  modelCalls: Count,
+  toolCalls: Count,
+});
+export type BudgetAmount = z.infer<typeof BudgetAmount>;
+
+// The budget facts below (but BudgetExhausted and BudgetRestored) live in the stream `<rootContextId>:budget`, appended
+// with the version their check read, so every reservation of a tree is checked against all the others.
+/** The tree's limits from now on (absolute: a per-message budget is added to what was spent when it arrived). */
+export const BudgetSet = event("BudgetSet", { rootContextId: ContextId, limits: BudgetLimits });
+/** More budget: each key added to the limit (a key with no limit yet gets one). */
+export const BudgetExtended = event("BudgetExtended", { rootContextId: ContextId, more: BudgetLimits });
+/** A model call's reservation, made before the call: its counted input plus its most output. */
+export const BudgetReserved = event("BudgetReserved", {
+  reservationId: z.string().min(1),
+  contextId: ContextId,
+  runId: RunId,
+  step: Count,
+  amount: BudgetAmount,
+});
+/** The reservation replaced by what the call really spent (zeros for a call that never got a reply). */
+export const BudgetSettled = event("BudgetSettled", { reservationId: z.string().min(1), spent: BudgetAmount });
+/**
+ * In the run's own stream: its next model call did not fit the tree's budget; the run parks (like a run awaiting
+ * approval, `exhaustionId` in its awaited list) until the budget is extended.
+ */
+export const BudgetExhausted = event("BudgetExhausted", {
+  exhaustionId: z.string().min(1),
+  runId: RunId,
+  step: Count,
+  rootContextId: ContextId,
+  /** The first limit the call would have passed. */
+  limit: z.enum(["inputTokens", "outputTokens", "totalTokens", "costUsd", "modelCalls", "toolCalls", "wallClockMs"]),
+  limits: BudgetLimits,
+  spent: BudgetAmount,
+  reserved: BudgetAmount,
+  asked: BudgetAmount,
+});
+/** In the run's own stream: the budget was extended, and the parked run goes on (it reserves again). */
+export const BudgetRestored = event("BudgetRestored", { exhaustionId: z.string().min(1), runId: RunId });
+
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
   ContextCreated,
@@ -254,6 +312,12 @@ export const DomainEvent = z.discriminatedUnion("type", [
   ApprovalDenied,
   RunControlRequested,
   HistoryCompacted,
+  BudgetSet,
+  BudgetExtended,
+  BudgetReserved,
+  BudgetSettled,
+  BudgetExhausted,
+  BudgetRestored,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];

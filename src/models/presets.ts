@@ -1,6 +1,6 @@
 // Model presets and projects: which preset a context is configured with, and which model it effectively uses (DESIGN §7).
 import { z } from "zod";
-import type { ModelOverride } from "../events/schema.ts";
+import { BudgetLimits, type ModelOverride } from "../events/schema.ts";
 
 export const DEFAULT_PRESET = "Default";
 /** The model of the `Default` preset when the configuration names none. */
@@ -69,6 +69,8 @@ export const ProjectConfig = z
     profilePresets: z.record(z.string().min(1), z.string()).optional(),
     mcpServers: McpSelection.optional(),
     needsApproval: ApprovalList.optional(),
+    /** The budget of a tree whose root is in this project, when `createContext` gives none. */
+    budget: BudgetLimits.optional(),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;

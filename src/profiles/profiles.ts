@@ -4,6 +4,7 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { ApprovalList, McpSelection } from "../models/presets.ts";
+import { BudgetLimits } from "../events/schema.ts";
 
 export const PROFILE_DEFAULT = "default";
 
@@ -17,6 +18,8 @@ export const ProfileFile = z.object({
   mcpServers: McpSelection.optional(),
   /** Tools whose calls wait for a person's decision when this profile's agents make them (names, or `prefix*`). */
   needsApproval: ApprovalList.optional(),
+  /** The budget of a tree whose root has this profile, when `createContext` gives none and its project has none. */
+  budget: BudgetLimits.optional(),
 });
 
 export type Profile = z.infer<typeof ProfileFile> & {

@@ -252,6 +252,12 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
       case "ApprovalDenied":
       // A request lives in its own stream; the context's facts of what was done about it are read here.
       case "RunControlRequested":
+      case "BudgetSet":
+      case "BudgetExtended":
+      case "BudgetReserved":
+      case "BudgetSettled":
+      case "BudgetExhausted":
+      case "BudgetRestored":
         break;
       default: {
         const _exhaustive: never = e;

@@ -97,6 +97,11 @@ export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string
     case "ApprovalGranted":
     case "ApprovalDenied":
       return awaiting.filter((a) => a !== fact.data.approvalId);
+    // A run parked on its tree's budget waits like one awaiting approval, for the extension that restores it.
+    case "BudgetExhausted":
+      return fact.data.runId === runId && !awaiting.includes(fact.data.exhaustionId) ? [...awaiting, fact.data.exhaustionId] : [...awaiting];
+    case "BudgetRestored":
+      return awaiting.filter((a) => a !== fact.data.exhaustionId);
     default:
       return [...awaiting];
   }
@@ -189,10 +194,16 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "ParallelJobFinished":
     case "HistoryCompacted":
     case "RunControlRequested":
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
       return s;
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
+    case "BudgetExhausted":
+    case "BudgetRestored":
       return { ...s, awaitingApproval: awaitingApprovalAfter(s.awaitingApproval, s.currentRunId, event) };
     default: {
       const _exhaustive: never = event;
@@ -201,13 +212,16 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
   }
 };
 
+/** Facts kept in streams of their own (a control request, a tree's budget): they make no view. */
+const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "BudgetSet", "BudgetExtended", "BudgetReserved", "BudgetSettled"]);
+
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
   // 2: `awaitingApproval`.
   version: 2,
   // A control request is in a stream of its own, not a context: it makes no view.
-  keysOf: (event) => (event.type === "RunControlRequested" ? [] : [event.streamId]),
+  keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,
   evolve: onceByPositionFresh(apply),
   // Grouped by root so `list({ rootContextId })` is an index scan; ordered by creation.

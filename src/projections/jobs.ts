@@ -94,6 +94,12 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "ApprovalDenied":
     case "HistoryCompacted":
     case "RunControlRequested":
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
+    case "BudgetExhausted":
+    case "BudgetRestored":
       return state;
     default: {
       const _exhaustive: never = event;

@@ -119,6 +119,12 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "ApprovalGranted":
     case "ApprovalDenied":
     case "RunControlRequested":
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
+    case "BudgetExhausted":
+    case "BudgetRestored":
       return state;
     default: {
       const _exhaustive: never = event;

@@ -68,6 +68,12 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "ApprovalDenied":
     case "HistoryCompacted":
     case "RunControlRequested":
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
+    case "BudgetExhausted":
+    case "BudgetRestored":
       return node;
     default: {
       const _exhaustive: never = event;

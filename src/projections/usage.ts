@@ -72,6 +72,12 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     case "ApprovalGranted":
     case "ApprovalDenied":
     case "RunControlRequested":
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
+    case "BudgetExhausted":
+    case "BudgetRestored":
       return u;
     default: {
       const _exhaustive: never = event;

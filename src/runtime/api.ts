@@ -3,7 +3,8 @@
 import type { AnyActorRef } from "xstate";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
-import type { ModelOverride, RecordedEvent } from "../events/schema.ts";
+import type { BudgetLimits, ModelOverride, RecordedEvent } from "../events/schema.ts";
+import type { BudgetReport } from "./budgets.ts";
 import type { ModelPort } from "../models/port.ts";
 import type { Presets, Projects } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
@@ -31,6 +32,8 @@ export type Limits = {
   passivateAfterMs: number;
   /** How long a run's lease outlives its owner's last renewal; another process takes the context over after that. */
   leaseTtlMs: number;
+  /** What a budgeted model call reserves for its reply when its preset sets no `maxOutputTokens`. */
+  defaultMaxOutputTokens: number;
 };
 
 export const DEFAULT_LIMITS: Limits = {
@@ -41,6 +44,7 @@ export const DEFAULT_LIMITS: Limits = {
   retryMaxMs: 30_000,
   passivateAfterMs: 30_000,
   leaseTtlMs: 10_000,
+  defaultMaxOutputTokens: 4096,
 };
 
 export type RuntimeOptions = {
@@ -89,7 +93,10 @@ export type CreateContextOptions = {
   profile?: string;
   project?: string;
   modelOverride?: ModelOverride;
+  /** What the whole tree under this root may spend (default: the project's `budget`, else the profile's; none). */
+  budget?: BudgetLimits;
 };
+
 
 export type SendResult = RunOutcome & { contextId: string };
 
@@ -97,7 +104,8 @@ export type SendResult = RunOutcome & { contextId: string };
 export type StartResult = { contextId: string; runId: string; intervention: boolean; ended: Promise<SendResult> };
 
 /** Where a message came from: an agent protocol (recorded as the message's `via`), and the W3C trace it continues. */
-export type StartOptions = { via?: "mcp" | "a2a"; traceparent?: string };
+/** `budget`: what this message's work may spend, on top of what its tree has spent so far. */
+export type StartOptions = { via?: "mcp" | "a2a"; traceparent?: string; budget?: BudgetLimits };
 
 /** An enabled profile, as other agents are offered it (an MCP tool, an A2A skill). */
 export type ProfileInfo = { key: string; title: string; description: string; context: string };
@@ -128,6 +136,10 @@ export interface Runtime {
   start(id: string, text: string, opts?: StartOptions): Promise<StartResult>;
   /** The profiles a root may use (enabled ones), in key order. */
   profiles(): ProfileInfo[];
+  /** The tree's budget: its limits, what it spent, what open calls reserve, and which runs are parked on it. */
+  budget(rootId: string): Promise<BudgetReport>;
+  /** Adds to the tree's limits (the same keys); runs parked on its budget go on. */
+  extendBudget(rootId: string, more: BudgetLimits): Promise<void>;
   /** Stops the context's run and its running subordinates; null when nothing was running. */
   stop(id: string): Promise<RunOutcome | null>;
   /** A running context waits at its next checkpoint until `resume`, a new message, or `stop`. */

@@ -1,5 +1,6 @@
 // What the runtime's parts share: the configuration, the log, the projections, the leases, the actors.
 import type { EventStore } from "../events/store.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { Configuration } from "./configuration.ts";
 import type { Leases } from "./leases.ts";
@@ -13,5 +14,7 @@ export type Core = {
   readonly leases: Leases;
   readonly registry: Registry;
   tools: RuntimeTools;
+  /** Each tree's budget, folded from its budget stream. */
+  readonly budgets: BudgetLedger;
   closed: boolean;
 };

@@ -22,6 +22,8 @@ import { type ContextMachineContext, type RunActorInput, type RunOutput, whileNo
 import { messageLoop } from "../actors/messageLoop.ts";
 import { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
+import { firstCallOpen } from "../actors/budgetGate.ts";
+import { budgetPortFor } from "./budgets.ts";
 import { callNeedsApproval } from "../tools/approval.ts";
 import { approvalListFor } from "./approvalPolicy.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
@@ -79,6 +81,8 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     const facts = await core.store.readStream(ac.id);
     parked = parkedStepOf(facts, input.runId);
     handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
+    // Parked on its budget before its first call: that ModelCalled went with its start and stands.
+    handle.firstCallRecorded = firstCallOpen(facts, input.runId);
   }
   const view = ac.view;
   const approvalList = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
@@ -135,6 +139,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         toolContext,
         resume: resuming?.plan ?? null,
         ...windowOf(core, model.presetName, ac),
+        budget: budgetPortFor(core, ac, handle, model),
       }),
       { signal },
     );

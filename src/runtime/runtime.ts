@@ -36,6 +36,8 @@ import { buildTools } from "./runTools.ts";
 import { subscribeLive, type LiveEvent } from "./liveDeltas.ts";
 import { forkContext } from "./fork.ts";
 import { promptSetupOf, requestPartsOf, type PromptSetup, type RequestParts } from "./requestParts.ts";
+import { BudgetLedger } from "./budgetLedger.ts";
+import { budgetReport, checkBudget, extendBudget, setBudget } from "./budgets.ts";
 import { checkId, checkLimit, checkMessage, checkOptionalString, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export { RuntimeError } from "./errors.ts";
@@ -70,7 +72,8 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   const shared = options.store.kind !== "pglite";
   const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
   const registry = new Registry();
-  const core: Core = { config, store: config.observer.store(options.store), projections, leases, registry, tools: null as never, closed: false };
+  const store = config.observer.store(options.store);
+  const core: Core = { config, store, projections, leases, registry, tools: null as never, closed: false, budgets: new BudgetLedger(store) };
   registry.core = core;
   config.observer.subject = (id) => registry.active.get(id)?.view;
   registry.machine = contextMachine.provide({
@@ -88,6 +91,7 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   const stopAnswering = shared
     ? core.store.subscribe(await core.store.headPosition(), (e) => {
         answerControlRequest(core, e);
+        core.budgets.observe(e);
         core.registry.followLog(e);
       })
     : () => undefined;
@@ -139,6 +143,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         const available = [...core.config.profiles.keys()].sort().join(", ");
         throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, { field: "profile", expected: `one of ${available}` });
       }
+      const budget =
+        raw.budget !== undefined ? checkBudget("budget", raw.budget) : ((project ? core.config.options.projects?.[project]?.budget : undefined) ?? core.config.profiles.get(profile)?.budget);
       const id = asContextId(core.config.clock.uuid());
       const created = await registry.appendNew(id, [
         {
@@ -160,6 +166,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
           },
         },
       ]);
+      if (budget) await setBudget(core, id, budget, "absolute");
       // The view is the fold of the fact just recorded, and the actor is up for the first message:
       // no projection catch-up and no read on the command path.
       return structuredClone((await registry.activateNew(id, created)).view);
@@ -182,7 +189,10 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       checkId("id", id);
       checkMessage(text);
       const origin = checkOrigin(opts);
+      const budget = opts.budget === undefined ? undefined : checkBudget("budget", opts.budget);
       const ac = await registry.activate(id);
+      // The message's budget is the tree's from now on: recorded before the message, so its first call draws on it.
+      if (budget) await setBudget(core, ac.view.rootContextId, budget, "relative");
       const { runId, intervention, ended } = await ac.serialize(() => deliver(core, ac, text, origin));
       const settled = ended.then(async (outcome) => {
         // Settle once the run's lease is free, so another process may drive the context at once.
@@ -210,6 +220,20 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       assertOpen();
       const cid = checkId("id", id);
       if (!(await requestControl(core, cid, "resume"))) await resume(core, cid);
+    },
+
+    async budget(rootId) {
+      assertOpen();
+      return budgetReport(core, checkId("rootId", rootId));
+    },
+    async extendBudget(rootId, more) {
+      assertOpen();
+      const id = checkId("rootId", rootId);
+      const limits = checkBudget("more", more);
+      await catchUp();
+      const view = await projections.contexts.get(id);
+      if (!view || view.rootContextId !== id) throw new RuntimeError("not_found", `Context '${id}' is not the root of a tree.`);
+      await extendBudget(core, id, limits);
     },
 
     async approvals(opts = {}) {

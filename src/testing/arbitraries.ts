@@ -6,6 +6,7 @@ import { historyCompactedArb } from "./compactionArbitraries.ts";
 import { jsonValueArb } from "./jsonArbitrary.ts";
 
 export { jsonValueArb } from "./jsonArbitrary.ts";
+import { budgetEventArb } from "./budgetArbitraries.ts";
 import {
   EVENT_TYPES,
   JobStatus,
@@ -170,6 +171,13 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "HistoryCompacted":
       return historyCompactedArb(runId, rid(p), p.toolCallId, textArb);
     case "RunControlRequested": return ev(type, fc.record({ contextId: cid(p), runId, action: fc.constantFrom("stop" as const, "pause" as const, "resume" as const) }));
+    case "BudgetSet":
+    case "BudgetExtended":
+    case "BudgetReserved":
+    case "BudgetSettled":
+    case "BudgetExhausted":
+    case "BudgetRestored":
+      return budgetEventArb(type, cid(p), rid(p));
     default: {
       const _exhaustive: never = type;
       throw new Error(`no arbitrary for ${String(_exhaustive)}`);

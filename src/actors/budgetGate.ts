@@ -1,0 +1,73 @@
+// A run's side of its tree's budget: reserve before a model call, settle after it, park when it does not fit.
+//
+// Requirements:
+// - Each step reserves once, before its first attempt (so its ModelCalled is not recorded when it parks); its
+//   retries draw on that one reservation, so a retried call never counts twice against the budget.
+// - The reply settles the reservation to the call's real usage (the counted input when the model reports none)
+//   and the number of tool calls it asked for; a call given up settles to nothing; a call cut off by a stop
+//   settles to its counted input (the provider saw it).
+// - A call that does not fit parks the run: the gate has recorded BudgetExhausted in the run's stream (and
+//   BudgetRestored with it when an extension landed meanwhile: then the machine goes on at once).
+import * as Effect from "effect/Effect";
+import type { RecordedEvent } from "../events/schema.ts";
+import type { ChatMessage } from "../models/messages.ts";
+import type { ModelTurn, ToolSpec } from "../models/port.ts";
+import { type LogError, logWrite } from "./loopErrors.ts";
+import type { RunHandle } from "./runHandle.ts";
+
+/** An open reservation: settled exactly once. */
+export type Reservation = {
+  settle(usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): Promise<void>;
+  /** Nothing spent (`cut`: the call was sent, so its counted input was). */
+  release(cut: boolean): Promise<void>;
+};
+
+/** What the runtime gives the loop: null when the run's tree has no budget (nothing is reserved then). */
+export type BudgetPort = {
+  reserve(input: { step: number; messages: () => ChatMessage[]; tools: readonly ToolSpec[] }): Promise<{ reserved: Reservation | null } | { parked: RecordedEvent[] }>;
+};
+
+/**
+ * `call` (a model call with its retries) under a reservation of the tree's budget; `{ parked }` with the
+ * facts the run parked with when the call does not fit (the handle says `parked`).
+ */
+export const withBudget = <E>(
+  budget: BudgetPort | undefined,
+  handle: RunHandle,
+  input: Parameters<BudgetPort["reserve"]>[0],
+  call: Effect.Effect<ModelTurn, E>,
+): Effect.Effect<ModelTurn | { parked: RecordedEvent[] }, E | LogError> =>
+  budget === undefined
+    ? call
+    : Effect.gen(function* () {
+        const r = yield* logWrite(() => budget.reserve(input));
+        if ("parked" in r) {
+          handle.parked = true;
+          return { parked: r.parked };
+        }
+        const reservation = r.reserved;
+        if (reservation === null) return yield* call;
+        const turn = yield* call.pipe(
+          // A stop interrupts the call; its release is best effort (the stop itself must not fail on it).
+          Effect.onInterrupt(() => Effect.promise(() => reservation.release(true).catch(() => undefined))),
+          Effect.tapError(() => logWrite(() => reservation.release(false))),
+        );
+        yield* logWrite(() => reservation.settle(turn.usage ?? null, Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0));
+        return turn;
+      });
+
+/**
+ * Whether run `runId`'s step-1 model call is on the log with no reply or failure after it: a run that parked on
+ * its budget before its first call (that ModelCalled went with its start) goes on without recording it again.
+ */
+export const firstCallOpen = (facts: readonly RecordedEvent[], runId: string): boolean => {
+  let open = false;
+  let parked = false;
+  for (const f of facts) {
+    if (!("runId" in f.data) || f.data.runId !== runId) continue;
+    if (f.type === "ModelCalled") open = f.data.step === 1;
+    else if (f.type === "ModelReplied" || f.type === "ModelCallFailed") open = false;
+    else if (f.type === "BudgetExhausted") parked = open;
+  }
+  return open && parked;
+};

@@ -1,0 +1,116 @@
+// Each tree's budget as this process knows it: folded from `<rootContextId>:budget`, changed by conditional appends.
+//
+// Requirements:
+// - The log is the truth: a tree's state is the fold of its budget stream (projections/budget.ts), read once and
+//   then kept current by this process's own appends and, on a shared log, by the facts other processes append.
+// - Every change is decided against the folded state and appended with that state's version as the expected
+//   version: a reservation is checked in the append that records it, so two processes (or two jobs) cannot
+//   both take the last of a budget. A conflict reads what the other writer appended and decides again.
+// - Changes to one tree are serialized in this process (no needless conflicts between its own parallel jobs).
+// - A tree without a budget costs its model calls nothing but a map lookup after its first.
+import { ConcurrencyError } from "../events/errors.ts";
+import type { BudgetAmount, DataOf, DomainEvent, RecordedEvent } from "../events/schema.ts";
+import type { EventStore } from "../events/store.ts";
+import { type BudgetState, evolveBudget, fitOf, foldBudget, initBudget, type Overrun } from "../projections/budget.ts";
+
+export const BUDGET_STREAM_SUFFIX = ":budget";
+export const budgetStreamOf = (rootContextId: string): string => `${rootContextId}${BUDGET_STREAM_SUFFIX}`;
+
+/** What a change decided: the facts to append (none: nothing to record) and what to answer. */
+export type Decision<R> = { events: DomainEvent[]; result: R };
+
+type Tree = { state: BudgetState; turn: Promise<unknown> };
+
+export class BudgetLedger {
+  private readonly trees = new Map<string, Tree>();
+  constructor(private readonly store: EventStore) {}
+
+  /** The tree's state (read from the log the first time this process asks). */
+  async state(rootContextId: string): Promise<BudgetState> {
+    return (await this.tree(rootContextId)).state;
+  }
+
+  /** Reads what the budget stream holds beyond the state known here. */
+  async refresh(rootContextId: string): Promise<BudgetState> {
+    const tree = await this.tree(rootContextId);
+    tree.state = foldBudget(await this.store.readStream(budgetStreamOf(rootContextId), tree.state.version + 1), tree.state);
+    return tree.state;
+  }
+
+  /**
+   * Decides a change on the tree's current state and appends it conditionally on that state's version; on a
+   * conflict, catches up and decides again. `decide` may run more than once and must not have effects.
+   */
+  change<R>(rootContextId: string, decide: (s: BudgetState) => Decision<R> | Promise<Decision<R>>): Promise<R> {
+    return this.serialized(rootContextId, async (tree) => {
+      for (;;) {
+        const { events, result } = await decide(tree.state);
+        if (events.length === 0) return result;
+        const expectedVersion = tree.state.version === 0 ? "no_stream" : tree.state.version;
+        try {
+          const appended = await this.store.append(budgetStreamOf(rootContextId), events, { expectedVersion });
+          this.fold(tree, appended.events);
+          return result;
+        } catch (e) {
+          if (!(e instanceof ConcurrencyError)) throw e;
+          await this.refresh(rootContextId);
+        }
+      }
+    });
+  }
+
+  /** Records the reservation when it fits the tree's budget at `nowMs()`; else what it would pass, and the state it was judged on. */
+  reserve(rootContextId: string, r: DataOf<"BudgetReserved">, nowMs: () => number): Promise<{ over: Overrun; state: BudgetState } | null> {
+    return this.change(rootContextId, (state) => {
+      const over = fitOf(state, r.amount, nowMs());
+      return over ? { events: [], result: { over, state } } : { events: [{ type: "BudgetReserved", data: r }], result: null };
+    });
+  }
+
+  /** Replaces the reservation by what was spent; a reservation already settled stays as it was. */
+  settle(rootContextId: string, reservationId: string, spent: BudgetAmount): Promise<void> {
+    return this.change(rootContextId, (s) => ({ events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [], result: undefined }));
+  }
+
+  /** Runs `fn` in the tree's turn: nothing else of this process changes the tree meanwhile. */
+  serialized<R>(rootContextId: string, fn: (tree: Tree) => Promise<R>): Promise<R> {
+    const run = this.tree(rootContextId).then((tree) => {
+      const next = tree.turn.then(() => fn(tree));
+      tree.turn = next.catch(() => undefined);
+      return next;
+    });
+    return run;
+  }
+
+  /** A budget fact another process appended (read from the shared log's subscription). */
+  observe(e: RecordedEvent): void {
+    if (!e.streamId.endsWith(BUDGET_STREAM_SUFFIX)) return;
+    const tree = this.trees.get(e.streamId.slice(0, -BUDGET_STREAM_SUFFIX.length));
+    if (tree && e.streamVersion === tree.state.version + 1) tree.state = evolveBudget(tree.state, e);
+  }
+
+  private readonly loading = new Map<string, Promise<Tree>>();
+  private tree(rootContextId: string): Promise<Tree> {
+    const known = this.trees.get(rootContextId);
+    if (known) return Promise.resolve(known);
+    let loading = this.loading.get(rootContextId);
+    if (!loading) {
+      loading = this.store.readStream(budgetStreamOf(rootContextId)).then((events) => {
+        const tree: Tree = { state: foldBudget(events, initBudget()), turn: Promise.resolve() };
+        this.trees.set(rootContextId, tree);
+        this.loading.delete(rootContextId);
+        return tree;
+      });
+      this.loading.set(rootContextId, loading);
+    }
+    return loading;
+  }
+
+  /** Folds what was appended here; a gap (another writer's facts between) is read from the log next time. */
+  private fold(tree: Tree, events: readonly RecordedEvent[]): void {
+    for (const e of events) {
+      if (e.streamVersion !== tree.state.version + 1) return;
+      tree.state = evolveBudget(tree.state, e);
+    }
+  }
+}

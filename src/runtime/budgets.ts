@@ -1,0 +1,166 @@
+// Budgets of delegation trees: set, extended and reported by the runtime, reserved and settled by runs.
+//
+// Requirements:
+// - A budget is checked before anything is written: an object of known keys, each a whole number ≥ 0 (`costUsd`
+//   any number ≥ 0), at least one key; a refusal names the field.
+// - A root's budget comes from `createContext({ budget })`, else its project's, else its profile's. A message's
+//   budget (`send(id, text, { budget })`) is added to what the tree has spent and holds when it arrives.
+// - Before each model call of a budgeted tree, the run reserves its counted input tokens plus its preset's
+//   `maxOutputTokens` (else `limits.defaultMaxOutputTokens`), priced by the preset's `price`, conditionally on
+//   the budget stream's version (budgetLedger.ts); the reply settles it to the real usage.
+// - A call that does not fit records BudgetExhausted in the run's stream, in the tree's turn (an extension of
+//   this process cannot slip in between), and parks; when the stream shows an extension another process
+//   appended meanwhile, BudgetRestored follows at once (settles of other calls never wake it).
+// - `extendBudget` adds to the limits, then restores every run of the tree parked on it (each reserves again,
+//   and parks again when the extension was not enough). A stop ends a parked run like any other.
+import { asContextId, asRunId, type ContextId } from "../events/ids.ts";
+import { BudgetLimits, type BudgetAmount, type RecordedEvent } from "../events/schema.ts";
+import { tokenCounterFor } from "../models/tokenCount.ts";
+import { type EffectiveModel, type Preset, presetTable } from "../models/presets.ts";
+import { type BudgetState, fitOf, limitsFrom, ZERO } from "../projections/budget.ts";
+import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
+import type { ActiveContext } from "./activeContext.ts";
+import type { Core } from "./core.ts";
+import { RuntimeError } from "./errors.ts";
+import { takeLease } from "./recovery.ts";
+import { invalid } from "./validate.ts";
+
+/** `budget` as given by an embedder, the CLI or HTTP: the limits, or a refusal naming the field. */
+export const checkBudget = (field: string, v: unknown): BudgetLimits => {
+  const parsed = BudgetLimits.safeParse(v);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = [field, ...issue.path.map(String)].join(".");
+    throw invalid(where, "a budget: any of inputTokens, outputTokens, totalTokens, modelCalls, toolCalls, wallClockMs (whole numbers ≥ 0), costUsd (≥ 0)", issue.message);
+  }
+  if (Object.keys(parsed.data).length === 0) throw invalid(field, "a budget with at least one limit", "{}");
+  return parsed.data;
+};
+
+const priceOf = (preset: Preset | undefined, inputTokens: number, outputTokens: number): number =>
+  preset?.price ? (inputTokens * preset.price.inputPerMTok + outputTokens * preset.price.outputPerMTok) / 1e6 : 0;
+
+/** Sets the tree's limits: as given (`absolute`), or added to what it has spent and holds now (a message's budget). */
+export const setBudget = (core: Core, rootContextId: string, limits: BudgetLimits, mode: "absolute" | "relative"): Promise<void> =>
+  core.budgets.change(rootContextId, (s) => ({
+    events: [
+      {
+        type: "BudgetSet",
+        data: { rootContextId: asContextId(rootContextId), limits: mode === "absolute" ? limits : limitsFrom(s, limits, core.config.clock.now().getTime()) },
+      },
+    ],
+    result: undefined,
+  }));
+
+/** What `rt.budget(rootId)` answers. */
+export type BudgetReport = {
+  rootContextId: string;
+  /** Null when the tree has no budget. */
+  limits: BudgetLimits | null;
+  spent: BudgetAmount & { totalTokens: number };
+  reserved: BudgetAmount & { totalTokens: number };
+  /** Runs of the tree parked because their next call did not fit. */
+  parked: { contextId: string; runId: string; limit: string; step: number }[];
+};
+
+const withTotal = (a: BudgetAmount) => ({ ...a, totalTokens: a.inputTokens + a.outputTokens });
+
+/** The runs of the tree parked on its budget now, with the BudgetExhausted each waits on (read from the log: the cold path). */
+const parkedRuns = async (core: Core, rootContextId: string): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
+  await core.projections.catchUp();
+  const running = await core.projections.contexts.list({ rootContextId, status: "running" });
+  const out: { contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[] = [];
+  for (const view of running) {
+    if (view.awaitingApproval.length === 0) continue;
+    for (const f of await core.store.readStream(view.id)) {
+      if (f.type === "BudgetExhausted" && f.data.runId === view.currentRunId && view.awaitingApproval.includes(f.data.exhaustionId)) out.push({ contextId: view.id, fact: f });
+    }
+  }
+  return out.sort((a, b) => a.fact.globalPosition - b.fact.globalPosition);
+};
+
+export const budgetReport = async (core: Core, rootContextId: string): Promise<BudgetReport> => {
+  const s: BudgetState = await core.budgets.refresh(rootContextId);
+  const parked = (await parkedRuns(core, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
+  return { rootContextId, limits: s.limits, spent: withTotal(s.spent), reserved: withTotal(s.reserved), parked };
+};
+
+/** Lets a parked run go on: records BudgetRestored for it, in its context's turn and under its lease. */
+const restore = async (core: Core, contextId: string, exhaustionId: string, runId: string): Promise<void> => {
+  const ac = await core.registry.activate(contextId);
+  await ac.serialize(async () => {
+    const snapshot = () => ac.actor.getSnapshot() as { matches(s: unknown): boolean; can(e: unknown): boolean };
+    const ownRunInFlight = snapshot().matches({ running: "active" });
+    if (!ownRunInFlight) {
+      try {
+        await takeLease(core, ac);
+      } catch (e) {
+        // Another process drives it: that process's run sees the extension when it reserves again.
+        if (e instanceof RuntimeError && e.reason === "busy") return;
+        throw e;
+      }
+    }
+    try {
+      await ac.writer.exclusive(async (append) => {
+        if (!snapshot().can({ type: "approval.decide", approvalId: exhaustionId, facts: [] })) return;
+        await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
+      });
+    } finally {
+      if (!ownRunInFlight && !snapshot().matches({ running: "active" })) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+    }
+  });
+};
+
+/** Adds `more` to the tree's limits, then lets every run parked on its budget go on. */
+export const extendBudget = async (core: Core, rootContextId: string, more: BudgetLimits): Promise<void> => {
+  await core.budgets.change(rootContextId, () => ({ events: [{ type: "BudgetExtended", data: { rootContextId: asContextId(rootContextId), more } }], result: undefined }));
+  for (const { contextId, fact } of await parkedRuns(core, rootContextId)) await restore(core, contextId, fact.data.exhaustionId, fact.data.runId);
+};
+
+/** The budget port of one run (see budgetGate.ts): reserves from its tree, parks it when the call does not fit. */
+export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, model: EffectiveModel): BudgetPort => {
+  const root = ac.view.rootContextId;
+  const preset = model.presetName === null ? undefined : presetTable(core.config.options.presets)[model.presetName];
+  const metadata = { correlationId: handle.correlationId, causationId: handle.runId };
+  return {
+    async reserve({ step, messages, tools }) {
+      if ((await core.budgets.state(root)).limits === null) return { reserved: null };
+      const inputTokens = (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] });
+      const outputTokens = preset?.maxOutputTokens ?? core.config.limits.defaultMaxOutputTokens;
+      const asked: BudgetAmount = { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls: 0 };
+      const reservationId = core.config.clock.uuid();
+      const now = () => core.config.clock.now().getTime();
+      const refused = await core.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
+      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens) };
+      const parked = await core.budgets.serialized(root, async () => {
+        const { over, state: s } = refused;
+        const exhaustionId = core.config.clock.uuid();
+        const facts = await ac.writer.append(
+          [{ type: "BudgetExhausted", data: { exhaustionId, runId: handle.runId, step, rootContextId: asContextId(root), limit: over.limit, limits: s.limits ?? {}, spent: s.spent, reserved: s.reserved, asked } }],
+          metadata,
+        );
+        // An extension appended meanwhile (by any process, or before this turn): go on at once. Only an
+        // extension: settles that freed reservations do not wake it (that would spin while others hold them).
+        const latest = await core.budgets.refresh(root);
+        if (JSON.stringify(latest.limits) !== JSON.stringify(s.limits) && fitOf(latest, asked, now()) === null) {
+          facts.push(...(await ac.writer.append([{ type: "BudgetRestored", data: { exhaustionId, runId: handle.runId } }], metadata)));
+        }
+        return facts;
+      });
+      return { parked };
+    },
+  };
+};
+
+const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => {
+  const settleTo = (spent: BudgetAmount) => core.budgets.settle(root, reservationId, spent);
+  return {
+    settle: (usage, toolCalls) => {
+      const inputTokens = usage?.inputTokens ?? countedInput;
+      const outputTokens = usage?.outputTokens ?? 0;
+      return settleTo({ inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls });
+    },
+    release: (cut) => settleTo(cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
+  };
+};

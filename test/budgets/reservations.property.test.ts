@@ -1,0 +1,64 @@
+// Reserve, then settle, under random interleavings: parallel jobs of two processes on one log never jointly overspend.
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BudgetAmount, EventStore } from "../../src/index.ts";
+import { BudgetLedger, budgetStreamOf } from "../../src/runtime/budgetLedger.ts";
+import { foldBudget } from "../../src/projections/budget.ts";
+import { asContextId, asRunId } from "../../src/events/ids.ts";
+import { freshPgliteStore } from "../support/pglite.ts";
+
+let store: EventStore;
+beforeAll(async () => {
+  store = await freshPgliteStore({ inMemory: true });
+});
+afterAll(async () => {
+  await store.close();
+});
+
+const amount = (inputTokens: number, outputTokens: number): BudgetAmount => ({ inputTokens, outputTokens, costUsd: 0, modelCalls: 1, toolCalls: 0 });
+
+/** A job's calls: each asks its counted input plus the most output, and replies with at most that much. */
+const callArb = fc.record({ input: fc.integer({ min: 1, max: 400 }), maxOutput: fc.integer({ min: 1, max: 200 }), share: fc.double({ min: 0, max: 1, noNaN: true }) });
+const jobsArb = fc.array(fc.array(callArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 });
+
+let tree = 0;
+
+describe("when parallel jobs of two processes reserve and settle against one tree's budget in any order", () => {
+  it("never spends more than the budget plus one reservation, and counts each call's usage once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), jobsArb, fc.integer({ min: 0, max: 3000 }), async (s, jobs, limit) => {
+        const root = `tree-${++tree}-${Math.random().toString(16).slice(2)}`;
+        // Two processes: each its own ledger (its own folded state), one log.
+        const ledgers = [new BudgetLedger(store), new BudgetLedger(store)];
+        await ledgers[0]!.change(root, () => ({ events: [{ type: "BudgetSet", data: { rootContextId: asContextId(root), limits: { totalTokens: limit } } }], result: undefined }));
+        const settled: BudgetAmount[] = [];
+        const runJob = async (calls: typeof jobs[number], j: number) => {
+          const ledger = ledgers[j % 2]!;
+          for (const [i, c] of calls.entries()) {
+            const reservationId = `${root}-${j}-${i}`;
+            const asked = amount(c.input, c.maxOutput);
+            const refused = await s.schedule(ledger.reserve(root, { reservationId, contextId: asContextId(root), runId: asRunId(`run-${j}`), step: i + 1, amount: asked }, () => 0));
+            if (refused) return;
+            const spent = amount(c.input, Math.floor(c.maxOutput * c.share));
+            await s.schedule(ledger.settle(root, reservationId, spent));
+            // A settle retried (a process that did not see its own append) counts once.
+            await s.schedule(ledgers[(j + 1) % 2]!.settle(root, reservationId, spent));
+            settled.push(spent);
+          }
+        };
+        await s.waitFor(Promise.all(jobs.map(runJob)));
+        const state = foldBudget(await store.readStream(budgetStreamOf(root)));
+        const biggest = Math.max(...jobs.flat().map((c) => c.input + c.maxOutput));
+        const spentTotal = state.spent.inputTokens + state.spent.outputTokens;
+        expect(spentTotal).toBeLessThanOrEqual(limit + biggest);
+        // Checked in the append that records it: even the reservations never passed the limit.
+        expect(spentTotal).toBeLessThanOrEqual(limit);
+        expect(state.reserved.modelCalls).toBe(0);
+        expect(state.spent.modelCalls).toBe(settled.length);
+        expect(state.spent.inputTokens).toBe(settled.reduce((n, a) => n + a.inputTokens, 0));
+        expect(state.spent.outputTokens).toBe(settled.reduce((n, a) => n + a.outputTokens, 0));
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+});
