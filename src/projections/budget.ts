@@ -32,8 +32,8 @@ export const initBudget = (): BudgetState => ({ rootContextId: null, limits: nul
 export const addAmounts = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
   inputTokens: a.inputTokens + sign * b.inputTokens,
   outputTokens: a.outputTokens + sign * b.outputTokens,
-  // Rounded to a micro-dollar so sums of many small prices do not drift.
-  costUsd: Math.max(0, Math.round((a.costUsd + sign * b.costUsd) * 1e6) / 1e6),
+  // Rounded to a nano-dollar so sums of many small prices do not drift in floating point.
+  costUsd: Math.max(0, Math.round((a.costUsd + sign * b.costUsd) * 1e9) / 1e9),
   modelCalls: a.modelCalls + sign * b.modelCalls,
   toolCalls: a.toolCalls + sign * b.toolCalls,
 });

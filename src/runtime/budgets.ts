@@ -126,6 +126,8 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
   return {
     async reserve({ step, messages, tools }) {
       if ((await core.budgets.state(root)).limits === null) return { reserved: null };
+      // What the run staged (the last step's tool results) goes first: the transcript counted is the one sent.
+      await ac.writer.append([], metadata);
       const inputTokens = (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] });
       const outputTokens = preset?.maxOutputTokens ?? core.config.limits.defaultMaxOutputTokens;
       const asked: BudgetAmount = { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls: 0 };
