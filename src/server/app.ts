@@ -34,10 +34,15 @@ import { mcpRoute } from "./mcpRoute.ts";
 import { a2aRoute } from "./a2aRoute.ts";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const DEFAULT_MAX_STREAMS = 256;
+export const DEFAULT_MAX_STREAMS_PER_TOKEN = 64;
 
 export type AppOptions = {
   /** The bearer tokens; none = no authentication (loopback or the control socket only). */
   tokens: TokenTable;
+  /** Open event streams allowed at once: on the server, and per token when there are tokens (beyond: 429). */
+  maxStreams?: number;
+  maxStreamsPerToken?: number;
   /** Who a caller is when there are no tokens: the serving process's OS user, with every role. */
   anonymous: Caller;
   /** Which Host names and Origins may call (guard.ts). */
@@ -243,6 +248,10 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     return c.json(page);
   });
 
+  const maxStreams = options.maxStreams ?? DEFAULT_MAX_STREAMS;
+  const maxPerToken = options.maxStreamsPerToken ?? DEFAULT_MAX_STREAMS_PER_TOKEN;
+  let streamCount = 0;
+  const streamsOf = new Map<string, number>();
   app.get("/v1/events/stream", (c) => {
     const q = parse(StreamQuery, c.req.query(), "query");
     const lastId = c.req.header("last-event-id");
@@ -252,7 +261,30 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
       if (!Number.isSafeInteger(n) || n < 0) throw new ApiError("invalid_request", "Last-Event-ID: must be a log position (a whole number)");
       after = n;
     }
-    return eventStream(c, hub.join(after, q.contextId));
+    // Each open stream holds a connection and a queue: a cap per server, and per token when there are tokens.
+    const who = callerOf(c).name;
+    const mine = streamsOf.get(who) ?? 0;
+    if (streamCount >= maxStreams) throw new ApiError("too_many_streams", `this server already has ${maxStreams} event streams open; close one, or retry later`);
+    if (options.tokens.size > 0 && mine >= maxPerToken) throw new ApiError("too_many_streams", `the token '${who}' already has ${maxPerToken} event streams open; close one, or retry later`);
+    streamCount++;
+    streamsOf.set(who, mine + 1);
+    const client = hub.join(after, q.contextId);
+    let released = false;
+    return eventStream(c, {
+      next: () => client.next(),
+      get endReason() {
+        return client.endReason;
+      },
+      close: () => {
+        client.close();
+        if (released) return;
+        released = true;
+        streamCount--;
+        const left = (streamsOf.get(who) ?? 1) - 1;
+        if (left === 0) streamsOf.delete(who);
+        else streamsOf.set(who, left);
+      },
+    });
   });
 
   return app;

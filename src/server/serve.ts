@@ -38,6 +38,10 @@ export type ServeOptions = {
   bodyLimit?: number;
   /** How many undelivered events an SSE client may lag before it is cut off (default 10 000). */
   maxClientQueue?: number;
+  /** Event streams open at once on this server (default 256); one more is a 429. */
+  maxStreams?: number;
+  /** Event streams open at once per named token (default 64); one more is a 429. */
+  maxStreamsPerToken?: number;
 };
 
 export type ServerHandle = {
@@ -68,7 +72,10 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
   };
-  const app = buildApp(rt, hub, { tokens: new TokenTable(named), anonymous: { name: processUser(), role: "admin" }, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}), closing: () => closing, closed });
+  const app = buildApp(rt, hub, { tokens: new TokenTable(named), anonymous: { name: processUser(), role: "admin" }, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.maxStreams ? { maxStreams: options.maxStreams } : {}),
+    ...(options.maxStreamsPerToken ? { maxStreamsPerToken: options.maxStreamsPerToken } : {}),
+    closing: () => closing, closed });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

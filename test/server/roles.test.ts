@@ -165,3 +165,37 @@ describe("given a server with a read, an act, an approve and an admin token", ()
     expect(table.find("")).toBeNull();
   });
 });
+
+describe("given a server that allows 3 event streams, 2 per token", () => {
+  it("when a token opens a third stream, or the server a fourth, then it is 429; a closed stream frees its place", async () => {
+    const capped = await serve(s.rt, { port: 0, tokens: [...TOKENS], maxStreams: 3, maxStreamsPerToken: 2 });
+    const open = (name: string) => sse(`${capped.url}/v1/events/stream`, bearer(name));
+    const refusal = async (name: string) => {
+      const res = await fetch(`${capped.url}/v1/events/stream`, { headers: bearer(name) });
+      return { status: res.status, message: ((await res.json()) as { error: { message: string } }).error.message };
+    };
+    try {
+      const a1 = await open("dashboard");
+      const a2 = await open("dashboard");
+      expect(await refusal("dashboard")).toEqual({ status: 429, message: "the token 'dashboard' already has 2 event streams open; close one, or retry later" });
+      const b1 = await open("alice");
+      expect(await refusal("root")).toEqual({ status: 429, message: "this server already has 3 event streams open; close one, or retry later" });
+      a1.abort();
+      // The server notices the closed connection on its own time: wait until the place is free.
+      for (let i = 0; ; i++) {
+        try {
+          (await open("root")).abort();
+          break;
+        } catch (e) {
+          expect((e as Error).message).toMatch(/answered 429/);
+          if (i > 200) throw e;
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      a2.abort();
+      b1.abort();
+    } finally {
+      await capped.close();
+    }
+  });
+});
