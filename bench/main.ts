@@ -25,6 +25,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   web: () => import("./web.bench.ts"),
   ecosystem: () => import("./ecosystem.bench.ts"),
   windows: () => import("./windows.bench.ts"),
+  capacity: () => import("./capacity.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";
