@@ -82,6 +82,11 @@ export class BudgetLedger {
     return run;
   }
 
+  /** A tree whose root was just created here: its budget stream cannot exist yet (no read on the hot path). */
+  fresh(rootContextId: string): void {
+    if (!this.trees.has(rootContextId)) this.trees.set(rootContextId, { state: initBudget(), turn: Promise.resolve() });
+  }
+
   /** A budget fact another process appended (read from the shared log's subscription). */
   observe(e: RecordedEvent): void {
     if (!e.streamId.endsWith(BUDGET_STREAM_SUFFIX)) return;

@@ -166,6 +166,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
           },
         },
       ]);
+      core.budgets.fresh(id);
       if (budget) await setBudget(core, id, budget, "absolute");
       // The view is the fold of the fact just recorded, and the actor is up for the first message:
       // no projection catch-up and no read on the command path.
