@@ -116,7 +116,7 @@ describe("given a runtime served on 127.0.0.1 and a page of another origin open 
     await w.page.waitForSelector("#conn.live");
     await w.page.fill("#new-text", "Tidy the changelog");
     await w.page.keyboard.press("Enter");
-    await waitForTree(w.page, (rows) => rows.some((r) => r.task === "Tidy the changelog" && r.status === "idle"), "the new root done");
+    await waitForTree(w.page, (rows) => rows.some((r) => r.task === "Tidy the changelog" && (r.status === "completed" || r.status === "idle")), "the new root done");
     const contexts = await s.rt.contexts();
     expect(contexts).toHaveLength(before + 1);
     expect(w.errors).toEqual([]);
