@@ -13,7 +13,9 @@
 //   for an approval of the open run that is pending) goes back to `active`: a new `run` invocation goes
 //   on from the log. A stop ends it through `stopping` like any run. While parked, `approvalTimeout`
 //   (provided by the runtime) denies what waits too long. A context the log shows running and
-//   awaiting approval restores as parked (the run was not cut short: it waits).
+//   awaiting approval restores as parked (the run was not cut short: it waits). A `parallel` job's
+//   approval (`jobApprovals`) is decidable while the run is active, but parks nothing: the job waits
+//   in the run, and a run the log shows open with only such approvals was cut short like any other.
 // - `run.start` is legal only from idle, stopped or failed: a running context never runs twice at once.
 // - `run.pause` is legal only while not paused, `run.resume` only while paused, `run.intervene` only
 //   while a run is active and the log shows it open. Commands ask the machine (`snapshot.can`) before
@@ -34,42 +36,14 @@
 //   stopped on passivation (`child.passivate`); stopping an actor is not stopping a run.
 // - `run.ended` (an action the runtime provides) runs once per run this process drove, as it ends.
 import { type AnyActorLogic, type AnyActorRef, assign, enqueueActions, fromPromise, setup, waitFor } from "xstate";
-import type { RecordedEvent, RunFailureReason } from "../events/schema.ts";
+import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
-import { type ContextStatus, runEndOf, statusAfter, statusOf } from "../projections/runStatus.ts";
-import { awaitingApprovalAfter } from "../projections/contexts.ts";
+import { type ContextStatus, statusOf } from "../projections/runStatus.ts";
+import { applyFacts, type ContextMachineContext, type ContextMachineInput } from "./contextFacts.ts";
+
+export { applyFacts, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "./contextFacts.ts";
 
 export type LifecycleStatus = ContextStatus;
-
-export type ContextMachineContext = {
-  contextId: ContextId;
-  /** The stream version of the last fact applied. */
-  version: number;
-  /** The context's status as the log says it (the status fold of every fact applied). */
-  status: ContextStatus;
-  paused: boolean;
-  /** An intervention of the open run was recorded after its last ModelCalled: the model has not seen it. */
-  interventionPending: boolean;
-  /** The run the log shows open, or null. */
-  runId: RunId | null;
-  /** The approvals the open run waits for (the same fold as the contexts view's). */
-  awaitingApproval: string[];
-  failure: { reason: RunFailureReason; message: string } | null;
-  /** A run of this process that ended without its end on the log (the store refused it), and why. */
-  unrecorded: { runId: RunId; message: string } | null;
-};
-
-export type ContextMachineInput = {
-  contextId: ContextId;
-  version: number;
-  /** What the log shows; `running` with no run here restores as `failed` (the run was cut short), unless it awaits approval. */
-  status: ContextStatus;
-  paused: boolean;
-  /** The open run and the approvals it waits for (a parked run restores as parked). */
-  runId: RunId | null;
-  awaitingApproval: string[];
-  failure: ContextMachineContext["failure"];
-};
 
 /** What the invoked run and stop actors resolve with: the facts that ended the run, or with which it parked. */
 export type RunOutput = { facts: RecordedEvent[]; parked?: boolean };
@@ -85,67 +59,6 @@ export type ContextMachineEvent =
   | { type: "facts.apply"; facts: RecordedEvent[] }
   | { type: "child.activate"; contextId: ContextId; logic: AnyActorLogic; input: ContextMachineInput }
   | { type: "child.passivate"; contextId: ContextId };
-
-/** Pure: the machine context after the given facts (facts at or below the known version are skipped). */
-export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedEvent[]): ContextMachineContext => {
-  let next = ctx;
-  for (const fact of facts) {
-    if (fact.streamVersion <= next.version) continue;
-    next = { ...next, version: fact.streamVersion, status: statusAfter(next.status, fact) };
-    const end = runEndOf(fact);
-    if (end) {
-      next = {
-        ...next,
-        runId: null,
-        failure: end.failure,
-        paused: end.run === "stopped" ? false : next.paused,
-        interventionPending: false,
-        awaitingApproval: [],
-      };
-      continue;
-    }
-    switch (fact.type) {
-      case "RunStarted":
-        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null, interventionPending: false, awaitingApproval: [] };
-        break;
-      case "ApprovalRequested":
-      case "ApprovalGranted":
-      case "ApprovalDenied":
-      case "BudgetExhausted":
-      case "BudgetRestored":
-        next = { ...next, awaitingApproval: awaitingApprovalAfter(next.awaitingApproval, next.runId, fact) };
-        break;
-      case "InterventionReceived":
-        next = { ...next, paused: false, interventionPending: true };
-        break;
-      case "ModelCalled":
-        next = { ...next, interventionPending: false };
-        break;
-      case "MessageReceived":
-      case "ContextResumed":
-        next = { ...next, paused: false };
-        break;
-      case "ContextPaused":
-        next = { ...next, paused: true };
-        break;
-      default:
-        break;
-    }
-  }
-  return next;
-};
-
-/**
- * Whether `facts` change anything the machine's context holds besides its version. While running,
- * `facts.apply` only assigns (applyFacts), so the runtime need not send facts that change nothing else:
- * the version catches up with the next fact sent, and a fact sent again later is applied to the same
- * context it was judged against (any fact that changed it since is newer, so the older ones are skipped).
- */
-export const factsChangeContext = (ctx: ContextMachineContext, facts: readonly RecordedEvent[]): boolean => {
-  const next = applyFacts(ctx, facts);
-  for (const key of Object.keys(next) as (keyof ContextMachineContext)[]) if (key !== "version" && next[key] !== ctx[key]) return true;
-  return false;
-};
 
 const factsOf = (event: unknown): RecordedEvent[] => {
   const e = event as { facts?: RecordedEvent[]; output?: RunOutput };
@@ -188,13 +101,14 @@ const parks =
     return after.status === "running" && after.awaitingApproval.length > 0 === waiting;
   };
 
-/** The decision is for an approval the open run waits for (and, with `last`, the only one left). */
+/** The decision is for an approval the open run or one of its jobs waits for (with `last`: the only one left parking the run). */
 const decides =
   (last: boolean) =>
   ({ context, event }: { context: ContextMachineContext; event: unknown }) => {
     const id = (event as { approvalId?: string }).approvalId;
-    const pending = context.status === "running" && id !== undefined && context.awaitingApproval.includes(id);
-    return pending && (!last || context.awaitingApproval.length === 1);
+    if (context.status !== "running" || id === undefined) return false;
+    if (last) return context.awaitingApproval.length === 1 && context.awaitingApproval[0] === id;
+    return context.awaitingApproval.includes(id) || context.jobApprovals.includes(id);
   };
 
 // The run's own result: it parked (awaiting approval, or already decided meanwhile: go on at once), or it ended.
@@ -322,6 +236,7 @@ export const contextMachine = setup({
     interventionPending: false,
     runId: input.status === "running" && input.awaitingApproval.length > 0 ? input.runId : null,
     awaitingApproval: input.status === "running" ? input.awaitingApproval : [],
+    jobApprovals: input.status === "running" ? input.awaitingJobApproval : [],
     failure: input.failure,
     unrecorded: null,
   }),

@@ -24,12 +24,12 @@ import * as Result from "effect/Result";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelPort, type ModelTurn, type ToolSpec } from "../models/port.ts";
-import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, recordsCallOf, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { recordsCallOf, type Tool, type ToolContext, type ToolOutcome } from "../tools/defineTool.ts";
+import { callTool } from "../tools/toolCall.ts";
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
-import { parseToolArguments } from "../tools/arguments.ts";
-import { type ApprovalPort, type Decision, deniedText, type ParkedStep } from "./approvalGate.ts";
-import { type LogError, logWrite, type LoopLimits, ModelCallFailed, retryDelayMs } from "./loopErrors.ts";
+import type { ApprovalPort, Decision, ParkedStep } from "./approvalGate.ts";
+import { asLogError, type LogError, logWrite, type LoopLimits, ModelCallFailed, retryDelayMs } from "./loopErrors.ts";
 import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages, type WindowEnv } from "./compaction.ts";
 import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
@@ -67,7 +67,7 @@ export type LoopEnv = {
   /** The step a parked run goes on from, when this run is one; null for a run from its start. */
   parked: ParkedStep | null;
   /** Extra fields tools of this runtime get (delegation uses them). */
-  toolContext: (toolCallId: string, signal: AbortSignal) => ToolContext;
+  toolContext: (toolCallId: string, signal: AbortSignal, step: number) => ToolContext;
   /** Where a run a gone process left unfinished picks up; absent for a run that starts afresh. */
   resume?: ResumePlan | null;
   /** The model's context window, when its preset sets one: the history is compacted to fit (compaction.ts). */
@@ -205,70 +205,50 @@ const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.
 
 type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | { parked: true } | Terminal;
 
-/** `resumed`: the call is on the log as started, with no result (a restart cut it off). */
+/** `resumed`: the call is on the log as started, with no result (a restart cut it off). The path is the tools' (callTool); this records it. */
 const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Decision | undefined, resumed = false) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
-    const toolFailed = (error: string, repairable = true) =>
-      stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error, repairable } }]);
-    const called = resumed
-      ? Effect.void
-      : stage(env, [{ type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } }]);
-    const tool = env.tools.get(call.name);
-    if (!tool) {
-      const error = `Tool '${call.name}' not found. Available tools: ${[...env.tools.keys()].sort().join(", ")}.`;
-      yield* called;
-      yield* toolFailed(error);
-      return { failed: error } as ToolStepResult;
-    }
-    const args = parseToolArguments(tool, call.arguments, env.resolveReference);
-    if (!args.ok) {
-      yield* called;
-      yield* toolFailed(args.error);
-      return { failed: args.error } as ToolStepResult;
-    }
-    if (resumed && !goesOnAfterCut(tool)) {
-      yield* toolFailed(INTERRUPTED_CALL);
-      return { failed: INTERRUPTED_CALL } as ToolStepResult;
-    }
-    // A call that started was past its approval (or needed none).
-    if (!resumed && decision === undefined && (yield* Effect.promise(() => env.approvals.needed(tool, args.value, call.id)))) {
+    const calledEvent: DomainEvent = { type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } };
+    let called = resumed;
+    const result = yield* Effect.tryPromise({
+      try: (signal) =>
+        callTool(
+          { tools: env.tools, resolveReference: env.resolveReference, approvals: env.approvals, context: (sig) => env.toolContext(call.id, sig, step), signal },
+          call,
+          {
+            decision,
+            cutOff: resumed,
+            // A call that started was past its approval (or needed none).
+            pastApproval: resumed,
+            starting: async (tool, input) => {
+              // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
+              if (!called) env.writer.stage([calledEvent], { correlationId: env.handle.correlationId, causationId: runId });
+              called = true;
+              if (!recordsCallOf(tool, input)) await env.writer.append([], { correlationId: env.handle.correlationId, causationId: runId });
+              env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
+            },
+          },
+        ),
+      catch: asLogError,
+    });
+    // Not on interruption: a stop records the call it cut off from `inFlight`.
+    env.handle.inFlight = null;
+    if (result.kind === "needs_approval") {
       // Asked on the log at once (with what the run staged): a person may decide while the other calls run.
       const { approvalId, expiresAt } = env.approvals.request();
       const request = { approvalId, runId, step, toolCallId: call.id, tool: call.name, arguments: call.arguments, contextId: env.handle.contextId, agentNumber: env.agentNumber, expiresAt };
       yield* append(env, [{ type: "ApprovalRequested", data: request as never }]);
       return { parked: true } as ToolStepResult;
     }
-    yield* called;
-    if (decision && !decision.granted) {
-      const error = deniedText(decision);
-      yield* toolFailed(error);
-      return { failed: error } as ToolStepResult;
+    if (!called) yield* stage(env, [calledEvent]);
+    if (result.kind === "returned") {
+      yield* stage(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.outcome.text } }]);
+      return { outcome: result.outcome } as ToolStepResult;
     }
-    // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
-    if (!recordsCallOf(tool, args.value)) yield* append(env, []);
-    env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
-    const result = yield* Effect.result(
-      Effect.tryPromise({
-        try: (signal) => runOrResume(tool, args.value, env.toolContext(call.id, signal), resumed),
-        catch: (e) => e,
-      }),
-    );
-    env.handle.inFlight = null;
-    if (Result.isSuccess(result)) {
-      yield* stage(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.success.text } }]);
-      return { outcome: result.success } as ToolStepResult;
-    }
-    const err = result.failure;
-    const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof FatalToolError) {
-      yield* toolFailed(message, false);
-      return { terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${message}`) } as ToolStepResult;
-    }
-    // A repairable error is the tool's answer, word for word; anything else thrown is reported as a failure.
-    const error = err instanceof RepairableToolError ? message : `Tool '${call.name}' failed: ${message}`;
-    yield* toolFailed(error);
-    return { failed: error } as ToolStepResult;
+    yield* stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error: result.error, repairable: !result.fatal } }]);
+    if (result.fatal) return { terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${result.error}`) } as ToolStepResult;
+    return { failed: result.error } as ToolStepResult;
   });
 
 const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) =>
@@ -283,12 +263,19 @@ const skipCalls = (env: LoopEnv, calls: readonly NormalizedCall[], why: string) 
       ).pipe(Effect.asVoid);
 
 const NO_DECISIONS: ReadonlyMap<string, Decision> = new Map();
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * The calls of one reply, in order. Returns the run's end (or, when some call waits for approval, the facts
  * it parked with, `handle.parked` set), or null to go on with the next step.
  */
-const runCalls = (env: LoopEnv, step: number, calls: readonly NormalizedCall[], decisions: ReadonlyMap<string, Decision>, resuming: ResumePlan | null = null) =>
+const runCalls = (
+  env: LoopEnv,
+  step: number,
+  calls: readonly NormalizedCall[],
+  decisions: ReadonlyMap<string, Decision>,
+  resuming: Pick<ResumePlan, "answered" | "started"> | null = null,
+) =>
   Effect.gen(function* () {
     let parked = false;
     for (let i = 0; i < calls.length; i++) {
@@ -333,9 +320,9 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
     let firstStep = plan?.step ?? 1;
     if (env.parked) {
       // Going on after the decisions: the parked step's open calls first, then the next step.
-      const { step, text, replyCalls, open, decisions } = env.parked;
+      const { step, text, replyCalls, open, decisions, started } = env.parked;
       previousReply = replyKeyOf(text, replyCalls);
-      const ran = yield* runCalls(env, step, open, decisions);
+      const ran = yield* runCalls(env, step, open, decisions, { answered: NONE, started });
       if (ran) return ran.terminal;
       firstStep = step + 1;
     }

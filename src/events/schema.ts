@@ -172,6 +172,8 @@ export const ApprovalRequested = event("ApprovalRequested", {
   contextId: ContextId,
   agentNumber: Count,
   expiresAt: Text.nullable(),
+  /** Set when the call is a `parallel` job's (its `toolCallId` is then the job id): the job waits, not the run. */
+  jobId: JobId.optional(),
 });
 /** Who let the parked call run, and why. */
 export const ApprovalGranted = event("ApprovalGranted", {

@@ -42,6 +42,8 @@ export type ContextView = {
   currentRunId: string | null;
   /** The approvals the run in progress waits for (ids, in request order): non-empty while it is parked awaiting approval. */
   awaitingApproval: string[];
+  /** The approvals `parallel` jobs of the run in progress wait for: those jobs wait, the run goes on (it is not parked). */
+  awaitingJobApproval: string[];
   /** The last stream version applied. */
   version: number;
   /** The last global position applied. */
@@ -71,6 +73,7 @@ export const initContext = (id: string): ContextView => ({
   lastRun: null,
   currentRunId: null,
   awaitingApproval: [],
+  awaitingJobApproval: [],
   version: 0,
   position: 0,
 });
@@ -89,11 +92,14 @@ const endRun = (
 /**
  * The approvals the open run `runId` waits for, after `fact` (the one rule, also folded by the context machine):
  * a request of that run adds its id, a decision removes it; a run's start or end clears the list (callers do that).
+ * The run's own calls park it (`jobs` false); a `parallel` job's request holds only that job (`jobs` true).
  */
-export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string | null, fact: RecordedEvent): string[] => {
+export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string | null, fact: RecordedEvent, jobs = false): string[] => {
   switch (fact.type) {
     case "ApprovalRequested":
-      return fact.data.runId === runId && !awaiting.includes(fact.data.approvalId) ? [...awaiting, fact.data.approvalId] : [...awaiting];
+      return fact.data.runId === runId && (fact.data.jobId !== undefined) === jobs && !awaiting.includes(fact.data.approvalId)
+        ? [...awaiting, fact.data.approvalId]
+        : [...awaiting];
     case "ApprovalGranted":
     case "ApprovalDenied":
       return awaiting.filter((a) => a !== fact.data.approvalId);
@@ -163,6 +169,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         failure: null,
         currentRunId: event.data.runId,
         awaitingApproval: [],
+        awaitingJobApproval: [],
         lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
       };
     case "RunCompleted":
@@ -178,6 +185,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         failure: end.failure,
         currentRunId: null,
         awaitingApproval: [],
+        awaitingJobApproval: [],
         lastRun: endRun(s, end.runId, end.run, at, end.response),
       };
     }
@@ -204,7 +212,11 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "ApprovalDenied":
     case "BudgetExhausted":
     case "BudgetRestored":
-      return { ...s, awaitingApproval: awaitingApprovalAfter(s.awaitingApproval, s.currentRunId, event) };
+      return {
+        ...s,
+        awaitingApproval: awaitingApprovalAfter(s.awaitingApproval, s.currentRunId, event),
+        awaitingJobApproval: awaitingApprovalAfter(s.awaitingJobApproval, s.currentRunId, event, true),
+      };
     default: {
       const _exhaustive: never = event;
       return s;
@@ -218,8 +230,8 @@ const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "B
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
-  // 2: `awaitingApproval`.
-  version: 2,
+  // 2: `awaitingApproval`. 3: `awaitingJobApproval`.
+  version: 3,
   // A control request is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,

@@ -104,6 +104,7 @@ export class Registry {
       failure: ac.view.failure,
       runId: ac.view.currentRunId === null ? null : asRunId(ac.view.currentRunId),
       awaitingApproval: ac.view.awaitingApproval,
+      awaitingJobApproval: ac.view.awaitingJobApproval,
     };
     if (ac.view.parentContextId) {
       const parent = await this.activate(ac.view.parentContextId);

@@ -15,16 +15,39 @@ import { parkedStepOf } from "../actors/approvalGate.ts";
 import { planResume, type ResumePlan } from "../actors/resumePlan.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
+import type { JobApproval, RecordedJobs } from "../tools/parallelJobs.ts";
 
 /** What a resumed run starts from: the plan for its loop, and its jobs as recorded. */
 export type Resuming = {
   runId: RunId;
   plan: ResumePlan;
-  jobsStarted: DataOf<"ParallelJobStarted">[];
-  jobsFinished: DataOf<"ParallelJobFinished">[];
+  jobs: RecordedJobs & { stepOf: ReadonlyMap<string, number> };
 };
 
 const ofRun = (runId: string) => (e: RecordedEvent) => "runId" in e.data && e.data.runId === runId;
+
+/** The `parallel` jobs of run `runId` as its facts have them: started, ended, and the approval each asked for. */
+export const recordedJobsOf = (facts: readonly RecordedEvent[], runId: string): RecordedJobs & { stepOf: ReadonlyMap<string, number> } => {
+  const started: DataOf<"ParallelJobStarted">[] = [];
+  const finished: DataOf<"ParallelJobFinished">[] = [];
+  const approvals = new Map<string, JobApproval>();
+  const byApproval = new Map<string, JobApproval>();
+  const stepOf = new Map<string, number>();
+  for (const f of facts.filter(ofRun(runId))) {
+    if (f.type === "ToolCalled") stepOf.set(f.data.toolCallId, f.data.step);
+    else if (f.type === "ParallelJobStarted") started.push(f.data);
+    else if (f.type === "ParallelJobFinished") finished.push(f.data);
+    else if (f.type === "ApprovalRequested" && f.data.jobId !== undefined) {
+      const a: JobApproval = { approvalId: f.data.approvalId, decision: null };
+      approvals.set(f.data.jobId, a);
+      byApproval.set(a.approvalId, a);
+    } else if (f.type === "ApprovalGranted" || f.type === "ApprovalDenied") {
+      const a = byApproval.get(f.data.approvalId);
+      if (a) a.decision = f.type === "ApprovalGranted" ? { granted: true, by: f.data.by } : { granted: false, by: f.data.by, reason: f.data.reason };
+    }
+  }
+  return { started, finished, approvals, stepOf };
+};
 
 /** Starts the context's open run again here; the caller holds its lease and has checked that no run is in flight. */
 export const resumeRun = async (core: Core, ac: ActiveContext): Promise<void> => {
@@ -38,8 +61,7 @@ export const resumeRun = async (core: Core, ac: ActiveContext): Promise<void> =>
   ac.resuming = {
     runId,
     plan,
-    jobsStarted: facts.flatMap((e) => (e.type === "ParallelJobStarted" ? [e.data] : [])),
-    jobsFinished: facts.flatMap((e) => (e.type === "ParallelJobFinished" ? [e.data] : [])),
+    jobs: recordedJobsOf(facts, runId),
   };
   ac.actor.send({ type: "run.start", facts: [], runId, interventionPending: plan.undelivered > 0 });
 };

@@ -24,13 +24,13 @@ import { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
 import { firstCallOpen } from "../actors/budgetGate.ts";
 import { budgetPortFor } from "./budgets.ts";
-import { callNeedsApproval } from "../tools/approval.ts";
-import { approvalListFor } from "./approvalPolicy.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
 import type { ToolContext } from "../tools/defineTool.ts";
 import type { RunScope } from "../tools/delegator.ts";
 import { jobFinished } from "../tools/jobs.ts";
 import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
+import { recordedJobsOf } from "./resume.ts";
+import { runApprovals } from "./runApprovals.ts";
 import { type ActiveContext, callKey } from "./activeContext.ts";
 import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
@@ -42,7 +42,7 @@ import type { Core } from "./core.ts";
 export const runOpen = (ac: ActiveContext, handle: RunHandle): boolean => ac.view.currentRunId === handle.runId;
 
 /** The run as its tools see it: the port `RunScope`, over the context and its run handle. */
-const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
+const scopeOf = (core: Core, ac: ActiveContext, handle: RunHandle): RunScope => ({
   runId: handle.runId,
   correlationId: handle.correlationId,
   view: () => ac.view,
@@ -57,6 +57,7 @@ const scopeOf = (ac: ActiveContext, handle: RunHandle): RunScope => ({
     handle.reservedChildren = n;
   },
   jobs: handle.jobs,
+  approvals: runApprovals(core, ac, handle),
   get ended() {
     return !runOpen(ac, handle);
   },
@@ -76,6 +77,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   if (!ac) throw new Error(`run ${input.runId} has no context`);
   let handle = ac.run;
   let parked: ParkedStep | null = null;
+  let jobsFromLog: ReturnType<typeof recordedJobsOf> | null = null;
   // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
   if (!handle || handle.runId !== input.runId || handle.parked) {
     const facts = await core.store.readStream(ac.id);
@@ -83,10 +85,10 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
     // Parked on its budget before its first call: that ModelCalled went with its start and stands.
     handle.firstCallRecorded = firstCallOpen(facts, input.runId);
+    // Parked in another process, or before a restart: its jobs are on the log only.
+    if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(facts, input.runId);
   }
   const view = ac.view;
-  const approvalList = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
-  const { timeoutMs } = core.config.approvals;
   const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
   const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
   ac.resuming = null;
@@ -94,17 +96,19 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     const model = modelFor(core.config, view);
     const profile = core.config.profiles.get(view.profile);
     const tools = await core.tools.forContext(view, signal);
-    const scope = scopeOf(ac, handle);
-    const toolContext = (toolCallId: string, sig: AbortSignal): ToolContext => ({
+    const scope = scopeOf(core, ac, handle);
+    const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): ToolContext => ({
       contextId: ac.id,
       runId: handle.runId,
       agentNumber: view.agentNumber,
       profile: view.profile,
       toolCallId,
+      ...(step === undefined ? {} : { step }),
       signal: sig,
       run: scope,
     });
-    if (resuming) resumeJobs(delegatorOf(core), scope, tools.byName, resuming.jobsStarted, resuming.jobsFinished, (id) => toolContext(id, signal));
+    const recordedJobs = resuming?.jobs ?? jobsFromLog;
+    if (recordedJobs) resumeJobs(scope, tools.byName, recordedJobs, (id) => toolContext(id, signal, recordedJobs.stepOf.get(id)));
     const facts = await Effect.runPromise(
       messageLoop({
         handle,
@@ -128,14 +132,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         toolSpecs: tools.specs,
         limits: core.config.limits,
         parked,
-        approvals: {
-          needed: (tool, toolInput, toolCallId) =>
-            callNeedsApproval(tool, toolInput, { contextId: ac.id, runId: handle.runId, agentNumber: view.agentNumber, profile: view.profile, toolCallId }, approvalList),
-          request: () => ({
-            approvalId: core.config.clock.uuid(),
-            expiresAt: timeoutMs === null ? null : new Date(core.config.clock.now().getTime() + timeoutMs).toISOString(),
-          }),
-        },
+        approvals: scope.approvals,
         toolContext,
         resume: resuming?.plan ?? null,
         ...windowOf(core, model.presetName, ac),

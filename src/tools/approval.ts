@@ -42,3 +42,17 @@ export const callNeedsApproval = async (
     return true;
   }
 };
+
+/** A person's decision on one call that waited. */
+export type Decision = { granted: true; by: string } | { granted: false; by: string; reason: string };
+
+/** What the model is told about a denied call: who denied it and why (a repairable tool error). */
+export const deniedText = (d: Extract<Decision, { granted: false }>): string => `Not run: ${d.by} denied this call: ${d.reason}`;
+
+/** The approval policy as a run's tool calls ask it: one port for the loop and for `parallel`'s jobs. */
+export type ApprovalPort = {
+  /** Whether this call waits for a decision (its tool's `needsApproval` or a configured list). */
+  needed(tool: Tool<unknown>, input: unknown, toolCallId: string): Promise<boolean>;
+  /** A fresh approval id, and when it times out (null: never). */
+  request(): { approvalId: string; expiresAt: string | null };
+};

@@ -10,6 +10,8 @@ export type ToolContext = {
   agentNumber: number;
   profile: string;
   toolCallId: string;
+  /** The step of the run whose reply asked for this call (a `parallel` job: its `parallel` call's). */
+  step?: number;
   /** Set when the call runs as a job of `parallel`. */
   jobId?: JobId;
   /** Aborted when the run is stopped: pass it to anything slow. */

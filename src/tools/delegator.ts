@@ -1,12 +1,21 @@
 // The ports the built-in tools own: how they reach the runtime (Delegator) and the run they serve (RunScope).
 // The runtime implements both; tools never import the runtime or the actors, so the arrows point one way.
 import type { DataOf, DomainEvent, EventMetadata, RecordedEvent, Superior } from "../events/schema.ts";
-import type { ContextId, RunId } from "../events/ids.ts";
+import type { ContextId, JobId, RunId } from "../events/ids.ts";
 import type { Clock } from "../events/clock.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { Profile } from "../profiles/profiles.ts";
 import type { Job } from "./jobs.ts";
+import type { ApprovalPort, Decision } from "./approval.ts";
+
+/** The run's approval policy (the loop's own), and what a `parallel` job that waits for a decision needs. */
+export interface RunApprovals extends ApprovalPort {
+  /** Records the ApprovalRequested of a job's call, naming the job; resolves with its approval id. */
+  requestForJob(request: { jobId: JobId; tool: string; arguments: unknown; step: number }): Promise<string>;
+  /** The decision on `approvalId` once one is recorded (in this process or another); rejects when `signal` aborts or the run ends first. */
+  decisionOn(approvalId: string, signal: AbortSignal): Promise<Decision>;
+}
 
 /** The caller's run as its tools see it: its ids, its children and jobs, and its stream. */
 export interface RunScope {
@@ -26,6 +35,8 @@ export interface RunScope {
   reservedChildren: number;
   /** The run's `parallel` jobs, by job id. */
   readonly jobs: Map<string, Job>;
+  /** Which calls wait for a decision, and a job's request and wait. */
+  readonly approvals: RunApprovals;
   /** True once the run's end is recorded: nothing more may be written for it. */
   readonly ended: boolean;
   append(events: DomainEvent[], metadata?: Partial<EventMetadata>): Promise<RecordedEvent[]>;

@@ -8,16 +8,16 @@
 // - A `call_subordinate` job follows the delegation contract exactly, with the job id as the slot of a fresh child;
 //   its snapshot shows `job_id` and the child's `context_id` separately.
 // - The output is compact JSON `{status, jobs:[…]}`.
-// - Resumed after a restart (`resumeJobs`): the run's jobs are rebuilt from the log; a job with no recorded
-//   end goes on as its tool resumes (or re-runs, when idempotent), else it ends with INTERRUPTED_CALL. A
-//   `start` a restart cut off waits for the jobs it recorded instead of starting them again.
+// - Each job's call goes the one path of every tool call (toolCall.ts): a job whose tool needs approval
+//   waits for its decision while the other jobs run, and the `parallel` call waits for it like any job
+//   (parallelJobs.ts). A `start` a restart cut off waits for the jobs it recorded instead of starting them again.
 import { z } from "zod";
 import { asJobId, type JobId } from "../events/ids.ts";
 import type { Delegator, RunScope } from "./delegator.ts";
-import { jobFinished, type Job } from "./jobs.ts";
-import type { DataOf, JobStatus } from "../events/schema.ts";
-import { defineTool, goesOnAfterCut, INTERRUPTED_CALL, RepairableToolError, runOrResume, type Tool, type ToolContext } from "./defineTool.ts";
-import { parseToolArguments } from "./arguments.ts";
+import type { Job } from "./jobs.ts";
+import type { JobStatus } from "../events/schema.ts";
+import { defineTool, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
+import { cancelJob, newJob, runJob } from "./parallelJobs.ts";
 
 export const MAX_PARALLEL_CALLS = 8;
 
@@ -148,109 +148,9 @@ const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string,
   );
   for (const [i, job] of jobs.entries()) {
     handle.jobs.set(job.jobId, job);
-    void runJob(rt, handle, tools.get(job.tool)!, calls[i]!.arguments, job, ctx, false);
+    void runJob(handle, tools, calls[i]!.arguments, job, ctx, { cutOff: false, approval: null });
   }
   return answer(jobs, input, ctx);
 };
 
-type LiveJob = Job & { settle: () => void };
-
-const newJob = (jobId: JobId, tool: string, startedBy: string): LiveJob => {
-  let settle!: () => void;
-  const done = new Promise<void>((r) => (settle = r));
-  return { jobId, tool, status: "running", contextId: null, result: null, error: null, done, abort: new AbortController(), cancelled: false, startedBy, settle };
-};
-
-/**
- * After a restart, the run's jobs as its log has them: ended ones with their recorded end, the others going
- * on (`ctxOf`: the tool context of the `parallel` call that started them).
- */
-export const resumeJobs = (
-  rt: Delegator,
-  handle: RunScope,
-  tools: ReadonlyMap<string, Tool<unknown>>,
-  started: readonly DataOf<"ParallelJobStarted">[],
-  finished: readonly DataOf<"ParallelJobFinished">[],
-  ctxOf: (toolCallId: string) => ToolContext,
-): void => {
-  const ends = new Map(finished.map((f) => [f.jobId as string, f]));
-  for (const s of started) {
-    const job = newJob(s.jobId, s.toolName, s.toolCallId);
-    handle.jobs.set(job.jobId, job);
-    const end = ends.get(s.jobId);
-    if (end) {
-      Object.assign(job, { status: end.status, result: end.result, error: end.error, contextId: end.contextId });
-      job.settle();
-      continue;
-    }
-    void runJob(rt, handle, tools.get(s.toolName) ?? missingTool(s.toolName), s.arguments, job, ctxOf(s.toolCallId), true);
-  }
-};
-
-const missingTool = (name: string): Tool<unknown> => ({
-  name,
-  description: "",
-  input: { safeParse: () => ({ success: false }) } as never,
-  run: () => {
-    throw new RepairableToolError(PARALLEL_MSG.unknownTool(name, "none"));
-  },
-});
-
-/** `resumed`: the job is on the log as started with no end (a restart cut it off). */
-const runJob = async (
-  rt: Delegator,
-  handle: RunScope,
-  tool: Tool<unknown>,
-  rawArguments: unknown,
-  job: LiveJob,
-  ctx: ToolContext,
-  resumed: boolean,
-): Promise<void> => {
-  let status: "success" | "error" | "cancelled";
-  let result: string | null = null;
-  let error: string | null = null;
-  try {
-    const args = parseToolArguments(tool, rawArguments ?? {}, (id) => handle.storedResult(id));
-    if (!args.ok) throw new RepairableToolError(args.error);
-    if (resumed && !goesOnAfterCut(tool)) throw new RepairableToolError(INTERRUPTED_CALL);
-    const jobCtx: ToolContext = {
-      ...ctx,
-      toolCallId: job.jobId,
-      jobId: job.jobId,
-      signal: job.abort.signal,
-      reportSubordinate: (id) => {
-        job.contextId = id;
-      },
-    };
-    const outcome = await runOrResume(tool, args.value, jobCtx, resumed);
-    status = "success";
-    result = outcome.text;
-  } catch (e) {
-    status = job.cancelled ? "cancelled" : "error";
-    error = e instanceof Error ? e.message : String(e);
-  }
-  // The run may have ended meanwhile (a stop records the job's end itself).
-  await handle.exclusive(async () => {
-    if (handle.ended || job.status !== "running") return;
-    job.status = status;
-    job.result = result;
-    job.error = error;
-    // The job's end reaches the log with the caller's next append, before its next effect.
-    handle.stage([jobFinished(handle.runId, job, { status, result, error })], { correlationId: handle.correlationId, causationId: job.jobId });
-  });
-  job.settle();
-};
-
-/** Cancels a running job: aborts its tool and stops the subordinate it runs, then waits for it to end. */
-export const cancelJob = async (rt: Pick<Delegator, "stop">, job: Job): Promise<void> => {
-  if (job.status !== "running") return;
-  job.cancelled = true;
-  job.abort.abort(new Error("cancelled"));
-  if (job.contextId) await rt.stop(job.contextId).catch(() => null);
-  await job.done;
-};
-
-/** Before a run ends, jobs still running are cancelled so none outlives it. */
-export const cancelOpenJobs = async (rt: Pick<Delegator, "stop">, jobs: ReadonlyMap<string, Job>): Promise<void> => {
-  await Promise.all([...jobs.values()].map((j) => cancelJob(rt, j)));
-};
+export { cancelJob, cancelOpenJobs, resumeJobs, type RecordedJobs } from "./parallelJobs.ts";

@@ -29,7 +29,7 @@ const start = () => ({
 /** The invoked actor `id` resolved with the facts that ended the run. */
 const done = (id: "run" | "stopRun", facts: RecordedEvent[]) => ({ type: `xstate.done.actor.${id}`, output: { facts } }) as never;
 
-const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({ contextId, version, status, paused, failure: null, runId: null, awaitingApproval: [] });
+const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({ contextId, version, status, paused, failure: null, runId: null, awaitingApproval: [], awaitingJobApproval: [] });
 const at = (status: LifecycleStatus) => initialTransition(contextMachine, input(status))[0];
 const running = () => transition(contextMachine, at("idle"), start())[0];
 

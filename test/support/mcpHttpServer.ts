@@ -5,11 +5,12 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 
-const serverWithTools = () => {
+const serverWithTools = (count: (tool: string) => void) => {
   const mcp = new McpServer({ name: "calc", version: "1.0.0" });
-  mcp.registerTool("add", { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: "text", text: String(a + b) }],
-  }));
+  mcp.registerTool("add", { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
+    count("add");
+    return { content: [{ type: "text", text: String(a + b) }] };
+  });
   mcp.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => ({
     isError: true,
     content: [{ type: "text", text: "the fail tool failed" }],
@@ -22,9 +23,11 @@ const serverWithTools = () => {
 };
 
 /** Stateless: one MCP server and transport per request, so a restarted server needs no session. */
-export async function startMcpHttpServer(port = 0): Promise<{ url: string; port: number; close(): Promise<void> }> {
+export async function startMcpHttpServer(port = 0): Promise<{ url: string; port: number; close(): Promise<void>; calls: Map<string, number> }> {
+  // How many times each tool ran, for tests that check a call did (or did not) reach the server.
+  const calls = new Map<string, number>();
   const http: Server = createServer(async (req, res) => {
-    const mcp = serverWithTools();
+    const mcp = serverWithTools((tool) => calls.set(tool, (calls.get(tool) ?? 0) + 1));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => {
       void transport.close();
@@ -33,11 +36,15 @@ export async function startMcpHttpServer(port = 0): Promise<{ url: string; port:
     await mcp.connect(transport);
     await transport.handleRequest(req, res);
   });
+  // Idle connections stay open until close(): a server closing one as a client reuses it would fail that
+  // client's next connect, and its tools would be left out of a run (a test then sees the tool missing).
+  http.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => http.listen(port, "127.0.0.1", resolve));
   const actual = (http.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${actual}/mcp`,
     port: actual,
+    calls,
     close: () =>
       new Promise<void>((resolve) => {
         http.close(() => resolve());

@@ -1,0 +1,89 @@
+// The approval port of one run: the policy every call of the run asks (the loop's and its `parallel` jobs'),
+// and a job's request and wait for its decision.
+//
+// Requirements:
+// - Calls need approval as the tool says, or as the runtime's, the profile's and the project's lists say.
+// - A job's request is ApprovalRequested naming the job (`jobId`; its tool call id is the job id), appended at
+//   once so a person can decide while the other jobs run. It expires after `approvals.timeoutMs` when that is
+//   set: the runtime then denies it ("timed out"), as it does for a parked run's calls.
+// - A job waits until the machine no longer counts its approval as pending (a decision recorded here or
+//   read from another process, or the run's end), then reads the decision from the log.
+import { setTimeout as sleep } from "node:timers/promises";
+import { waitFor } from "xstate";
+import type { ContextMachineContext } from "../actors/contextMachine.ts";
+import { asApprovalId } from "../events/ids.ts";
+import { callNeedsApproval, type Decision } from "../tools/approval.ts";
+import type { RunApprovals } from "../tools/delegator.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
+import type { ActiveContext } from "./activeContext.ts";
+import { approvalListFor } from "./approvalPolicy.ts";
+import { decide, TIMED_OUT, TIMEOUT_DECIDER } from "./approvals.ts";
+import type { Core } from "./core.ts";
+
+/** The run's approval port (see the requirements above). */
+export const runApprovals = (core: Core, ac: ActiveContext, handle: RunHandle): RunApprovals => {
+  const view = ac.view;
+  const list = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
+  const { timeoutMs } = core.config.approvals;
+  const request = () => ({
+    approvalId: core.config.clock.uuid(),
+    expiresAt: timeoutMs === null ? null : new Date(core.config.clock.now().getTime() + timeoutMs).toISOString(),
+  });
+  // The stream version each of this run's job requests was recorded at: a wait starts once the machine has it.
+  const requestedAt = new Map<string, { version: number; expiresAt: string | null }>();
+  return {
+    needed: (tool, input, toolCallId) =>
+      callNeedsApproval(tool, input, { contextId: ac.id, runId: handle.runId, agentNumber: view.agentNumber, profile: view.profile, toolCallId }, list),
+    request,
+    async requestForJob({ jobId, tool, arguments: args, step }) {
+      const { approvalId, expiresAt } = request();
+      const data = { approvalId: asApprovalId(approvalId), runId: handle.runId, step, toolCallId: jobId, tool, arguments: args, contextId: ac.id, agentNumber: view.agentNumber, expiresAt, jobId };
+      const [recorded] = await ac.writer.append([{ type: "ApprovalRequested", data }], { correlationId: handle.correlationId, causationId: jobId });
+      requestedAt.set(approvalId, { version: recorded?.streamVersion ?? 0, expiresAt });
+      return approvalId;
+    },
+    async decisionOn(approvalId, signal) {
+      const mine = requestedAt.get(approvalId);
+      const stopTimer = new AbortController();
+      const onAbort = () => stopTimer.abort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      if (mine?.expiresAt) void expireLater(core, approvalId, mine.expiresAt, stopTimer.signal);
+      try {
+        await waitFor(
+          ac.actor,
+          (s) => {
+            const c = s.context as ContextMachineContext;
+            return c.version >= (mine?.version ?? 0) && !c.jobApprovals.includes(approvalId);
+          },
+          { timeout: Infinity, signal },
+        );
+      } finally {
+        stopTimer.abort();
+        signal.removeEventListener("abort", onAbort);
+      }
+      const decision = decisionIn(await core.store.readStream(ac.id), approvalId);
+      if (!decision) throw new Error("The run ended before a decision on this call.");
+      return decision;
+    },
+  };
+};
+
+const decisionIn = (facts: Awaited<ReturnType<Core["store"]["readStream"]>>, approvalId: string): Decision | null => {
+  for (const f of facts) {
+    if (f.type === "ApprovalGranted" && f.data.approvalId === approvalId) return { granted: true, by: f.data.by };
+    if (f.type === "ApprovalDenied" && f.data.approvalId === approvalId) return { granted: false, by: f.data.by, reason: f.data.reason };
+  }
+  return null;
+};
+
+/** Denies a job's request once it has waited past `expiresAt` (unless decided first). */
+const expireLater = async (core: Core, approvalId: string, expiresAt: string, signal: AbortSignal): Promise<void> => {
+  const wait = Math.max(0, Date.parse(expiresAt) - core.config.clock.now().getTime());
+  try {
+    await (core.config.clock.sleep ? core.config.clock.sleep(wait, signal) : sleep(wait, undefined, { signal }));
+  } catch {
+    return;
+  }
+  if (signal.aborted || core.closed) return;
+  await decide(core, approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT }).catch(() => undefined);
+};
