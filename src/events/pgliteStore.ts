@@ -25,7 +25,7 @@ import {
   runAppend,
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
-import { checkAtOpen, recordVerified, Sealer } from "./sealer.ts";
+import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 
 export type PgliteStoreOptions = {
@@ -71,15 +71,7 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
     throw new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e });
   }
   const store = new PgliteStore(db, lock, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
-  if (options.readOnly || options.schema === "existing") return store;
-  try {
-    await checkAtOpen(store.sql);
-  } catch (e) {
-    await store.close();
-    throw e;
-  }
-  store.startSealing();
-  return store;
+  return readyForWriting(store, options);
 };
 
 /**

@@ -24,7 +24,7 @@ import {
   SQLSTATE_EVENT_ID_REUSED,
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
-import { checkAtOpen, recordVerified, Sealer } from "./sealer.ts";
+import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
 import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
 
@@ -87,15 +87,7 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url, secrets)}: ${redactSecrets((e as Error).message, secrets)}`);
   }
   const store = new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
-  if (options.readOnly || options.schema === "existing") return store;
-  try {
-    await checkAtOpen(store.sql);
-  } catch (e) {
-    await store.close();
-    throw e;
-  }
-  store.startSealing();
-  return store;
+  return readyForWriting(store, options);
 };
 
 const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);

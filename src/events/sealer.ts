@@ -83,3 +83,23 @@ export const checkAtOpen = async (sql: SqlExecutor): Promise<void> => {
 export const recordVerified = async (sql: SqlExecutor, head: { position: number; hash: string | null }): Promise<void> => {
   if (head.hash !== null && head.position > 0) await sql.query(RECORD_VERIFIED_SQL, [head.position, head.hash]);
 };
+
+/**
+ * The last step of opening a store, the same for every adapter: a store opened for writing checks what the log
+ * gained since its last checked seal (closed again when that refuses) and then starts sealing; a read-only one
+ * (or one over an existing schema it must not change) is returned as it is.
+ */
+export const readyForWriting = async <S extends { sql: SqlExecutor; close(): Promise<void>; startSealing(): void }>(
+  store: S,
+  options: { readOnly?: boolean; schema?: "create" | "existing" },
+): Promise<S> => {
+  if (options.readOnly || options.schema === "existing") return store;
+  try {
+    await checkAtOpen(store.sql);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  store.startSealing();
+  return store;
+};

@@ -356,12 +356,6 @@ const MAX_ATTEMPTS = 20;
 /** Sends one append (APPEND_SQL's parameters, in its order) and returns its rows; each adapter sends it its own way. */
 export type SendAppend = (params: unknown[]) => Promise<{ result: AppendOutcome }[]>;
 
-/** APPEND_SQL as a parameterised statement: how an adapter without a faster way sends an append. */
-export const appendByQuery =
-  (query: Query): SendAppend =>
-  (params) =>
-    query<{ result: AppendOutcome }>(APPEND_SQL, params);
-
 /**
  * The append protocol, the same for every adapter: one round trip in the common case. When the
  * insert hits a unique violation (only when another writer raced us, or "any" re-appends stored
