@@ -57,8 +57,7 @@ const startWorker = (url: string, n: number): Worker => {
 
 /** `processes` workers of `n` conversations each on one database, started together; their total. */
 const inProcesses = async (url: string, processes: number, n: number): Promise<LoadResult & { rssMb: number }> => {
-  // The schema and the projections' tables are made here first: processes that make them at the same
-  // moment on an empty database can collide in PostgreSQL's catalog.
+  // The schema and the projections' tables are made here first, so no worker's timed run pays for them.
   const store = await openPostgresStore({ url });
   try {
     await runLoad(store, 1, 1, 0);

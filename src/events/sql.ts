@@ -45,12 +45,20 @@ export const SCHEMA_EXISTS_QUERY = `SELECT to_regclass('actorzero_schema_migrati
 export const SCHEMA_VERSION_QUERY = `SELECT max(version) AS version FROM actorzero_schema_migrations`;
 
 /**
+ * Serialises every CREATE … IF NOT EXISTS of this product (the log's schema, the projections' tables, the
+ * lease table) across processes: two sessions creating the same table at once both pass the "not exists"
+ * check and the second fails on the catalog's unique index (pg_type_typname_nsp_index). The first
+ * statement of a message that creates; held until that message's implicit transaction ends.
+ */
+export const DDL_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('actorzero_schema'))";
+
+/**
  * Creates or completes the schema; idempotent. Send it as ONE simple-protocol message (PGlite's
  * `exec`, pg's `query` without params): PostgreSQL then runs it as one implicit transaction, and the
  * advisory lock serialises processes that create the schema at the same moment.
  */
 export const SCHEMA_SQL = `
-SELECT pg_advisory_xact_lock(hashtext('actorzero_schema'));
+${DDL_LOCK_SQL};
 
 CREATE TABLE IF NOT EXISTS actorzero_schema_migrations (
   version    INTEGER     PRIMARY KEY,

@@ -9,6 +9,7 @@ import { ALL_PROJECTIONS } from "./all.ts";
 import type { Projection } from "./projection.ts";
 import { columnsOf, sameJson, sortRows } from "./snapshot.ts";
 import { projectionQueries } from "./queries.ts";
+import { createStateTables, lockForReset, readCheckpoints, resetRows } from "./stateTables.ts";
 import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
 
 export type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
@@ -86,56 +87,35 @@ class ProjectionEngine implements Projections {
   }
 
   async open(): Promise<void> {
-    await this.#sql.exec(`
-      CREATE TABLE IF NOT EXISTS ${this.#state} (
-        projection TEXT   NOT NULL,
-        key        TEXT   NOT NULL,
-        grp        TEXT,
-        ord        BIGINT NOT NULL DEFAULT 0,
-        position   BIGINT NOT NULL,
-        state      JSONB  NOT NULL,
-        PRIMARY KEY (projection, key)
-      );
-      CREATE INDEX IF NOT EXISTS ${this.#state}_grp ON ${this.#state} (projection, grp, ord);
-      CREATE TABLE IF NOT EXISTS ${this.#checkpoints} (
-        name     TEXT    PRIMARY KEY,
-        version  INTEGER NOT NULL,
-        position BIGINT  NOT NULL
-      );
-    `);
+    await createStateTables(this.#sql, this.#state, this.#checkpoints);
     await refuseShorterLog(this.store, this.#checkpoints);
-    const stored = new Map((await this.checkpoints()).map((c) => [c.name, c]));
-    const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
-    if (stale.length > 0) await this.#reset(stale);
-    for (const l of this.#live) if (!stale.includes(l)) (l.position = stored.get(l.projection.name)!.position), (l.pending = l.position);
+    // Which projections are stale is read under the reset's lock: a process that opens a moment after
+    // another one reset them finds them current and keeps what that one has written since.
+    const stale = await this.#sql.transaction(async (tx) => {
+      await lockForReset(tx);
+      const stored = new Map((await readCheckpoints(tx, this.#checkpoints)).map((c) => [c.name, c]));
+      const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
+      if (stale.length > 0) await resetRows(tx, this.#state, this.#checkpoints, stale.map((l) => l.projection));
+      for (const l of this.#live) if (!stale.includes(l)) (l.position = stored.get(l.projection.name)!.position), (l.pending = l.position);
+      return stale;
+    });
+    this.#resetMemory(stale);
   }
 
-  async checkpoints(): Promise<Checkpoint[]> {
-    const { rows } = await this.#sql.query<{ name: string; version: number; position: string | number }>(
-      `SELECT name, version, position FROM ${this.#checkpoints} ORDER BY name`,
-    );
-    return rows.map((r) => ({ name: r.name, version: Number(r.version), position: Number(r.position) }));
+  checkpoints(): Promise<Checkpoint[]> {
+    return readCheckpoints(this.#sql, this.#checkpoints);
   }
 
   /** Empties the states of `live` and sets their checkpoints to zero at the code's version. */
   async #reset(live: Live[]): Promise<void> {
-    const names = JSON.stringify(live.map((l) => l.projection.name));
-    const rows = JSON.stringify(live.map((l) => ({ n: l.projection.name, v: l.projection.version })));
     await this.#sql.transaction(async (tx) => {
-      // When no other projection shares the table, TRUNCATE: a rebuild then leaves no dead rows behind.
-      const { rows: others } = await tx.query(
-        `SELECT 1 FROM ${this.#state} WHERE projection NOT IN (SELECT jsonb_array_elements_text($1::jsonb)) LIMIT 1`,
-        [names],
-      );
-      if (others.length === 0) await tx.exec(`TRUNCATE ${this.#state}`);
-      else await tx.query(`DELETE FROM ${this.#state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
-      await tx.query(
-        `INSERT INTO ${this.#checkpoints} (name, version, position)
-         SELECT n, v, 0 FROM jsonb_to_recordset($1::jsonb) AS x(n text, v integer)
-         ON CONFLICT (name) DO UPDATE SET version = EXCLUDED.version, position = 0`,
-        [rows],
-      );
+      await lockForReset(tx);
+      await resetRows(tx, this.#state, this.#checkpoints, live.map((l) => l.projection));
     });
+    this.#resetMemory(live);
+  }
+
+  #resetMemory(live: Live[]): void {
     for (const l of live) {
       l.position = 0;
       this.#forget(l);

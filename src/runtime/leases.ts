@@ -10,6 +10,7 @@
 //   by deleting its row.
 // - Only leases in force are renewed; a process that stops renewing (it died) loses them after ttlMs.
 import type { SqlExecutor } from "../events/store.ts";
+import { DDL_LOCK_SQL } from "../events/sql.ts";
 
 /** `version`: the stream's version as the lease was taken (null when the lease store does not read the log). */
 export type LeaseResult = { ok: true; takenOver: boolean; version: number | null } | { ok: false; owner: string };
@@ -43,7 +44,9 @@ export const localLeases = (owner: string): Leases => ({
 });
 
 // since_version is null in rows a runtime from before it wrote: those leases end only when deleted.
+// Sent as one message under the lock every process takes to create (see DDL_LOCK_SQL).
 const DDL = `
+${DDL_LOCK_SQL};
 CREATE TABLE IF NOT EXISTS context_leases (
   context_id    TEXT        PRIMARY KEY,
   owner         TEXT        NOT NULL,
@@ -72,7 +75,7 @@ export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlM
   await sql.exec(DDL);
   // A table an earlier runtime created gets the column; ALTER locks the table, so only when it is missing.
   if ((await sql.query<{ has: boolean }>(HAS_SINCE)).rows[0]?.has !== true) {
-    await sql.exec(`ALTER TABLE context_leases ADD COLUMN IF NOT EXISTS since_version INTEGER`);
+    await sql.exec(`${DDL_LOCK_SQL}; ALTER TABLE context_leases ADD COLUMN IF NOT EXISTS since_version INTEGER`);
   }
   const { owner, ttlMs, exclusive } = options;
   const ttl = `${Math.max(1, Math.round(ttlMs))} milliseconds`;
