@@ -73,6 +73,14 @@ export const RunStoreFlags = z.object({
 });
 export type StoreFlags = z.infer<typeof StoreFlags>;
 
+/** A TCP port: 0 (any free one) to 65535. */
+export const portFlag = (flag: string) =>
+  z
+    .string()
+    .regex(/^\d+$/, { message: `${flag} takes a port number from 0 to 65535` })
+    .transform(Number)
+    .refine((n) => n <= 65_535, { message: `${flag} takes a port number from 0 to 65535` });
+
 /** A whole number ≥ min from a flag's string value. */
 export const intFlag = (flag: string, min = 0, what?: string) =>
   z
@@ -105,7 +113,18 @@ export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): 
   const result = spec.schema.safeParse({ positionals: parsed.positionals, ...values });
   if (!result.success) {
     const issue = result.error.issues[0]!;
+    const flag = issue.path.length === 1 ? String(issue.path[0]) : undefined;
+    // A required flag left out: zod would say "expected string, received undefined".
+    if (flag !== undefined && Object.hasOwn(spec.options, flag) && values[flag] === undefined) {
+      const option = spec.options[flag]!;
+      throw usageError(`${spec.name} needs --${flag}${option.value ? ` ${option.value}` : ""}: ${option.description}`, spec.name);
+    }
     throw usageError(issue.message, spec.name);
+  }
+  // A command whose schema names no positionals takes none: `serve now` must not serve as if `now` were not there.
+  const value = result.data as Record<string, unknown>;
+  if (!Object.hasOwn(value, "positionals") && parsed.positionals.length > 0) {
+    throw usageError(`unexpected argument '${parsed.positionals[0]}' (${spec.name} takes none)`, spec.name);
   }
   return { help: false, value: result.data };
 };

@@ -8,7 +8,8 @@ import { BudgetLimits } from "../events/schema.ts";
 
 export const PROFILE_DEFAULT = "default";
 
-export const ProfileFile = z.object({
+/** Strict: a misspelt key (`needsAproval`) would otherwise be dropped without a word, and its rule with it. */
+export const ProfileFile = z.strictObject({
   title: z.string().min(1),
   description: z.string().default(""),
   context: z.string().default(""),
@@ -66,6 +67,10 @@ export const loadProfiles = (dirs: readonly string[]): Map<string, Profile> => {
       const parsed = ProfileFile.safeParse(json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
+        if (issue.code === "unrecognized_keys") {
+          const known = Object.keys(ProfileFile.shape).join(", ");
+          throw new ConfigError(`${file}: unknown key ${issue.keys.map((k) => `'${k}'`).join(", ")} (a profile.json has only ${known}).`);
+        }
         throw new ConfigError(`${file}: field '${issue.path.join(".") || "(root)"}': ${issue.message}.`);
       }
       profiles.set(key, { ...parsed.data, key, prompts: readPromptFiles(pdir) });

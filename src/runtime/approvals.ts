@@ -2,7 +2,7 @@
 //
 // Requirements:
 // - Input is checked before anything is read or written: an approval id is a UUID, `by` and `reason` are
-//   non-empty strings, `note` a string if given. A refusal is a RuntimeError naming the field.
+//   non-empty strings (`by` a name of at most 100 characters), `note` a string if given. A refusal is a RuntimeError naming the field.
 // - A decision is single-use and bound to its pending call: an unknown id, one already decided, or one
 //   whose run ended (stopped, failed, interrupted, completed) is refused with that reason, nothing written.
 //   The check is made again against the machine in the writer's turn (`approval.decide` must be legal).
@@ -42,11 +42,15 @@ const requiredText = (field: string, v: unknown): string => {
   return s;
 };
 
+/** Who decides is a name, as token names are: at most this many characters. */
+export const MAX_DECIDER_LENGTH = 100;
+
 /** Checks `approve(id, { by, note? })` / `reject(id, { by, reason })` input. */
 export const checkDecision = (id: unknown, options: unknown, granted: boolean): { id: string; decision: Decision } => {
   const approvalId = checkApprovalId(id);
   const raw = checkOptions(options ?? {}, "options");
   const by = requiredText("by", raw.by);
+  if (by.length > MAX_DECIDER_LENGTH) throw invalid("by", `a name of at most ${MAX_DECIDER_LENGTH} characters`, `${by.length} characters`);
   if (granted) return { id: approvalId, decision: { granted: true, by, note: checkOptionalString("note", raw.note) ?? null } };
   return { id: approvalId, decision: { granted: false, by, reason: requiredText("reason", raw.reason) } };
 };

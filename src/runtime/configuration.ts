@@ -7,7 +7,7 @@
 // - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
 //   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
-import { BUNDLED_PROMPTS_DIR, ConfigError, loadProfiles, loadPromptLibrary, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
+import { BUNDLED_PROMPTS_DIR, ConfigError, PROFILE_DEFAULT, loadProfiles, loadPromptLibrary, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
 import { configuredPreset, effectiveModel } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { allowedMcpServers, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
@@ -17,6 +17,7 @@ import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
 import { RunObserver } from "./runObserver.ts";
 import { checkApprovals, checkRecovery, type ApprovalSettings, type Recovery } from "./approvalPolicy.ts";
+import { RuntimeError } from "./errors.ts";
 import { checkFolder, checkOptionalString, checkOptions, checkPromptsDir, invalid } from "./validate.ts";
 
 export type Configuration = {
@@ -37,6 +38,33 @@ export type Configuration = {
 export const loadConfiguration = (options: RuntimeOptions): Configuration => {
   checkOptions(options, "options");
   if (typeof options.store?.append !== "function") throw invalid("store", "an EventStore (openPgliteStore or openPostgresStore)", String(options.store));
+  return configurationOf(options);
+};
+
+/**
+ * The same checks with no store yet, and the root a command will create (its profile and project): what the
+ * command line validates before it creates a data dir, so a refusal leaves nothing behind.
+ */
+export const checkConfiguration = (options: Omit<RuntimeOptions, "store">, root: { profile?: string; project?: string } = {}): void => {
+  const config = configurationOf(options as RuntimeOptions);
+  checkProfileAndProject(config, root.profile?.trim() || PROFILE_DEFAULT, root.project ?? null);
+};
+
+/** A root's profile and project must be configured: an unknown project would silently drop its approvals and MCP narrowing. */
+export const checkProfileAndProject = (config: Pick<Configuration, "options" | "profiles">, profile: string, project: string | null): void => {
+  if (!config.profiles.has(profile)) {
+    const available = [...config.profiles.keys()].sort().join(", ");
+    throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, { field: "profile", expected: `one of ${available}` });
+  }
+  const projects = config.options.projects ?? {};
+  if (project !== null && !Object.hasOwn(projects, project)) {
+    const available = Object.keys(projects).sort().join(", ");
+    const expected = available === "" ? "no project (none is configured)" : `one of ${available}`;
+    throw new RuntimeError("invalid", `Project '${project}' not found. ${available === "" ? "No projects are configured." : `Available projects: ${available}.`}`, { field: "project", expected });
+  }
+};
+
+const configurationOf = (options: RuntimeOptions): Configuration => {
   if (typeof options.model?.call !== "function") throw invalid("model", "a ModelPort (openAIModel or scriptedModel)", String(options.model));
   checkOptionalString("owner", options.owner);
   const promptsDir = options.promptsDir === undefined ? BUNDLED_PROMPTS_DIR : checkPromptsDir(options.promptsDir);

@@ -21,7 +21,7 @@ import type { RunOutcome } from "../projections/runOutcome.ts";
 import { openProjections } from "../projections/engine.ts";
 import { PROFILE_DEFAULT } from "../profiles/profiles.ts";
 import type { CreateContextOptions, EventsPage, EventsQuery, Runtime, RuntimeOptions, SendResult, StartOptions, StartResult } from "./api.ts";
-import { enabledProfiles, loadConfiguration } from "./configuration.ts";
+import { checkProfileAndProject, enabledProfiles, loadConfiguration } from "./configuration.ts";
 import type { Core } from "./core.ts";
 import { deliver, pause, resume, stopContext } from "./commands.ts";
 import { approvalTimeoutActor, checkDecision, decide, interruptOrphanedParkedRuns, listApprovals } from "./approvals.ts";
@@ -139,10 +139,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
         throw invalid("modelOverride", "a preset name or { model, baseURL? }", JSON.stringify(modelOverride) ?? String(modelOverride));
       }
       const profile = requested || PROFILE_DEFAULT;
-      if (!core.config.profiles.has(profile)) {
-        const available = [...core.config.profiles.keys()].sort().join(", ");
-        throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, { field: "profile", expected: `one of ${available}` });
-      }
+      checkProfileAndProject(core.config, profile, project);
       const budget =
         raw.budget !== undefined ? checkBudget("budget", raw.budget) : ((project ? core.config.options.projects?.[project]?.budget : undefined) ?? core.config.profiles.get(profile)?.budget);
       const id = asContextId(core.config.clock.uuid());

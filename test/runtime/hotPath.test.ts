@@ -53,7 +53,7 @@ describe("when a context is created and sent a message that delegates once", () 
   it("makes appends only (no read, no projection statement), and a query afterwards still sees everything", async () => {
     const { store, calls } = countingStore(base);
     const seen: string[][] = [];
-    const rt = await createRuntime({ store, model: delegating(seen), limits: { passivateAfterMs: 60_000 } });
+    const rt = await createRuntime({ store, model: delegating(seen), limits: { passivateAfterMs: 60_000 }, projects: { p: {} } });
     try {
       calls.length = 0;
       const root = await rt.createContext({ name: "root" });

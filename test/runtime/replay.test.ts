@@ -28,7 +28,7 @@ describe("when a file-backed store is closed and reopened", () => {
 
     // Given a tree of contexts with names, profiles, projects, overrides and mixed statuses.
     const store1 = await openPgliteStore({ dataDir });
-    const rt1 = await createRuntime({ store: store1, model: deterministic() });
+    const rt1 = await createRuntime({ store: store1, model: deterministic(), projects: { alpha: {} } });
     const root = await rt1.createContext({ name: "auditor", project: "alpha", modelOverride: { model: "gpt-test", baseURL: "http://127.0.0.1:1/v1" } });
     await rt1.send(root.id, "delegate look into the numbers");
     const other = await rt1.createContext({ name: "second", profile: "developer", modelOverride: { preset: "Default" } });

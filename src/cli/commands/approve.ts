@@ -24,7 +24,11 @@ type Action = "approve" | "reject";
 const valuesOf = (action: Action) =>
   StoreFlags.extend({
     positionals: positionals(action, [{ name: "<approval>" }]),
-    by: z.string().optional(),
+    by: z
+      .string()
+      .refine((s) => s.trim() !== "", { message: "--by needs a name" })
+      .refine((s) => s.length <= 100, { message: "--by takes a name of at most 100 characters" })
+      .optional(),
     note: z.string().optional(),
     reason: z.string().optional(),
     json: z.boolean().optional(),
@@ -48,7 +52,7 @@ const specOf = (action: Action): CommandSpec<Values> => ({
   usage: [action === "approve" ? "approve <approval> [--note <text>] [--by <name>] [--json]" : "reject <approval> --reason <text> [--by <name>] [--json]"],
   options: {
     ...STORE_OPTIONS,
-    by: { type: "string", value: "<name>", description: "who decides, as recorded (default: the OS user); not with a holder, which records its own OS user" },
+    by: { type: "string", value: "<name>", description: "who decides, as recorded (default: the OS user; at most 100 characters); not with a holder, which records its own OS user" },
     ...(action === "approve"
       ? { note: { type: "string", value: "<text>", description: "a note recorded with the approval" } }
       : { reason: { type: "string", value: "<text>", description: "why (required): the model reads it" } }),

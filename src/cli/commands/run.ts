@@ -10,7 +10,7 @@ import { describeLocation, locate, openLog } from "../openLog.ts";
 import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
 import { listenForControl } from "../controlListener.ts";
-import { runtimeFor } from "../runtimeFor.ts";
+import { checkRuntimeFor, runtimeFor } from "../runtimeFor.ts";
 import { oneLine } from "../format.ts";
 
 export const DEMO_TASK = "Plan the launch of a small open-source note-taking app";
@@ -73,6 +73,7 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   if (task.trim() === "") throw usageError("the task is empty: say what to do", "run");
   const demoReason = v.offline ? "--offline" : io.env["OPENAI_API_KEY"] ? "the demo task always runs offline" : "OPENAI_API_KEY is not set";
   const choice = await chooseModel(demoTask ? { ...v, offline: demoReason } : v, config, io.env);
+  await checkRuntimeFor(config, choice, v.profile !== undefined ? { profile: v.profile } : {});
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   // The banner goes first: opening the store and loading the runtime take a moment, and the user
   // should see at once that the command started and where its log is.

@@ -8,10 +8,10 @@ import type { NamedToken } from "../../server/tokens.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { intFlag, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
+import { portFlag, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
-import { runtimeFor } from "../runtimeFor.ts";
+import { checkRuntimeFor, runtimeFor } from "../runtimeFor.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
 /** A flag given once or more, each a comma-separated list. */
@@ -23,7 +23,7 @@ const nameList = (flag: string) =>
     .optional();
 
 const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
-  port: intFlag("--port").optional(),
+  port: portFlag("--port").optional(),
   host: z.string().min(1, "--host needs an address").optional(),
   token: z.string().min(1, "--token needs a value").optional(),
   "tokens-file": z.string().min(1, "--tokens-file needs a file").optional(),
@@ -87,6 +87,7 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "serve");
   const config = loadConfig(io.cwd);
   const choice = await chooseModel(v, config, io.env);
+  await checkRuntimeFor(config, choice);
   const store = await openLog(where, { create: true });
   try {
     const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
