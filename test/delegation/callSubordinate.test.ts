@@ -595,6 +595,8 @@ describe("when a guard refuses", () => {
   });
 
   it("holds to the per-run maximum when jobs start their children at the same moment", async () => {
+    // The child that got to run answers only once the other job has been refused, so both ran at once.
+    const refusedJob = gate();
     const { rt, model } = await runtimeWith(
       store,
       a0Script(
@@ -608,12 +610,15 @@ describe("when a guard refuses", () => {
             }),
         ],
         async (req) => {
-          await new Promise((r) => setTimeout(r, 50));
+          await refusedJob.promise;
           return { text: `ok: ${last(req).content}` };
         },
       ),
       { limits: { maxLiveChildrenPerRun: 1 } },
     );
+    const unsubscribe = await rt.subscribe((e) => {
+      if (e.type === "ParallelJobFinished" && e.data.status === "error") refusedJob.open();
+    });
     const root = await rt.createContext();
     await rt.send(root.id, "go");
     const out = JSON.parse(toolResults(model.requests.at(-1)!)[0]!) as { jobs: { status: string; error?: string }[] };
@@ -622,5 +627,6 @@ describe("when a guard refuses", () => {
       "Cannot start another subordinate: this run already has 1 running, the maximum. Wait for one to finish.",
     );
     expect(await rt.children(root.id)).toHaveLength(1);
+    unsubscribe();
   });
 });

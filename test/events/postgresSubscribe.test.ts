@@ -4,6 +4,7 @@ import { asRunId } from "../../src/events/ids.ts";
 import { LISTENER_APPLICATION_NAME, openPostgresStore } from "../../src/events/postgresStore.ts";
 import type { NewEvent, RecordedEvent } from "../../src/events/schema.ts";
 import type { EventStore } from "../../src/events/store.ts";
+import { eventually } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
 const message = (text: string): NewEvent => ({
@@ -24,15 +25,7 @@ const raw = (streamId: string, text: string) => [crypto.randomUUID(), streamId, 
 const APPEND_IN_TX = `SELECT actorzero_append($1, -2, $2::jsonb, now()) AS result`;
 const row = (text: string) => JSON.stringify([{ event_id: crypto.randomUUID(), type: "MessageReceived", schema_version: 1, data: message(text).data, metadata: message(text).metadata }]);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-const until = async (check: () => boolean, what: string, timeoutMs = 15_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-};
+const until = (check: () => boolean, what: string, timeoutMs = 15_000) => eventually(check, timeoutMs, what);
 
 /** A gate the test opens to let a held transaction commit. */
 const gate = () => {
@@ -96,7 +89,9 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
         later = await writer.append("later", [message("second")], { expectedVersion: "no_stream" });
         expect(later.positions[0]).toBeGreaterThan(heldPosition);
         expect((await writer.readAll()).map((e) => e.globalPosition)).toEqual(later.positions);
-        await sleep(300);
+        // The reader's horizon (what its subscriptions may deliver up to) stays below the held position; the
+        // final order below shows the later event was not handed out ahead of it.
+        expect(await reader.settledPosition!()).toBeLessThan(heldPosition);
         expect(sub.positions()).toEqual([]);
       } finally {
         release.open();
@@ -125,7 +120,7 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
       try {
         await until(() => taken, "the doomed append");
         after = await writer.append("after", [message("kept")], { expectedVersion: "no_stream" });
-        await sleep(200);
+        expect(await reader.settledPosition!(), "the open transaction's position holds the horizon back").toBeLessThan(after.positions[0]!);
         expect(sub.seen).toEqual([]);
       } finally {
         release.open();
@@ -194,14 +189,17 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
         }
       }
     });
-    // A subscriber that starts mid-way must end with the same sequence.
-    await sleep(50);
+    // A subscriber that starts mid-way (once some events are in) must end with the same sequence.
+    await until(() => total.appended >= 20, "the first writes");
     const sub2 = collect(late);
     await Promise.all(work);
+    // A last event after all the others: once both subscribers have it, anything delivered twice is in.
+    await writers[0]!.append("last", [message("last")], { expectedVersion: "no_stream" });
+    total.appended += 1;
     const all = (await reader.readAll(0, 10_000)).map((e) => e.globalPosition);
     expect(all).toHaveLength(total.appended);
-    await until(() => sub.seen.length >= all.length && sub2.seen.length >= all.length, "every event");
-    await sleep(100);
+    const lastPosition = all.at(-1)!;
+    await until(() => sub.positions().includes(lastPosition) && sub2.positions().includes(lastPosition), "the last event");
     expect(sub.positions()).toEqual(all);
     expect(sub2.positions()).toEqual(all);
     expect(ascendingOnce(sub.positions())).toBe(true);
@@ -221,11 +219,10 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
           [LISTENER_APPLICATION_NAME],
         )
       ).rows;
-    let rows = await cut();
-    for (let i = 0; i < 100 && rows.length === 0; i++) {
-      await sleep(20);
-      rows = await cut();
-    }
+    const rows = await eventually(async () => {
+      const cutRows = await cut();
+      return cutRows.length > 0 ? cutRows : undefined;
+    }, 5_000, "the listener's connection");
     expect(rows).toEqual([{ cut: true }]);
     await writer.append("a", [message("meanwhile")], { expectedVersion: 1 });
     await until(() => sub.seen.length === 2, "the event appended while disconnected");
@@ -237,11 +234,14 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
     const writer = await open(url);
     const reader = await open(url);
     const sub = collect(reader);
+    // A second subscriber of the same store, woken by the same notifications: once it has the second
+    // event, the stopped one would have had it too.
+    const witness = collect(reader);
     await writer.append("a", [message("one")], { expectedVersion: "no_stream" });
     await until(() => sub.seen.length === 1, "the first event");
     sub.stop();
     await writer.append("a", [message("two")], { expectedVersion: 1 });
-    await sleep(200);
+    await until(() => witness.seen.length === 2, "the second event, at the other subscriber");
     expect(sub.seen).toHaveLength(1);
   });
 });

@@ -322,7 +322,7 @@ export const storeContract = (name: string, open: StoreOpener) => {
           if (event.streamId !== id) return;
           inFlight += 1;
           if (inFlight > 1) overlapped = true;
-          await new Promise((r) => setTimeout(r, 2)); // a slow listener: deliveries must not overlap
+          await new Promise((r) => setImmediate(r)); // a slow listener (it yields to the event loop): deliveries must not overlap
           seen.push(event);
           inFlight -= 1;
         });
@@ -337,8 +337,14 @@ export const storeContract = (name: string, open: StoreOpener) => {
         expect(overlapped).toBe(false);
 
         unsubscribe();
+        // A subscriber of the same store that stays: once it has the event after the stop, the stopped one would too.
+        const witnessed: RecordedEvent[] = [];
+        const stopWitness = store.subscribe(head, (event) => {
+          if (event.streamId === id) witnessed.push(event);
+        });
         await store.append(id, [message("after")], { expectedVersion: 9 });
-        await new Promise((r) => setTimeout(r, 50));
+        await vi.waitFor(() => expect(texts(witnessed)).toContain("after"), { timeout: 10_000 });
+        stopWitness();
         expect(seen).toHaveLength(9);
       });
 

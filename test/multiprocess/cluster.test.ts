@@ -10,6 +10,7 @@ import { createRuntime } from "../../src/runtime/runtime.ts";
 import { checkInvariants } from "../../src/testing/runtimeInvariants.ts";
 import { logBuilder } from "../../src/testing/recorded.ts";
 import { asContextId, asRunId } from "../../src/events/ids.ts";
+import { eventually } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 import { type Ack, byStream, checkClusterLog, parseAck } from "./clusterChecks.ts";
 
@@ -69,13 +70,7 @@ const startWorker = (name: string, url: string, board: Board): Worker => {
   return { name, child, exited, send: (msg) => child.stdin!.write(`${JSON.stringify(msg)}\n`) };
 };
 
-const until = async (what: string, cond: () => boolean, timeoutMs: number) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+const until = (what: string, cond: () => boolean, timeoutMs: number) => eventually(cond, timeoutMs, what);
 
 /** A small seeded PRNG (mulberry32), so the job order is the same on every run. */
 const seeded = (seed: number) => () => {
@@ -143,8 +138,11 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
         orphaned.forEach((job, i) => survivors[i % survivors.length]!.send({ op: "send", ...job }));
 
         const diagnose = async (stuck: Job[]) => {
+          // Each worker's dump ends with its "in-flight" line: wait for one more from every survivor.
+          const dumped = () => board.dumps.filter((l) => l.includes("dump in-flight")).length;
+          const before = dumped();
           for (const w of survivors) w.send({ op: "dump" });
-          await new Promise((r) => setTimeout(r, 500));
+          await until("the survivors' dumps", () => dumped() >= before + survivors.length, 5_000).catch(() => undefined);
           const store = await openPostgresStore({ url });
           const lines = [...board.dumps, ...board.failures];
           for (const j of stuck) {

@@ -6,10 +6,10 @@ import { scriptedModel } from "../../src/models/scripted.ts";
 import type { ModelTurn } from "../../src/models/port.ts";
 import { createRuntime, internalsOf, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
 import { checkLogShape, checkOneRunAtATime } from "../../src/testing/invariants.ts";
+import { eventually, settledWithin } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
 const TTL_MS = 500;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A model call that waits until the test opens it; `called` resolves once the call has come. */
 const gate = () => {
@@ -32,22 +32,36 @@ const busyRefusal = async (p: Promise<unknown>): Promise<RuntimeError> => {
   return e as RuntimeError;
 };
 
-/** The store, with the release of a lease (its DELETE) held back `ms`: a slow pool connection, made deterministic. */
-const slowLeaseRelease = (store: EventStore, ms: number): EventStore => {
+/**
+ * The store, with the release of a lease (its DELETE) held back `ms`: a slow pool connection, made deterministic.
+ * `releasesDone()` resolves once every release sent so far has reached the database.
+ */
+const slowLeaseRelease = (store: EventStore, ms: number): EventStore & { releasesDone: () => Promise<unknown> } => {
+  const releases: Promise<unknown>[] = [];
   const sql = {
     ...store.sql,
     query: async <R,>(text: string, params?: unknown[]) => {
-      if (/^\s*DELETE FROM context_leases WHERE context_id/.test(text)) await sleep(ms);
-      return store.sql.query<R>(text, params);
+      if (!/^\s*DELETE FROM context_leases WHERE context_id/.test(text)) return store.sql.query<R>(text, params);
+      const release = new Promise((r) => setTimeout(r, ms)).then(() => store.sql.query<R>(text, params));
+      releases.push(release.catch(() => undefined));
+      return release;
     },
   } as EventStore["sql"];
+  const releasesDone = () => Promise.all(releases);
   return new Proxy(store, {
     get(target, prop) {
       if (prop === "sql") return sql;
+      if (prop === "releasesDone") return releasesDone;
       const value = Reflect.get(target, prop, target) as unknown;
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
-  });
+  }) as EventStore & { releasesDone: () => Promise<unknown> };
+};
+
+/** The lease's expiry as the database holds it (0 when there is none). */
+const leaseExpiry = async (store: EventStore, id: string) => {
+  const { rows } = await store.sql.query<{ expires_at: Date }>(`SELECT expires_at FROM context_leases WHERE context_id = $1`, [id]);
+  return rows[0] ? new Date(rows[0].expires_at).getTime() : 0;
 };
 
 /** Runtime A ("doomed") with a context whose model call never answers: A will die in that call. */
@@ -96,8 +110,11 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       expect(refused.message).toContain("alpha");
       expect(refused.message).toContain(ctx.id);
 
-      // Several of B's sweeps (one per TTL) and lease lifetimes pass; A renews, so nothing is interrupted.
-      await sleep(TTL_MS * 4);
+      // Several lease lifetimes pass (seen as A's renewals moving the expiry past three TTLs from now); A renews,
+      // so B's sweep after them interrupts nothing.
+      const horizon = Date.now() + TTL_MS * 3;
+      await eventually(async () => (await leaseExpiry(storeB, ctx.id)) > horizon, 10_000, "A's lease renewals");
+      await internalsOf(rtB).recoverInterruptedRuns();
       expect(await streamTypes(storeB, ctx.id)).not.toContain("RunInterrupted");
       expect((await rtB.context(ctx.id))?.status).toBe("running");
       await busyRefusal(rtB.send(ctx.id, "second question, asked of B"));
@@ -105,8 +122,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
       held.open({ text: "A's answer to the first question" });
       expect(await first).toMatchObject({ status: "completed", response: "A's answer to the first question" });
-      // A's send settles before its lease is released (see "after a run's send has settled" below).
-      for (let i = 0; i < 100 && (await leaseOwners(storeB, ctx.id)).length > 0; i++) await sleep(10);
+      // A's run's end in the log freed its lease (the row stays; see "after a run's send has settled" below).
 
       const second = await rtB.send(ctx.id, "second question, asked of B");
       expect(second).toMatchObject({ status: "completed", response: "B's answer" });
@@ -141,9 +157,10 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
     it("keeps the new run's lease, so another runtime is still refused as busy", async () => {
       const url = await db.fresh();
       const storeA = await openPostgresStore({ url });
+      const slowStoreA = slowLeaseRelease(storeA, 300);
       let held = gate();
       const rtA = await createRuntime({
-        store: slowLeaseRelease(storeA, 300),
+        store: slowStoreA,
         model: scriptedModel(() => {
           held.arrived();
           return held.reply;
@@ -157,7 +174,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       held = gate();
       const second = rtA.send(ctx.id, "second");
       await held.called;
-      await sleep(500); // the first run's release has reached the database by now
+      await slowStoreA.releasesDone(); // the first run's release has reached the database
 
       const { rows } = await storeA.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [ctx.id]);
       const storeB = await openPostgresStore({ url });
@@ -167,7 +184,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         await busyRefusal(rtB.send(ctx.id, "B cuts in"));
       } finally {
         held.open({ text: "two" });
-        await Promise.race([second, sleep(2000)]).catch(() => undefined);
+        await settledWithin(second, 2000);
         await rtB.close();
         await storeB.close();
         await rtA.close();
@@ -262,10 +279,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       armed = true;
       const sweep = internalsOf(rtA).recoverInterruptedRuns();
       await reached.called;
-      // B's run ends and its lease goes; the sweep then finds the context unowned.
+      // B's run ends, and its end in the log frees its lease; the sweep then finds the context unowned.
       heldB.open({ text: "B done" });
       await runOfB;
-      for (let i = 0; i < 100 && (await leaseOwners(storeB, ctx.id)).length > 0; i++) await sleep(20);
       runQuery.open({});
       await ran.called;
       // Before the sweep takes the lease, A runs the context itself.
@@ -279,9 +295,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         await busyRefusal(rtB.send(ctx.id, "B cuts in"));
       } finally {
         heldA.open({ text: "A done" });
-        await Promise.race([runOfA, sleep(2000)]).catch(() => undefined);
-        await Promise.race([rtA.close().catch(() => undefined), sleep(2000)]);
-        await Promise.race([rtB.close().catch(() => undefined), sleep(2000)]);
+        await settledWithin(runOfA, 2000);
+        await settledWithin(rtA.close(), 2000);
+        await settledWithin(rtB.close(), 2000);
         await raw.close();
         await storeB.close();
       }
@@ -315,13 +331,13 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await store.append(ctx.id, [{ type: "RunInterrupted", data: { runId: runId as never } }], { expectedVersion: stream.length });
       held.open({ text: "too late" });
       try {
-        const settled = await Promise.race([first.then(() => "settled", () => "settled"), sleep(3000).then(() => "still waiting")]);
-        expect(settled, "the send of the run cut short never settled").toBe("settled");
-        const next = await Promise.race([rt.send(ctx.id, "second"), sleep(3000).then(() => "still waiting")]);
-        expect(next).toMatchObject({ status: "completed", response: "running again" });
+        expect(await settledWithin(first, 3000), "the send of the run cut short never settled").toBe("settled");
+        const next = rt.send(ctx.id, "second");
+        expect(await settledWithin(next, 3000), "the next send never settled").toBe("settled");
+        expect(await next).toMatchObject({ status: "completed", response: "running again" });
         expect(checkOneRunAtATime(ctx.id, await store.readStream(ctx.id))).toEqual([]);
       } finally {
-        await Promise.race([rt.close().catch(() => undefined), sleep(2000)]);
+        await settledWithin(rt.close(), 2000);
         await store.close();
       }
     });
@@ -361,11 +377,11 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       expect(await streamTypes(storeB, ctx.id)).not.toContain("RunInterrupted");
 
       // The survivor's sweep (every TTL) interrupts the run, after expiry and within a few TTLs.
-      let interrupted;
-      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !interrupted; await sleep(25)) {
-        interrupted = (await storeB.readStream(ctx.id)).find((e) => e.type === "RunInterrupted");
-      }
-      expect(interrupted, "the survivor's sweep never interrupted the dead owner's run").toBeDefined();
+      const interrupted = await eventually(
+        async () => (await storeB.readStream(ctx.id)).find((e) => e.type === "RunInterrupted"),
+        TTL_MS * 6,
+        "the survivor's sweep to interrupt the dead owner's run",
+      );
       const interruptedAt = Date.parse(interrupted!.recordedAt);
       expect(interruptedAt).toBeGreaterThanOrEqual(expiresAt);
       expect(interruptedAt - killedAt).toBeLessThan(TTL_MS * 4);
@@ -395,10 +411,11 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
       // A dies: its connections close, so nothing renews its lease any more (rtA is abandoned, not closed).
       await storeA.close();
-      let completed;
-      for (const deadline = Date.now() + TTL_MS * 8; Date.now() < deadline && !completed; await sleep(25)) {
-        completed = (await storeB.readStream(ctx.id)).find((e) => e.type === "RunCompleted");
-      }
+      const completed = await eventually(
+        async () => (await storeB.readStream(ctx.id)).find((e) => e.type === "RunCompleted"),
+        TTL_MS * 8,
+        "the survivor's sweep to resume the dead owner's run",
+      );
       expect(completed, "the survivor's sweep never resumed the dead owner's run").toMatchObject({ data: { runId: started.runId, response: "picked up where A left off" } });
       const stream = await storeB.readStream(ctx.id);
       expect(stream.filter((e) => e.type === "RunStarted")).toHaveLength(1);
@@ -413,10 +430,8 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await storeB.close();
     });
 
-    // Runtime bug: recoverInterruptedRuns skips every context this runtime holds an actor for whose `run`
-    // is set, and `ac.run` stays set after the run ended. So a survivor that ran the context earlier (its
-    // actor is still active, passivateAfterMs is 30 s) never sweeps the dead owner's run; only a new send
-    // to the context (takeLease) closes it. Remove `.fails` once the sweep skips only live local runs.
+    // The sweep skips only runs live in this process: an actor kept from an earlier, ended run of the same
+    // context (passivateAfterMs is 30 s) must not hide the dead owner's run from it.
     it("interrupts it even when the survivor ran that context earlier and still holds its actor", async () => {
       const url = await db.fresh();
       const storeB = await openPostgresStore({ url });
@@ -439,13 +454,16 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await held.called;
       await storeA.close();
 
-      let interrupted;
-      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !interrupted; await sleep(25)) {
-        interrupted = (await storeB.readStream(ctx.id)).find((e) => e.type === "RunInterrupted");
+      try {
+        await eventually(
+          async () => (await storeB.readStream(ctx.id)).find((e) => e.type === "RunInterrupted"),
+          TTL_MS * 6,
+          "the survivor's sweep to interrupt the dead owner's run",
+        );
+      } finally {
+        await rtB.close();
+        await storeB.close();
       }
-      await rtB.close();
-      await storeB.close();
-      expect(interrupted, "the survivor's sweep never interrupted the dead owner's run").toBeDefined();
     });
 
     it("lets a survivor's send take the context over once the lease expired, closing the dead run first", async () => {
@@ -475,13 +493,16 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await storeA.close();
       await busyRefusal(rtB.send(ctx.id, "too early"));
 
-      let result;
-      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !result; await sleep(50)) {
-        result = await rtB.send(ctx.id, "carry on").catch((e: unknown) => {
-          if (e instanceof RuntimeError && e.reason === "busy") return undefined;
-          throw e;
-        });
-      }
+      // Busy until the dead owner's lease expires: the send is retried until it is taken.
+      const result = await eventually(
+        () =>
+          rtB.send(ctx.id, "carry on").catch((e: unknown) => {
+            if (e instanceof RuntimeError && e.reason === "busy") return undefined;
+            throw e;
+          }),
+        TTL_MS * 6,
+        "the survivor's send to take the context over",
+      );
       expect(result).toMatchObject({ status: "completed", response: "taken over" });
       const types = await streamTypes(storeB, ctx.id);
       const at = types.indexOf("RunInterrupted");
@@ -524,17 +545,18 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         limits: { leaseTtlMs: 60_000 },
       });
       await storeA.close();
-      let taken: { ended: Promise<unknown> } | undefined;
-      for (const deadline = Date.now() + TTL_MS * 6; Date.now() < deadline && !taken; await sleep(50)) {
-        taken = await rtB.start(ctx.id, "carry on").then(
-          (started) => ({ ended: started.ended }),
-          (e: unknown) => {
-            if (e instanceof RuntimeError && e.reason === "busy") return undefined;
-            throw e;
-          },
-        );
-      }
-      expect(taken, "the survivor never took the context over").toBeDefined();
+      const taken = await eventually(
+        () =>
+          rtB.start(ctx.id, "carry on").then(
+            (started) => ({ ended: started.ended }),
+            (e: unknown) => {
+              if (e instanceof RuntimeError && e.reason === "busy") return undefined;
+              throw e;
+            },
+          ),
+        TTL_MS * 6,
+        "the survivor to take the context over",
+      );
       await held.called;
       expect(await streamTypes(storeB, ctx.id)).toContain("RunInterrupted");
 
@@ -544,7 +566,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       expect(refused.message).toContain("survivor");
 
       held.open({ text: "taken over" });
-      expect(await taken!.ended).toMatchObject({ status: "completed", response: "taken over" });
+      expect(await taken.ended).toMatchObject({ status: "completed", response: "taken over" });
       expect(checkOneRunAtATime(ctx.id, await storeB.readStream(ctx.id))).toEqual([]);
       await rtC.close();
       await rtB.close();

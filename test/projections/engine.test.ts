@@ -12,6 +12,7 @@ import { foldSnapshot, openProjections } from "../../src/projections/engine.ts";
 import { NOT_RUN_RESULT } from "../../src/projections/transcript.ts";
 import { recordedSequenceArb } from "../../src/testing/arbitraries.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
+import { eventually } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
 describe("on PGlite", () => {
@@ -146,9 +147,7 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       try {
         const id = `follow-${tables}`;
         await store.append(id, [created(id)], { expectedVersion: "no_stream" });
-        const deadline = Date.now() + 10_000;
-        while ((await engine.contexts.get(id)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        expect(await engine.contexts.get(id)).toMatchObject({ id, status: "idle" });
+        expect(await eventually(() => engine.contexts.get(id), 10_000, "the followed event in the projection")).toMatchObject({ id, status: "idle" });
       } finally {
         stop();
         await engine.drop();

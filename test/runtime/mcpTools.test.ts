@@ -10,6 +10,7 @@ import { createRuntime, scriptedModel, type EventStore, type McpServers, type Mo
 import { loadConfig } from "../../src/cli/config.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { startMcpHttpServer } from "../support/mcpHttpServer.ts";
+import { eventually } from "../support/async.ts";
 import { call, closeRuntimes, eventsOf, repliesSoFar, runtimeWith, toolResults } from "../delegation/support.ts";
 
 const require = createRequire(import.meta.url);
@@ -104,8 +105,7 @@ describe("given MCP servers and profiles that choose among them", () => {
     const pid = Number(String(returned.find((e) => e.data.toolCallId === "pid")?.data.result).split(":")[0]);
     expect(alive(pid)).toBe(true);
     await rt.close();
-    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(pid)).toBe(false);
+    await eventually(() => !alive(pid), 5_000, "the MCP server process to exit");
   }, 60_000);
 
   it("gives the model a repairable error naming the server when a tool fails, and the run goes on", async () => {

@@ -212,12 +212,16 @@ describe("when a running context is paused", () => {
     await inTool.promise;
     await rt.pause(ctx.id);
     release.open();
+    // Time for a run that ignored the pause to call the model again (the proof is the log's order below).
     await new Promise((r) => setTimeout(r, 150));
     expect(model.requests).toHaveLength(1);
     expect((await rt.context(ctx.id))!).toMatchObject({ status: "running", paused: true });
     await rt.resume(ctx.id);
     expect(await running).toMatchObject({ status: "completed", response: "finished" });
     expect(model.requests).toHaveLength(2);
+    // The log's order proves the wait: the second model call comes after the resume, never between.
+    const order = (await rt.events({ contextId: ctx.id })).map((e) => e.type).filter((t) => ["ContextPaused", "ModelCalled", "ContextResumed"].includes(t));
+    expect(order).toEqual(["ModelCalled", "ContextPaused", "ContextResumed", "ModelCalled"]);
     expect((await rt.context(ctx.id))!.paused).toBe(false);
     await rt.close();
   });

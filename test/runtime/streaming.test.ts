@@ -2,6 +2,7 @@
 // SSE; live deltas reach `rt.subscribe` listeners that ask for them, and the log keeps one ModelReplied per call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, isLiveDelta, openAIModel, type EventStore, type LiveDelta, type LiveEvent, type Runtime } from "../../src/index.ts";
+import { eventually } from "../support/async.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "../support/fakeOpenAIServer.ts";
 
@@ -49,13 +50,11 @@ const listen = async () => {
   };
 };
 const textOf = (deltas: LiveDelta[]) => deltas.map((d) => (d.delta.kind === "text" ? d.delta.text : "")).join("");
-const storedUntil = async (id: string, type: string) => {
-  for (;;) {
+const storedUntil = (id: string, type: string) =>
+  eventually(async () => {
     const events = await rt.events({ contextId: id });
-    if (events.some((e) => e.type === type)) return events;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+    return events.some((e) => e.type === type) ? events : undefined;
+  }, 10_000, `${type} in the log`);
 
 describe("given a listener that asks for deltas", () => {
   it("gets the reply piece by piece, told apart from stored events, while the log stores the whole reply once", async () => {
@@ -78,10 +77,7 @@ describe("given a listener that asks for deltas", () => {
     expect(stored.filter((e) => e.type === "ModelReplied").map((e) => e.data.text)).toEqual(["hello streaming world"]);
     expect(stored.some((e) => (e.type as string) === "ModelDelta")).toBe(false);
     await storedUntil(ctx.id, "RunCompleted");
-    for (;;) {
-      if (live.received.some((e) => !isLiveDelta(e) && e.type === "RunCompleted" && e.streamId === ctx.id)) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await eventually(() => live.received.some((e) => !isLiveDelta(e) && e.type === "RunCompleted" && e.streamId === ctx.id), 10_000, "RunCompleted at the listener");
     // The call's reply reaches the listener after its last delta.
     const replied = live.received.findIndex((e) => !isLiveDelta(e) && e.type === "ModelReplied" && e.streamId === ctx.id);
     expect(replied).toBeGreaterThan(live.received.lastIndexOf(deltas.at(-1)!));

@@ -17,3 +17,18 @@ export const eventually = async <T>(check: () => T | Promise<T>, timeoutMs = 10_
     await new Promise((r) => setTimeout(r, 10));
   }
 };
+
+/**
+ * Waits for `promise` at most `ms` and says whether it settled (resolved or rejected). Used where a test must
+ * not hang on a run that is stuck by its own fault (teardown, or "this send must settle"): the bound is a
+ * failure budget, never the synchronisation itself.
+ */
+export const settledWithin = async (promise: Promise<unknown>, ms: number): Promise<"settled" | "pending"> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const pending = new Promise<"pending">((r) => (timer = setTimeout(() => r("pending"), ms)));
+  try {
+    return await Promise.race([promise.then(() => "settled" as const, () => "settled" as const), pending]);
+  } finally {
+    clearTimeout(timer);
+  }
+};

@@ -2,6 +2,7 @@
 // fails its test on any console error, and small waits on what the page shows.
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+import { eventually } from "../support/async.ts";
 
 export const CHROMIUM = process.env["ACTORZERO_CHROMIUM"] ?? "/usr/bin/chromium";
 
@@ -49,11 +50,13 @@ export const treeRows = (page: Page) =>
 
 /** Waits until `check` holds for the tree rows on screen. */
 export const waitForTree = async (page: Page, check: (rows: Awaited<ReturnType<typeof treeRows>>) => boolean, what: string, timeoutMs = 30_000) => {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await treeRows(page);
-    if (check(rows)) return rows;
-    if (Date.now() > until) throw new Error(`the tree never showed ${what}; it shows:\n${JSON.stringify(rows, null, 1)}`);
-    await page.waitForTimeout(100);
+  let rows: Awaited<ReturnType<typeof treeRows>> = [];
+  try {
+    return await eventually(async () => {
+      rows = await treeRows(page);
+      return check(rows) ? rows : undefined;
+    }, timeoutMs, what);
+  } catch {
+    throw new Error(`the tree never showed ${what}; it shows:\n${JSON.stringify(rows, null, 1)}`);
   }
 };
