@@ -1,25 +1,32 @@
-// Peer figures: what users compare across agent runtimes, each beside the raw floor of the same workload in the same run.
+// Peer figures: what users compare across agent runtimes, each beside the true floor of the same writes in the same run.
 //
 // - A fresh delegation: a new root (createContext) is sent a message, calls `call_subordinate`, the
 //   child answers, the root answers: 3 calls to a zero-latency model.
 // - A long conversation: LONG delegations on one root; growth is the median time of the last three
 //   batches over that of the first three.
-// - The raw floor: the same workload as 15 events in 6 one-statement appends (an INSERT … SELECT that
-//   checks the stream version), written by hand to a copy of the events table (same columns, indexes
-//   and insert trigger) in the same in-memory PGlite, so neither side pays for the other's rows.
-// Rounds alternate runtime and raw, and each figure is the median round, so drift hits both alike.
+// - The floor (support/appendFloor.ts): the events the runtime recorded in that round, appended again as
+//   the product sends them (one `actorzero_append` statement per append, one simple-protocol message) to a
+//   log of their own (a second in-memory PGlite; another database of the same PostgreSQL server), so
+//   neither side pays for the other's rows: what any runtime must pay to record the same facts.
+// Rounds alternate runtime and floor, and each figure is the median round, so drift hits both alike.
+// On PGlite, and on a throwaway PostgreSQL cluster when its server binaries are here.
 import { randomUUID } from "node:crypto";
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
+import { openPostgresStore } from "../src/events/postgresStore.ts";
 import type { EventStore } from "../src/events/store.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../src/models/port.ts";
 import type { Row } from "./main.ts";
-import { recordingStore } from "./support/recordingStore.ts";
+import { type Floor, pgliteFloor, postgresFloor, prepareFloor, sendFloor } from "./support/appendFloor.ts";
+import { PgClusterUnavailable, startPgCluster } from "./support/pgCluster.ts";
+import { type RecordedAppend, recordingStore } from "./support/recordingStore.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const ROUNDS = quick ? 3 : 8;
 const PER_ROUND = quick ? 10 : 25;
 const LONG = quick ? 40 : 220;
+/** Shorter on PostgreSQL: its growth is the PGlite row's concern; the ratio is what is compared there. */
+const PG_LONG = quick ? 40 : 100;
 const BATCH = quick ? 10 : 20;
 const GROWTH_BATCHES = 3; // growth compares the median of the last three batches with that of the first three
 
@@ -39,95 +46,6 @@ const delegatingModel = (): ModelPort => ({
   },
 });
 
-// ---- the raw floor ------------------------------------------------------------------------------
-
-const RAW_TABLE = "peers_raw_events";
-
-/** The events table's columns, keys and indexes (it has had no INSERT trigger since schema 5, so neither has this). */
-const createRawTable = async (store: EventStore) => {
-  await store.sql.exec(`CREATE TABLE ${RAW_TABLE} (LIKE events INCLUDING ALL);`);
-};
-
-/** One append, one statement: the version check and the insert together; nothing is inserted when the version moved. */
-const RAW_APPEND = `
-  INSERT INTO ${RAW_TABLE} (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
-  SELECT x.event_id, $1, v.cur + x.ord::int, x.type, 1, x.data, x.metadata, now()
-  FROM (SELECT coalesce(max(stream_version), 0) AS cur FROM ${RAW_TABLE} WHERE stream_id = $1) v,
-       ROWS FROM (jsonb_to_recordset($3::jsonb) AS (event_id uuid, type text, data jsonb, metadata jsonb)) WITH ORDINALITY AS x(event_id, type, data, metadata, ord)
-  WHERE v.cur = $2
-  RETURNING global_position`;
-
-type RawEvent = { type: string; data: Record<string, unknown> };
-
-/** The floor of one delegation: 15 events in 6 appends, the data as the runtime records it. */
-const floorAppends = (rootId: string, childId: string): { stream: string; events: RawEvent[] }[] => {
-  const runId = randomUUID();
-  const childRun = randomUUID();
-  const created = (id: string, child: boolean): RawEvent => ({
-    type: "ContextCreated",
-    data: {
-      contextId: id, name: child ? "look it up" : "root", label: child ? "look it up" : "root", profile: "default", project: null,
-      agentNumber: child ? 1 : 0, depth: child ? 1 : 0, kind: child ? "subordinate" : "root",
-      parentContextId: child ? rootId : null, parentAgentNumber: child ? 0 : null, rootContextId: rootId, slot: child ? "default" : null, modelOverride: null,
-    },
-  });
-  const call = { id: "d1", name: "call_subordinate", arguments: '{"message":"look it up","reset":true}' };
-  return [
-    { stream: rootId, events: [created(rootId, false)] },
-    {
-      stream: rootId,
-      events: [
-        { type: "MessageReceived", data: { runId, text: "delegate once", sender: "user" } },
-        { type: "RunStarted", data: { runId, model: "gpt-4o-mini", superior: null } },
-        { type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: "gpt-4o-mini" } },
-      ],
-    },
-    {
-      stream: rootId,
-      events: [
-        { type: "ModelReplied", data: { runId, step: 1, text: null, toolCalls: [call], usage: null } },
-        { type: "SubordinateCalled", data: { runId, toolCallId: "d1", childContextId: childId, fresh: true, jobId: null } },
-      ],
-    },
-    {
-      stream: childId,
-      events: [
-        created(childId, true),
-        { type: "MessageReceived", data: { runId: childRun, text: "look it up", sender: "superior" } },
-        { type: "RunStarted", data: { runId: childRun, model: "gpt-4o-mini", superior: { contextId: rootId, runId, toolCallId: "d1", jobId: null } } },
-        { type: "ModelCalled", data: { runId: childRun, step: 1, attempt: 1, model: "gpt-4o-mini" } },
-      ],
-    },
-    {
-      stream: childId,
-      events: [
-        { type: "ModelReplied", data: { runId: childRun, step: 1, text: "found it", toolCalls: [], usage: null } },
-        { type: "RunCompleted", data: { runId: childRun, response: "found it" } },
-      ],
-    },
-    {
-      stream: rootId,
-      events: [
-        { type: "SubordinateReturned", data: { runId, toolCallId: "d1", childContextId: childId, outcome: "completed", result: "found it", reason: null } },
-        { type: "ModelReplied", data: { runId, step: 2, text: "composed", toolCalls: [], usage: null } },
-        { type: "RunCompleted", data: { runId, response: "composed" } },
-      ],
-    },
-  ];
-};
-
-/** Writes one delegation's floor; `versions` carries each stream's version between delegations. */
-const rawDelegation = async (store: EventStore, rootId: string, versions: Map<string, number>) => {
-  for (const a of floorAppends(rootId, randomUUID())) {
-    const at = versions.get(a.stream) ?? 0;
-    const metadata = { correlationId: null, causationId: null, actor: null };
-    const rows = a.events.map((e) => ({ event_id: randomUUID(), type: e.type, data: e.data, metadata }));
-    const { rows: out } = await store.sql.query(RAW_APPEND, [a.stream, at, JSON.stringify(rows)]);
-    if (out.length !== rows.length) throw new Error(`raw append to ${a.stream} at ${at} inserted ${out.length} of ${rows.length}`);
-    versions.set(a.stream, at + rows.length);
-  }
-};
-
 // ---- the measurements ---------------------------------------------------------------------------
 
 const time = async (f: () => Promise<unknown>) => {
@@ -136,83 +54,114 @@ const time = async (f: () => Promise<unknown>) => {
   return performance.now() - t;
 };
 
-export async function run(): Promise<Row[]> {
-  const base = await openPgliteStore();
-  const store = recordingStore(base);
-  try {
-    await createRawTable(base);
-    const rt = await createRuntime({ store, model: delegatingModel(), limits: { passivateAfterMs: 3_600_000 } });
-    try {
-      const fresh = async () => {
-        const root = await rt.createContext({ name: "root" });
-        const r = await rt.send(root.id, "delegate once");
-        if (r.status !== "completed") throw new Error(`a fresh delegation ended ${r.status}`);
-      };
-      // Warm both paths (JIT, PGlite's caches), then alternate rounds.
-      for (let i = 0; i < 5; i++) await fresh();
-      for (let i = 0; i < 5; i++) await rawDelegation(base, randomUUID(), new Map());
-      const rtRounds: number[] = [];
-      const rawRounds: number[] = [];
-      let appends = 0;
-      let events = 0;
-      for (let round = 0; round < ROUNDS; round++) {
-        store.appends.length = 0;
-        rtRounds.push((await time(async () => { for (let i = 0; i < PER_ROUND; i++) await fresh(); })) / PER_ROUND);
-        appends = store.appends.length / PER_ROUND;
-        events = store.appends.reduce((n, a) => n + a.events.length, 0) / PER_ROUND;
-        rawRounds.push((await time(async () => { for (let i = 0; i < PER_ROUND; i++) await rawDelegation(base, randomUUID(), new Map()); })) / PER_ROUND);
-      }
-      const freshMs = median(rtRounds);
-      const floorMs = median(rawRounds);
+type Streams = Map<string, { id: string; version: number }>;
 
-      // The long conversation: runtime and raw alternate batch by batch on one root each.
-      const root = await rt.createContext({ name: "long" });
-      const rawRoot = randomUUID();
-      const rawVersions = new Map<string, number>();
-      await rawDelegation(base, rawRoot, rawVersions); // the root's ContextCreated and a first delegation, like the runtime's root
-      const rtBatches: number[] = [];
-      const rawBatches: number[] = [];
-      for (let done = 0; done < LONG; done += BATCH) {
-        rtBatches.push(
-          await time(async () => {
-            for (let i = 0; i < BATCH; i++) {
-              const r = await rt.send(root.id, `delegate ${done + i}`);
-              if (r.status !== "completed") throw new Error(`delegation ${done + i} of the long conversation ended ${r.status}`);
-            }
-          }),
-        );
-        rawBatches.push(await time(async () => { for (let i = 0; i < BATCH; i++) await rawDelegation(base, rawRoot, rawVersions); }));
-      }
-      // The last three batches against the first three, each side its median: one batch alone (a
-      // collection, a neighbour's burst) moved the raw floor's own "growth" between 0.85x and 1.21x.
-      const growth = (b: number[]) => median(b.slice(-GROWTH_BATCHES)) / median(b.slice(0, GROWTH_BATCHES));
-      const sum = (b: number[]) => b.reduce((x, y) => x + y, 0);
-      const rawName = "raw floor: 15 events in 6 one-statement appends";
-      return [
-        { name: rawName, value: floorMs, unit: "ms/delegation" },
-        {
-          name: `fresh delegation (createContext + send, 3 model calls; ${events} events in ${appends} appends)`,
-          value: freshMs,
-          unit: "ms/delegation",
-          compareTo: "raw floor",
-          ratio: freshMs / floorMs,
-          target: "≤ 2.0× raw floor (goal 1.3×)",
-        },
-        { name: `long conversation: ${LONG} delegations on one root, raw floor`, value: sum(rawBatches) / LONG, unit: "ms/delegation" },
-        {
-          name: `long conversation: ${LONG} delegations on one root`,
-          value: sum(rtBatches) / LONG,
-          unit: "ms/delegation",
-          compareTo: "its raw floor",
-          ratio: sum(rtBatches) / sum(rawBatches),
-        },
-        { name: `long conversation growth, raw floor (median of the last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES})`, value: growth(rawBatches), unit: "×" },
-        { name: `long conversation growth (median of the last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES})`, value: growth(rtBatches), unit: "×", target: "≤ 1.1×" },
-      ];
-    } finally {
-      await rt.close();
+/** One store's rows: fresh delegations and a long conversation, each round against the floor of its own appends. */
+const measure = async (label: string, base: EventStore, floor: Floor, sizes: { rounds: number; perRound: number; long: number; batch: number }): Promise<Row[]> => {
+  const store = recordingStore(base);
+  const rt = await createRuntime({ store, model: delegatingModel(), limits: { passivateAfterMs: 3_600_000 } });
+  try {
+    const fresh = async () => {
+      const root = await rt.createContext({ name: "root" });
+      const r = await rt.send(root.id, "delegate once");
+      if (r.status !== "completed") throw new Error(`a fresh delegation ended ${r.status}`);
+    };
+    /** Runs `work` recording its appends; its time, then the floor's time for the same appends. */
+    const pair = async (work: () => Promise<void>, streams: Streams): Promise<{ ms: number; floorMs: number; appends: RecordedAppend[] }> => {
+      store.appends.length = 0;
+      const ms = await time(work);
+      const appends = [...store.appends];
+      const prepared = prepareFloor(appends, streams);
+      return { ms, floorMs: await time(() => sendFloor(floor.send, prepared)), appends };
+    };
+    const freshRound = () => pair(async () => { for (let i = 0; i < sizes.perRound; i++) await fresh(); }, new Map());
+    // Warm both paths (JIT, the databases' caches), then alternate rounds.
+    await freshRound();
+    const rounds = [];
+    for (let round = 0; round < sizes.rounds; round++) rounds.push(await freshRound());
+    const freshMs = median(rounds.map((r) => r.ms)) / sizes.perRound;
+    const floorMs = median(rounds.map((r) => r.floorMs)) / sizes.perRound;
+    const last = rounds.at(-1)!.appends;
+    const appends = last.length / sizes.perRound;
+    const events = last.reduce((n, a) => n + a.events.length, 0) / sizes.perRound;
+
+    // The long conversation: runtime and floor alternate batch by batch, each on one root of its own.
+    const streams: Streams = new Map();
+    let root!: { id: string };
+    await pair(async () => void (root = await rt.createContext({ name: "long" })), streams);
+    const batches = [];
+    for (let done = 0; done < sizes.long; done += sizes.batch) {
+      batches.push(
+        await pair(async () => {
+          for (let i = 0; i < sizes.batch; i++) {
+            const r = await rt.send(root.id, `delegate ${done + i}`);
+            if (r.status !== "completed") throw new Error(`delegation ${done + i} of the long conversation ended ${r.status}`);
+          }
+        }, streams),
+      );
     }
+    // The last three batches against the first three, each side its median: one batch alone (a
+    // collection, a neighbour's burst) moved the raw floor's own "growth" between 0.85x and 1.21x.
+    const growth = (b: number[]) => median(b.slice(-GROWTH_BATCHES)) / median(b.slice(0, GROWTH_BATCHES));
+    const sum = (b: number[]) => b.reduce((x, y) => x + y, 0);
+    const rtBatches = batches.map((b) => b.ms);
+    const floorBatches = batches.map((b) => b.floorMs);
+    const floorName = `${label}floor: the same ${events} events in ${appends} appends, one statement each as the store sends them`;
+    return [
+      { name: floorName, value: floorMs, unit: "ms/delegation" },
+      {
+        name: `${label}fresh delegation (createContext + send, 3 model calls; ${events} events in ${appends} appends)`,
+        value: freshMs,
+        unit: "ms/delegation",
+        compareTo: `${label}floor`,
+        ratio: freshMs / floorMs,
+        target: "≤ 2.0× floor (goal 1.3×)",
+      },
+      { name: `${label}long conversation: ${sizes.long} delegations on one root, floor`, value: sum(floorBatches) / sizes.long, unit: "ms/delegation" },
+      {
+        name: `${label}long conversation: ${sizes.long} delegations on one root`,
+        value: sum(rtBatches) / sizes.long,
+        unit: "ms/delegation",
+        compareTo: "its floor",
+        ratio: sum(rtBatches) / sum(floorBatches),
+      },
+      { name: `${label}long conversation growth, floor (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`, value: growth(floorBatches), unit: "×" },
+      { name: `${label}long conversation growth (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`, value: growth(rtBatches), unit: "×", target: "≤ 1.1×" },
+    ];
+  } finally {
+    await rt.close();
+  }
+};
+
+export async function run(): Promise<Row[]> {
+  const rows: Row[] = [];
+  const base = await openPgliteStore();
+  const floor = await pgliteFloor();
+  try {
+    rows.push(...(await measure("", base, floor, { rounds: ROUNDS, perRound: PER_ROUND, long: LONG, batch: BATCH })));
   } finally {
     await base.close();
+    await floor.close();
   }
+  let cluster;
+  try {
+    cluster = await startPgCluster();
+  } catch (e) {
+    if (!(e instanceof PgClusterUnavailable)) throw e;
+    rows.push({ name: `PostgreSQL rows skipped: ${e.message}`, value: 0, unit: "" });
+    return rows;
+  }
+  try {
+    const pg = await openPostgresStore({ url: await cluster.createDatabase("peers") });
+    const pgFloor = postgresFloor(await openPostgresStore({ url: await cluster.createDatabase("peers_floor") }));
+    try {
+      rows.push(...(await measure("PostgreSQL: ", pg, pgFloor, { rounds: ROUNDS, perRound: PER_ROUND, long: PG_LONG, batch: BATCH })));
+    } finally {
+      await pg.close();
+      await pgFloor.close();
+    }
+  } finally {
+    await cluster.stop();
+  }
+  return rows;
 }

@@ -22,6 +22,8 @@ export const recordingStore = (store: EventStore): EventStore & { appends: Recor
     verify: store.verify.bind(store),
     subscribe: store.subscribe.bind(store),
     close: store.close.bind(store),
+    // A PostgreSQL store's own method (its private fields need it bound); PGlite's has none.
+    ...(store.settledPosition ? { settledPosition: store.settledPosition.bind(store) } : {}),
   });
 };
 
