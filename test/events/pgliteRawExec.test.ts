@@ -78,3 +78,22 @@ describe("readAnswer on bytes PGlite did not send", () => {
     expect(() => readAnswer(Uint8Array.from([0x45, 0, 0, 0, 7, 0x4d, 0x61, 0x62]))).toThrow("malformed");
   });
 });
+
+describe("the PGlite the raw path was written for", () => {
+  // execRaw reaches past PGlite's public `exec` (its mutexes and the raw protocol stream). A PGlite upgrade
+  // must come with a fresh look at those members: this pins the version and the members it uses.
+  it("is the exact PGlite version the package pins, with the members execRaw calls", async () => {
+    const { readFileSync } = await import("node:fs");
+    const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> };
+    const installed = JSON.parse(readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8")) as { version: string };
+    expect(manifest.dependencies["@electric-sql/pglite"], "pin PGlite exactly: the raw path was checked against one version").toBe("0.5.17");
+    expect(installed.version).toBe("0.5.17");
+    const store = await openPgliteStore();
+    try {
+      const db = (store as unknown as { db: PGlite }).db as unknown as Record<string, unknown>;
+      for (const member of ["_runExclusiveTransaction", "_runExclusiveQuery", "execProtocolRawStream"]) expect(typeof db[member], member).toBe("function");
+    } finally {
+      await store.close();
+    }
+  });
+});
