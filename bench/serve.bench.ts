@@ -1,9 +1,11 @@
-// Serve figures: events/s delivered to 100 Server-Sent Events clients while runs append, beside the same runs with no client.
+// Serve figures: events/s delivered to 100 Server-Sent Events clients while runs append, beside the same runs with no
+// client; and the server's RSS with 100 streams far behind whose clients do not read (support/streamMemory.ts).
 import { z } from "zod";
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime, scriptedModel, serve } from "../src/index.ts";
 import { defineTool } from "../src/tools/defineTool.ts";
 import type { Row } from "./main.ts";
+import { streamMemoryRows } from "./support/streamMemory.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const CLIENTS = 100;
@@ -76,5 +78,6 @@ export const run = async (): Promise<Row[]> => {
     { name: `runs with no client (${RUNS} concurrent runs × ${STEPS + 1} steps)`, value: aloneMs, unit: "ms" },
     { name: `the same runs with ${CLIENTS} SSE clients following`, value: runsMs, unit: "ms", compareTo: "no client", ratio: runsMs / aloneMs, target: "≤ 2× no client" },
     { name: `events/s delivered to ${CLIENTS} SSE clients (${delivered} deliveries)`, value: (delivered * 1000) / deliveredMs, unit: "events/s" },
+    ...(await streamMemoryRows()),
   ];
 };

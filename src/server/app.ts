@@ -275,6 +275,10 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
       get endReason() {
         return client.endReason;
       },
+      ended: client.ended,
+      get held() {
+        return client.held;
+      },
       close: () => {
         client.close();
         if (released) return;

@@ -38,6 +38,11 @@ export type ServeOptions = {
   bodyLimit?: number;
   /** How many undelivered events an SSE client may lag before it is cut off (default 10 000). */
   maxClientQueue?: number;
+  /**
+   * How long an event stream may go without taking its next event, its connection not draining, before it is cut
+   * (default 30 000 ms); the client resumes with Last-Event-ID. A client waiting for new events is never cut.
+   */
+  streamStallMs?: number;
   /** Event streams open at once on this server (default 256); one more is a 429. */
   maxStreams?: number;
   /** Event streams open at once per named token (default 64); one more is a 429. */
@@ -63,7 +68,10 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
   const refused = refusedServeOptions({ ...options, host, token });
   if (refused !== null) throw new ServeRefused(refused);
   const named = [...(token !== undefined ? [{ name: SINGLE_TOKEN_NAME, token, role: "admin" as const }] : []), ...(options.tokens ?? [])];
-  const hub = await EventHub.open(rt, options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {});
+  const hub = await EventHub.open(rt, {
+    ...(options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {}),
+    ...(options.streamStallMs ? { stallMs: options.streamStallMs } : {}),
+  });
   let closing = false;
   let markClosed!: () => void;
   const closed = new Promise<void>((resolve) => (markClosed = resolve));

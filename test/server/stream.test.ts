@@ -66,12 +66,14 @@ describe("given the event stream", () => {
     expect(new Set(own.map((e) => JSON.parse(e.data).streamId))).toEqual(new Set([id]));
   });
 
-  it("when a client never reads, then runs still finish and the hub cuts that client off instead of buffering forever", async () => {
-    const hub = await EventHub.open(s.rt, { maxQueue: 5 });
+  it("when a live client stops taking events, then runs still finish and the hub cuts that client off instead of buffering forever", async () => {
+    const hub = await EventHub.open(s.rt, { maxQueue: 5, stallMs: 60_000 });
     try {
       const start = await headPosition();
-      const stalled = hub.join(start);
+      const lagging = hub.join(start);
       const reader = hub.join(start);
+      // The lagging client takes one event, then never asks again: it is live, so events queue up for it.
+      const first = lagging.next();
       // The reader keeps up: it reads until both trees' six runs have completed.
       const read = (async () => {
         const out: number[] = [];
@@ -84,15 +86,57 @@ describe("given the event stream", () => {
         }
         return out;
       })();
-      // A real HTTP client that never reads its body, beside the hub's stalled member.
+      // A real HTTP client that never reads its body, beside the hub's lagging member.
       const idle = await fetch(`${s.url}/v1/events/stream`);
       await runTree();
       await runTree();
-      expect(stalled.endReason).toBe("overflow");
-      expect(await stalled.next()).toBeNull();
+      expect(await first).not.toBeNull();
+      expect(lagging.endReason).toBe("overflow");
+      expect(await lagging.next()).toBeNull();
       expect(await read).toEqual((await positionsInLog()).filter((p) => p > start));
       expect(reader.endReason).toBeNull();
       await idle.body?.cancel();
+    } finally {
+      hub.close();
+    }
+  });
+
+  it("when a client starts far back, then it holds one backlog page at a time, never more than its queue limit", async () => {
+    await runTree();
+    const hub = await EventHub.open(s.rt, { maxQueue: 5 });
+    try {
+      const expected = await positionsInLog();
+      expect(expected.length).toBeGreaterThan(20);
+      const client = hub.join(0);
+      const got: number[] = [];
+      let most = 0;
+      while (got.length < expected.length) {
+        const e = await client.next();
+        if (!e) break;
+        if (isLiveDelta(e)) continue;
+        got.push(e.globalPosition);
+        most = Math.max(most, client.held);
+      }
+      expect(got).toEqual(expected);
+      expect(most).toBeLessThan(5);
+      expect(client.endReason).toBeNull();
+    } finally {
+      hub.close();
+    }
+  });
+
+  it("when a client takes no event for the stall time, then it is cut off as stalled, while a client waiting for events is not", async () => {
+    const hub = await EventHub.open(s.rt, { stallMs: 100 });
+    try {
+      const head = await headPosition();
+      const stalled = hub.join(0);
+      const waiting = hub.join(head);
+      const next = waiting.next(); // nothing after the head yet: it waits, which is no stall
+      expect(await stalled.ended).toBe("stalled");
+      expect(await stalled.next()).toBeNull();
+      expect(waiting.endReason).toBeNull();
+      await runTree();
+      expect(await next).not.toBeNull();
     } finally {
       hub.close();
     }
