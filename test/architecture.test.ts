@@ -29,18 +29,19 @@ const importsOf = (file: string): string[] => {
 };
 
 /**
- * Folder → folders it imports from. Files directly in src/ (the package entry, src/index.ts) are no
- * layer: they re-export every layer, so they are left out, as the repository's own checker does.
+ * Folder → folders it imports from. Files directly in src/ (the package entry, src/index.ts) re-export
+ * every layer: the cycle check leaves them out, as the repository's own checker does; the layer check
+ * (`withEntry`) keeps them, as the top row, so nothing below imports the entry.
  */
-export const folderGraph = (files: readonly string[]): Map<string, Set<string>> => {
+export const folderGraph = (files: readonly string[], options: { withEntry?: boolean } = {}): Map<string, Set<string>> => {
   const graph = new Map<string, Set<string>>();
   for (const f of files) {
     const from = folderOf(f);
-    if (from === ".") continue;
+    if (from === "." && !options.withEntry) continue;
     for (const target of importsOf(f)) {
       if (!target.startsWith(SRC)) continue;
       const to = folderOf(target);
-      if (to === from || to === ".") continue;
+      if (to === from || (to === "." && !options.withEntry)) continue;
       if (!graph.has(from)) graph.set(from, new Set());
       graph.get(from)!.add(to);
     }
@@ -71,6 +72,32 @@ export const cyclesOf = (graph: Map<string, Set<string>>): string[][] => {
   return cycles;
 };
 
+/** The declared layers of docs/architecture.md: folder (or "." for the files directly in src/) → its row, 1 on top. */
+export const declaredLayers = (markdown: string): Map<string, number> => {
+  const block = /<!-- layers: begin[^>]*-->([\s\S]*?)<!-- layers: end -->/.exec(markdown)?.[1];
+  if (!block) throw new Error("docs/architecture.md has no layers table between its markers");
+  const rows = new Map<string, number>();
+  for (const line of block.split("\n")) {
+    const cells = line.split("|").map((c) => c.trim());
+    const row = Number(cells[1]);
+    if (!Number.isInteger(row) || row < 1) continue;
+    for (const name of cells[2]!.matchAll(/`([^`]+)`/g)) rows.set(name[1] === "index.ts" ? "." : name[1]!, row);
+  }
+  return rows;
+};
+
+/** Each import that goes sideways or up the declared layers, as "from -> to". */
+export const layerViolations = (graph: Map<string, Set<string>>, rows: Map<string, number>): string[] =>
+  [...graph].flatMap(([from, tos]) =>
+    [...tos].flatMap((to) => {
+      const a = rows.get(from);
+      const b = rows.get(to);
+      if (a === undefined) return [`${from} is in no declared layer`];
+      if (b === undefined) return [`${to} is in no declared layer`];
+      return b > a ? [] : [`${from} (row ${a}) -> ${to} (row ${b})`];
+    }),
+  );
+
 describe("given the source tree", () => {
   const files = filesUnder(SRC);
 
@@ -88,6 +115,27 @@ describe("given the source tree", () => {
     const graph = folderGraph(files);
     expect(graph.get("runtime")?.size ?? 0).toBeGreaterThan(0);
     expect(cyclesOf(graph).map((c) => c.join(" -> "))).toEqual([]);
+  });
+
+  it("when the layers declared in docs/architecture.md are read, then every import goes down them, the package entry included", () => {
+    const rows = declaredLayers(readFileSync(resolve(SRC, "..", "docs", "architecture.md"), "utf8"));
+    expect(rows.get("runtime")).toBeLessThan(rows.get("actors")!);
+    // The checker catches an import up a layer and one into a folder the table does not name.
+    expect(layerViolations(new Map([["events", new Set(["runtime"])], ["runtime", new Set(["nowhere"])]]), rows)).toEqual([
+      `events (row ${rows.get("events")}) -> runtime (row ${rows.get("runtime")})`,
+      "nowhere is in no declared layer",
+    ]);
+    const graph = folderGraph(files, { withEntry: true });
+    expect(graph.get(".")?.size ?? 0).toBeGreaterThan(0);
+    expect(layerViolations(graph, rows)).toEqual([]);
+    // Every folder of src/ has its row.
+    const folders = new Set(files.map(folderOf));
+    expect([...folders].filter((f) => !rows.has(f))).toEqual([]);
+  });
+
+  it("when the server needs the runtime's types, then it takes them from the runtime's API file, not the package entry", () => {
+    const fromEntry = files.filter((f) => folderOf(f) === "server" && importsOf(f).some((t) => t === resolve(SRC, "index.ts")));
+    expect(fromEntry.map((f) => relative(SRC, f))).toEqual([]);
   });
 
   it("when files are measured, then none in src/ is over 400 lines", () => {

@@ -6,7 +6,7 @@
 import type { Context, Hono } from "hono";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2a-js/sdk/server";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { A2A_PATH, agentCardFor, agentCardJson } from "../protocols/a2aCard.ts";
 import { RuntimeA2AHandler } from "../protocols/a2aHandler.ts";
 

@@ -7,7 +7,7 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { z } from "zod";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { ApiError, errorBody, toApiError } from "./errors.ts";
 import type { EventHub } from "./eventHub.ts";
 import { requestGuard, type GuardOptions } from "./guard.ts";

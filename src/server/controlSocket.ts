@@ -5,7 +5,7 @@
 // - The socket file is this user's only from the moment it exists (made under umask 077 by serve, then 0600), so it
 //   needs no token; it is removed on close.
 import { chmodSync, rmSync } from "node:fs";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { controlSocketPath } from "./policy.ts";
 import { serve, type ServerHandle } from "./serve.ts";
 

@@ -8,9 +8,9 @@
 // stream. Live model deltas pass through as they come while a client is live, never queued behind the backlog nor
 // counted as positions (they have none); a client still reading the backlog skips them (their run's final
 // `ModelReplied` is on the log it is reading).
-import type { RecordedEvent } from "../index.ts";
+import type { RecordedEvent } from "../events/schema.ts";
 import { isLiveDelta, type LiveEvent } from "../runtime/liveDeltas.ts";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 
 /** How many undelivered events a client may hold (backlog page or live) before it is cut off. */
 export const DEFAULT_CLIENT_QUEUE = 10_000;

@@ -1,6 +1,6 @@
 // The server's public entry: `serve` loads the HTTP stack (hono) on first call, so importing actorzero costs nothing
 // for an embedder that never serves.
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import type { ServeOptions, ServerHandle } from "./serve.ts";
 
 export type { ServeOptions, ServerHandle } from "./serve.ts";

@@ -4,7 +4,7 @@
 // the log can answer any call; GET and DELETE (sessions, server-initiated streams) answer 405, as the spec allows.
 import type { Hono } from "hono";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { mcpServerFor } from "../protocols/mcpServer.ts";
 
 export const mcpRoute = (app: Hono, rt: Runtime): void => {

@@ -4,7 +4,7 @@
 // store belong to the caller (the CLI's serve command closes them after the server).
 import { createServer, type Server } from "node:http";
 import { getRequestListener } from "@hono/node-server";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { buildApp } from "./app.ts";
 import { EventHub } from "./eventHub.ts";
 import { DEFAULT_PORT, refusedServeOptions, ServeRefused } from "./policy.ts";

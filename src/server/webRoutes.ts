@@ -13,7 +13,7 @@
 //   meanwhile, since it reads the whole log.
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import type { LogVerification } from "../events/verifyLog.ts";
 import { loadAudit } from "../projections/auditLoad.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
