@@ -5,6 +5,7 @@ import { clock, compactJson, count, cut, duration, oneLine, tokens } from "./for
 import { figuresOf, plural, timesLine, treeRuns } from "./runFigures.ts";
 import { paintStatus } from "./status.ts";
 import { treeTable, type TreeNode } from "./treeTable.ts";
+import { budgetLine } from "./budgetText.ts";
 
 export type TextOptions = {
   /** Texts longer than this are cut (Infinity with --full). */
@@ -65,6 +66,7 @@ export const auditText = (report: AuditReport, o: TextOptions): string => {
   const from = o.forkedFrom;
   if (from) out.push(`forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`);
   out.push(`${totalsLine(root)} · log position ${report.position}`);
+  if (report.budget !== undefined) out.push(`${budgetLine(report.budget, p)}${report.budget && report.budget.rootContextId !== root.id ? ` (of its tree, root ${report.budget.rootContextId.slice(0, 8)})` : ""}`);
   out.push("");
   out.push(summaryTree(report, p));
   const walk = (c: ContextAudit) => {

@@ -17,6 +17,8 @@ const Limits = z
     retryBaseMs: z.number().int().min(0),
     retryMaxMs: z.number().int().min(0),
     passivateAfterMs: z.number().int().min(0),
+    /** What a budgeted call reserves for its reply when its preset sets no `maxOutputTokens`. */
+    defaultMaxOutputTokens: z.number().int().min(1),
   })
   .partial()
   .strict();

@@ -1,4 +1,5 @@
 // One plain line per event: position, time, context, type, and the gist of its data.
+import { extendHint } from "./budgetText.ts";
 import type { Paint } from "./ansi.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import { clock, compactJson, oneLine } from "./format.ts";
@@ -74,7 +75,7 @@ export const gist = (e: RecordedEvent, max = 100): string => {
     case "BudgetSettled":
       return `${e.data.spent.inputTokens}+${e.data.spent.outputTokens} tokens spent`;
     case "BudgetExhausted":
-      return `${e.data.limit} would pass its limit at step ${e.data.step}; parked until the budget is extended`;
+      return `${e.data.limit} would pass its limit at step ${e.data.step}; parked until the budget is extended (${extendHint(e.data.rootContextId, e.data.limit)})`;
     case "BudgetRestored":
       return `budget extended; run ${e.data.runId.slice(0, 8)} goes on`;
     default: {

@@ -25,6 +25,8 @@ export type LiveNode = {
   awaiting: number;
   /** The tools those calls are for, in the order asked. */
   awaitingTools: string[];
+  /** Its run is parked on its tree's budget: the limit its next call would pass, and the tree's root. */
+  budgetParked?: { limit: string; rootId: string } | null;
   step: number;
   activity: string;
   /** Epoch ms of the current (or last) run's start and end. */
@@ -56,8 +58,9 @@ export class LiveState {
         parentId: v.parentContextId,
         status: shownStatus(v),
         paused: v.paused,
-        awaiting: v.status === "running" ? v.awaitingApproval.length : 0,
+        awaiting: v.status === "running" ? v.awaitingApproval.length - (v.parkedOnBudget ? 1 : 0) : 0,
         awaitingTools: [],
+        budgetParked: v.status === "running" && v.parkedOnBudget ? { limit: v.parkedOnBudget.limit, rootId: v.rootContextId } : null,
         step: 0,
         activity: "",
         startedAt: v.lastRun?.startedAt ? Date.parse(v.lastRun.startedAt) : null,
@@ -189,6 +192,7 @@ export class LiveState {
         n.endedAt = at;
         n.awaiting = 0;
         n.awaitingTools = [];
+        n.budgetParked = null;
         n.activity = ACTIVITY_AT_END[end.run](end);
         break;
       }
@@ -213,16 +217,22 @@ export class LiveState {
         n.awaiting = Math.max(0, n.awaiting - 1);
         n.awaitingTools.shift();
         break;
+      case "BudgetExhausted":
+        n.activity = `parked: the tree's ${e.data.limit} budget`;
+        n.budgetParked = { limit: e.data.limit, rootId: e.data.rootContextId };
+        break;
+      case "BudgetRestored":
+        n.activity = "budget extended";
+        n.budgetParked = null;
+        break;
       case "ModelOverrideSet":
       // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.
       case "RunControlRequested":
-      // The tree's budget lives in a stream of its own; a run parked on it shows by its awaited list.
+      // The tree's budget lives in a stream of its own; a run parked on it shows by BudgetExhausted, in its own.
       case "BudgetSet":
       case "BudgetExtended":
       case "BudgetReserved":
       case "BudgetSettled":
-      case "BudgetExhausted":
-      case "BudgetRestored":
         break;
       case "HistoryCompacted":
         n.activity = "compacting history";

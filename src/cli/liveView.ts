@@ -1,4 +1,5 @@
 // The live tree on a terminal: one row per context of the run's tree, redrawn in place with ANSI escapes.
+import { extendHint } from "./budgetText.ts";
 import { ESC, cutVisible, visibleLength, type Paint } from "./ansi.ts";
 import { ellipsis, fitColumns, type FitStep } from "./fitColumns.ts";
 import { duration, count } from "./format.ts";
@@ -21,7 +22,7 @@ const COLUMNS: Column[] = [
   { header: "CONTEXT", text: (n) => n.id.slice(0, 8) },
 ];
 /** What a running context waits on, as contexts says it: a decision before a pause. */
-const noteOf = (n: LiveNode): string => (n.awaiting > 0 ? " (awaiting approval)" : n.paused ? " (paused)" : "");
+const noteOf = (n: LiveNode): string => (n.awaiting > 0 ? " (awaiting approval)" : n.budgetParked ? " (parked: budget)" : n.paused ? " (paused)" : "");
 
 const at = (header: string): number => COLUMNS.findIndex((c) => c.header === header);
 const AGENT = at("AGENT");
@@ -88,7 +89,16 @@ export const liveRows = (state: LiveState, rootId: string, paint: Paint, now: nu
           ),
           wrapText(paint.dim("decide from another terminal: actorzero approvals, then actorzero approve <id> or reject <id> --reason <text>"), width, "  "),
         ];
-  return [paint.dim(header), ...body, ...hint].join("\n");
+  const parked = nodes.filter((n) => n.budgetParked);
+  // A tree out of budget waits for more: say which limit, and the command that gives it.
+  const budgetHint =
+    parked.length === 0
+      ? []
+      : [
+          wrapText(paint.yellow(`parked on the tree's budget: ${parked.map((n) => `A${n.agentNumber} ${n.name} (${n.budgetParked!.limit})`).join(", ")}`), width, "  "),
+          wrapText(paint.dim(`let it go on from another terminal: ${extendHint(parked[0]!.budgetParked!.rootId, parked[0]!.budgetParked!.limit)}, or stop it`), width, "  "),
+        ];
+  return [paint.dim(header), ...body, ...hint, ...budgetHint].join("\n");
 };
 
 /** Paints a cell already cut to its width (the escapes go around what is shown, never inside a cut). */

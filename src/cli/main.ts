@@ -31,6 +31,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
   approve: () => import("./commands/approve.ts").then((m) => ({ spec: m.approveSpec, run: m.approveCommand })),
   reject: () => import("./commands/approve.ts").then((m) => ({ spec: m.rejectSpec, run: m.rejectCommand })),
+  "extend-budget": () => import("./commands/extendBudget.ts").then((m) => ({ spec: m.extendBudgetSpec, run: m.extendBudgetCommand })),
   fork: () => import("./commands/fork.ts").then((m) => ({ spec: m.forkSpec, run: m.forkCommand })),
   "export-fixture": () => import("./commands/exportFixture.ts").then((m) => ({ spec: m.exportFixtureSpec, run: m.exportFixtureCommand })),
   "replay-run": () => import("./commands/replayRun.ts").then((m) => ({ spec: m.replayRunSpec, run: m.replayRunCommand })),

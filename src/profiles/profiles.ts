@@ -69,7 +69,9 @@ export const loadProfiles = (dirs: readonly string[]): Map<string, Profile> => {
         const issue = parsed.error.issues[0]!;
         if (issue.code === "unrecognized_keys") {
           const known = Object.keys(ProfileFile.shape).join(", ");
-          throw new ConfigError(`${file}: unknown key ${issue.keys.map((k) => `'${k}'`).join(", ")} (a profile.json has only ${known}).`);
+          const keys = issue.keys.map((k) => `'${k}'`).join(", ");
+          // A key misspelt inside a field (`budget.modelcalls`) names that field.
+          throw new ConfigError(issue.path.length === 0 ? `${file}: unknown key ${keys} (a profile.json has only ${known}).` : `${file}: field '${issue.path.join(".")}': unknown key ${keys}.`);
         }
         throw new ConfigError(`${file}: field '${issue.path.join(".") || "(root)"}': ${issue.message}.`);
       }

@@ -7,6 +7,7 @@
 // - Each entry names the global position of the event it comes from, so it can be found in the log.
 // - Durations come from `recorded_at`; tokens and counts are summed per context and over the subtree.
 // - The shape is versioned by `format`; fields are only ever added (docs/cli.md documents it).
+import type { TreeBudget } from "./budget.ts";
 import type { ContextKind, RecordedEvent } from "../events/schema.ts";
 import { auditRuns } from "./auditRuns.ts";
 import { contextsProjection, type ContextStatus, type ContextView } from "./contexts.ts";
@@ -153,6 +154,8 @@ export type AuditReport = {
   /** The last log position the audit saw. */
   position: number;
   context: ContextAudit;
+  /** The budget of the audited context's tree, as it stood at `position` (null: the tree has none). Set by auditLoad.ts. */
+  budget?: TreeBudget | null;
 };
 
 const zero = (): Totals => ({

@@ -25,6 +25,18 @@ export type BudgetState = {
   version: number;
 };
 
+/** The stream a tree's budget facts live in. */
+export const BUDGET_STREAM_SUFFIX = ":budget";
+export const budgetStreamOf = (rootContextId: string): string => `${rootContextId}${BUDGET_STREAM_SUFFIX}`;
+
+/** An amount with its `totalTokens` (input plus output), as reports show it. */
+export type BudgetFigures = BudgetAmount & { totalTokens: number };
+export const withTotal = (a: BudgetAmount): BudgetFigures => ({ ...a, totalTokens: a.inputTokens + a.outputTokens });
+
+/** A tree's budget as reports show it (`rt.budget`, the audit, the page): null limits when it has none. */
+export type TreeBudget = { rootContextId: string; limits: BudgetLimits | null; spent: BudgetFigures; reserved: BudgetFigures };
+export const treeBudgetOf = (rootContextId: string, s: BudgetState): TreeBudget => ({ rootContextId, limits: s.limits, spent: withTotal(s.spent), reserved: withTotal(s.reserved) });
+
 export const ZERO: BudgetAmount = { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0 };
 
 export const initBudget = (): BudgetState => ({ rootContextId: null, limits: null, spent: ZERO, open: {}, reserved: ZERO, since: null, version: 0 });

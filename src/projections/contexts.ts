@@ -44,6 +44,8 @@ export type ContextView = {
   awaitingApproval: string[];
   /** The approvals `parallel` jobs of the run in progress wait for: those jobs wait, the run goes on (it is not parked). */
   awaitingJobApproval: string[];
+  /** The run in progress is parked on its tree's budget: the limit its next model call would pass (null otherwise). */
+  parkedOnBudget: { exhaustionId: string; limit: string } | null;
   /** The last stream version applied. */
   version: number;
   /** The last global position applied. */
@@ -74,6 +76,7 @@ export const initContext = (id: string): ContextView => ({
   currentRunId: null,
   awaitingApproval: [],
   awaitingJobApproval: [],
+  parkedOnBudget: null,
   version: 0,
   position: 0,
 });
@@ -111,6 +114,13 @@ export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string
     default:
       return [...awaiting];
   }
+};
+
+/** Which budget limit the run in progress is parked on, after `fact` (an extension that restores it clears it). */
+const parkedOnBudgetAfter = (s: ContextView, fact: RecordedEvent): ContextView["parkedOnBudget"] => {
+  if (fact.type === "BudgetExhausted" && fact.data.runId === s.currentRunId) return { exhaustionId: fact.data.exhaustionId, limit: fact.data.limit };
+  if (fact.type === "BudgetRestored" && s.parkedOnBudget?.exhaustionId === fact.data.exhaustionId) return null;
+  return s.parkedOnBudget;
 };
 
 type Created = Extract<RecordedEvent, { type: "ContextCreated" }>["data"];
@@ -170,6 +180,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         currentRunId: event.data.runId,
         awaitingApproval: [],
         awaitingJobApproval: [],
+        parkedOnBudget: null,
         lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
       };
     case "RunCompleted":
@@ -186,6 +197,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         currentRunId: null,
         awaitingApproval: [],
         awaitingJobApproval: [],
+        parkedOnBudget: null,
         lastRun: endRun(s, end.runId, end.run, at, end.response),
       };
     }
@@ -216,6 +228,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         ...s,
         awaitingApproval: awaitingApprovalAfter(s.awaitingApproval, s.currentRunId, event),
         awaitingJobApproval: awaitingApprovalAfter(s.awaitingJobApproval, s.currentRunId, event, true),
+        parkedOnBudget: parkedOnBudgetAfter(s, event),
       };
     default: {
       const _exhaustive: never = event;
@@ -230,8 +243,8 @@ const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "B
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
-  // 2: `awaitingApproval`. 3: `awaitingJobApproval`.
-  version: 3,
+  // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`.
+  version: 4,
   // A control request is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,

@@ -11,10 +11,9 @@
 import { ConcurrencyError } from "../events/errors.ts";
 import type { BudgetAmount, DataOf, DomainEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
-import { type BudgetState, evolveBudget, fitOf, foldBudget, initBudget, type Overrun } from "../projections/budget.ts";
+import { BUDGET_STREAM_SUFFIX, type BudgetState, budgetStreamOf, evolveBudget, fitOf, foldBudget, initBudget, type Overrun } from "../projections/budget.ts";
 
-export const BUDGET_STREAM_SUFFIX = ":budget";
-export const budgetStreamOf = (rootContextId: string): string => `${rootContextId}${BUDGET_STREAM_SUFFIX}`;
+export { BUDGET_STREAM_SUFFIX, budgetStreamOf };
 
 /** What a change decided: the facts to append (none: nothing to record) and what to answer. */
 export type Decision<R> = { events: DomainEvent[]; result: R };

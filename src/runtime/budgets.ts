@@ -17,7 +17,7 @@ import { asContextId, asRunId, type ContextId } from "../events/ids.ts";
 import { BudgetLimits, type BudgetAmount, type RecordedEvent } from "../events/schema.ts";
 import { tokenCounterFor } from "../models/tokenCount.ts";
 import { type EffectiveModel, type Preset, presetTable } from "../models/presets.ts";
-import { type BudgetState, fitOf, limitsFrom, ZERO } from "../projections/budget.ts";
+import { type BudgetState, fitOf, limitsFrom, type TreeBudget, treeBudgetOf, ZERO } from "../projections/budget.ts";
 import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import type { ActiveContext } from "./activeContext.ts";
@@ -54,17 +54,10 @@ export const setBudget = (core: Core, rootContextId: string, limits: BudgetLimit
   }));
 
 /** What `rt.budget(rootId)` answers. */
-export type BudgetReport = {
-  rootContextId: string;
-  /** Null when the tree has no budget. */
-  limits: BudgetLimits | null;
-  spent: BudgetAmount & { totalTokens: number };
-  reserved: BudgetAmount & { totalTokens: number };
+export type BudgetReport = TreeBudget & {
   /** Runs of the tree parked because their next call did not fit. */
   parked: { contextId: string; runId: string; limit: string; step: number }[];
 };
-
-const withTotal = (a: BudgetAmount) => ({ ...a, totalTokens: a.inputTokens + a.outputTokens });
 
 /** The runs of the tree parked on its budget now, with the BudgetExhausted each waits on (read from the log: the cold path). */
 const parkedRuns = async (core: Core, rootContextId: string): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
@@ -83,7 +76,7 @@ const parkedRuns = async (core: Core, rootContextId: string): Promise<{ contextI
 export const budgetReport = async (core: Core, rootContextId: string): Promise<BudgetReport> => {
   const s: BudgetState = await core.budgets.refresh(rootContextId);
   const parked = (await parkedRuns(core, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
-  return { rootContextId, limits: s.limits, spent: withTotal(s.spent), reserved: withTotal(s.reserved), parked };
+  return { ...treeBudgetOf(rootContextId, s), parked };
 };
 
 /** Lets a parked run go on: records BudgetRestored for it, in its context's turn and under its lease. */

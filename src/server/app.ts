@@ -32,6 +32,7 @@ import { allows, permissionFor, type Caller, type TokenTable } from "./tokens.ts
 import { webRoutes } from "./webRoutes.ts";
 import { mcpRoute } from "./mcpRoute.ts";
 import { a2aRoute } from "./a2aRoute.ts";
+import { budgetRoutes } from "./budgetRoutes.ts";
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const DEFAULT_MAX_STREAMS = 256;
@@ -141,6 +142,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   webRoutes(app, rt);
   mcpRoute(app, rt);
   a2aRoute(app, rt, { bearer: options.tokens.size > 0 });
+  budgetRoutes(app, rt, (c) => jsonBody(c, false));
 
   app.get("/v1/contexts", async (c) => {
     const q = parse(ContextsQuery, c.req.query(), "query");
@@ -172,7 +174,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     const body = parse(SendMessageBody, await jsonBody(c, false), "body");
     await known(id);
     // The runtime names the run that takes the message as it records it: no guessing from the log.
-    const started = rt.start(id, body.text);
+    const started = rt.start(id, body.text, body.budget ? { budget: body.budget } : {});
     // Whatever the race below, the run's end (or a refusal) never goes unhandled.
     started.then((r) => r.ended.catch(() => undefined), () => undefined);
     const closing = options.closed.then(() => {

@@ -2,7 +2,20 @@
 // Requirements: no hand-written copy of a request shape (z.toJSONSchema of the very schemas in schemas.ts), so the
 // document cannot drift from what the server accepts.
 import { z } from "zod";
-import { ApprovalIdParam, ApprovalsQuery, ApproveBody, ContextIdParam, ContextsQuery, CreateContextBody, ErrorBody, EventsQuery, RejectBody, SendMessageBody, StreamQuery } from "./schemas.ts";
+import {
+  ApprovalIdParam,
+  ApprovalsQuery,
+  ApproveBody,
+  ContextIdParam,
+  ContextsQuery,
+  CreateContextBody,
+  ErrorBody,
+  EventsQuery,
+  ExtendBudgetBody,
+  RejectBody,
+  SendMessageBody,
+  StreamQuery,
+} from "./schemas.ts";
 import { AuditQuery, TreeQuery } from "./webRoutes.ts";
 
 const schemaOf = (s: z.ZodType) => {
@@ -86,6 +99,21 @@ export const openApiDocument = (): Record<string, unknown> =>
           parameters: paramsOf(ContextIdParam, "path"),
           requestBody: body(SendMessageBody, true),
           responses: { "200": ok("The run's outcome (wait: true)"), "202": ok("{ contextId, runId, intervention }"), ...withContext, "413": error("Body too large") },
+        },
+      },
+      "/v1/contexts/{id}/budget": {
+        get: {
+          summary: "The budget of the context's tree (answered for its root)",
+          parameters: paramsOf(ContextIdParam, "path"),
+          responses: { "200": ok("{ rootContextId, limits, spent, reserved, parked: [{ contextId, runId, limit, step }] }; limits null: no budget"), ...withContext },
+        },
+      },
+      "/v1/contexts/{id}/budget/extend": {
+        post: {
+          summary: "Add to the limits of the context's tree; runs parked on its budget go on (role act)",
+          parameters: paramsOf(ContextIdParam, "path"),
+          requestBody: body(ExtendBudgetBody, true),
+          responses: { "200": ok("The tree's budget after the extension, as GET …/budget answers it"), ...withContext },
         },
       },
       "/v1/contexts/{id}/stop": action("Stop the run and every running subordinate", { "409": error("Not running (the message gives its status)") }),

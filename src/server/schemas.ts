@@ -12,16 +12,44 @@ export const ContextsQuery = z.strictObject({
   root: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
 });
 
+const WHOLE = "must be a whole number, 0 or more";
+const budgetCount = z.number({ error: WHOLE }).int({ error: WHOLE }).min(0, { error: WHOLE }).max(Number.MAX_SAFE_INTEGER, { error: WHOLE });
+
+/**
+ * A tree's budget, or an extension of one: any of these keys, at least one (the runtime's `BudgetLimits`, with
+ * messages that name the key).
+ */
+export const BudgetBody = z
+  .strictObject({
+    inputTokens: budgetCount.optional(),
+    outputTokens: budgetCount.optional(),
+    totalTokens: budgetCount.optional(),
+    costUsd: z.number({ error: "must be a number of US dollars, 0 or more" }).min(0, { error: "must be a number of US dollars, 0 or more" }).max(1e12).optional(),
+    modelCalls: budgetCount.optional(),
+    toolCalls: budgetCount.optional(),
+    wallClockMs: budgetCount.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, {
+    error: "must give at least one of inputTokens, outputTokens, totalTokens, costUsd, modelCalls, toolCalls, wallClockMs",
+  });
+
 export const CreateContextBody = z.strictObject({
   name: z.string().max(200).optional(),
   profile: z.string().max(200).optional(),
   project: z.string().max(200).optional(),
+  /** What the whole tree may spend (default: the project's, else the profile's budget). */
+  budget: BudgetBody.optional(),
 });
 
 export const SendMessageBody = z.strictObject({
   text: z.string().trim().min(1, { error: "must be a non-empty string" }),
   wait: z.boolean().optional(),
+  /** What this message's work may spend, on top of what its tree has spent so far. */
+  budget: BudgetBody.optional(),
 });
+
+/** `POST /v1/contexts/:id/budget/extend`: added to the limits of the context's tree. */
+export const ExtendBudgetBody = BudgetBody;
 
 const position = z.coerce.number({ error: "must be a log position (a whole number, 0 or more)" }).int({ error: "must be a log position (a whole number, 0 or more)" }).min(0, { error: "must be a log position (a whole number, 0 or more)" });
 
@@ -56,7 +84,7 @@ export type Validated<S extends z.ZodType> = z.infer<S>;
 /** The first issue as one line that names the field: `text: must be a non-empty string`. */
 export const describeIssues = (error: z.ZodError, where: string): string => {
   const issue = error.issues[0]!;
-  if (issue.code === "unrecognized_keys") return `${where}: unknown field ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+  if (issue.code === "unrecognized_keys") return `${issue.path.length > 0 ? issue.path.join(".") : where}: unknown field ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
   const field = issue.path.length > 0 ? issue.path.join(".") : where;
   return `${field}: ${issue.message}`;
 };

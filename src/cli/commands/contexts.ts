@@ -12,6 +12,7 @@ import { locate } from "../openLog.ts";
 import { firstMessage, shortTask } from "../rootTask.ts";
 import { runTruth } from "../deadRuns.ts";
 import { paintStatus, type Shown, statusNote } from "../status.ts";
+import { extendHint } from "../budgetText.ts";
 
 const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted"] as const satisfies readonly Shown[];
 
@@ -100,6 +101,18 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
         { width, steps: NARROWER, style: p.dim },
       ),
     );
+    // A run parked on its tree's budget waits for a person: say so, and how to let it go on.
+    for (const r of rows) {
+      if (r.status !== "running" || !r.parkedOnBudget) continue;
+      io.print(
+        wrapText(
+          p.yellow(`A${r.agentNumber} ${r.id.slice(0, 8)} is parked: its next model call would pass its tree's ${r.parkedOnBudget.limit} budget; `) +
+            `let it go on with ${extendHint(r.rootContextId, r.parkedOnBudget.limit)} (any amount), or stop it with actorzero stop ${r.id.slice(0, 8)}`,
+          width,
+          "  ",
+        ),
+      );
+    }
     io.print(wrapText(p.dim(`${rows.length} context${rows.length === 1 ? "" : "s"}; see one with actorzero audit <id> or actorzero tree <id>`), width, ""));
     return EXIT.ok;
   });

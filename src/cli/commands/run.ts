@@ -12,6 +12,7 @@ import { runSession, type ShowMode } from "../runSession.ts";
 import { listenForControl } from "../controlListener.ts";
 import { checkRuntimeFor, runtimeFor } from "../runtimeFor.ts";
 import { oneLine } from "../format.ts";
+import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
 
 export const DEMO_TASK = "Plan the launch of a small open-source note-taking app";
 
@@ -38,17 +39,23 @@ const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
   positionals: positionals("run", [{ name: "<task>", optional: true }]),
   profile: z.string().min(1, "--profile needs a profile name").optional(),
   name: z.string().min(1, "--name needs a name").optional(),
+  budget: budgetFlag("--budget").optional(),
 });
 type Values = z.infer<typeof Values>;
 
 export const runSpec: CommandSpec<Values> = {
   name: "run",
   summary: "Run a task on a new root context (A0) and watch its delegation tree live.",
-  usage: ['run "<task>" [--profile <p>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
+  usage: ['run "<task>" [--profile <p>] [--budget <limits>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
   options: {
     ...RUN_STORE_OPTIONS,
     profile: { type: "string", value: "<profile>", description: "the root's profile: default, developer, researcher, or one of yours" },
     name: { type: "string", value: "<name>", description: "the root context's name (default: A0)" },
+    budget: {
+      type: "string",
+      value: "<limits>",
+      description: `what the whole tree may spend: ${BUDGET_SYNTAX}; keys inputTokens, outputTokens, totalTokens, costUsd, modelCalls, toolCalls, wallClockMs (default: the project's or profile's budget)`,
+    },
     ...MODEL_OPTIONS,
     ...JSON_OPTION,
   },
@@ -58,6 +65,8 @@ sub-question to its own A2, and a developer A1), then composes their answers.
 
 On a terminal the tree is redrawn in place; otherwise (or with --events) one line is printed per event.
 Ctrl-C stops the whole tree (recorded as stopped, nothing lost); a second Ctrl-C exits at once.
+With --budget, a run whose next model call would pass the tree's budget parks (it is not failed): the command
+waits, and another terminal lets it go on with actorzero extend-budget <root> <limits> (or stops it).
 --json prints one JSON object at the end: { contextId, runId, status, response, failure, audit }.
 With --events --json, every event is printed as a JSON line instead (the shape of \`events --json\`).
 
@@ -88,7 +97,7 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
     const control = await listenForControl(rt, where, io);
     try {
       const after = await store.headPosition();
-      const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}) });
+      const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}), ...(v.budget ? { budget: v.budget } : {}) });
       if (!v.json) {
         io.print(wrapText(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`, screenWidth(io.out), "  "));
         io.print("");

@@ -12,6 +12,8 @@ import { shortTask } from "../rootTask.ts";
 import { paintStatus, statusNote } from "../status.ts";
 import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
+import { budgetStreamOf, foldBudget, type TreeBudget, treeBudgetOf } from "../../projections/budget.ts";
+import { budgetLine } from "../budgetText.ts";
 
 const Values = StoreFlags.extend({
   positionals: positionals("tree", [{ name: "[id]", id: true, optional: true }]),
@@ -24,12 +26,20 @@ export const treeSpec: CommandSpec<Values> = {
   summary: "Show the delegation trees (A0 → A1 → A2 …) with each context's status, time and tokens.",
   usage: ["tree [id] [--json]"],
   options: { ...STORE_OPTIONS, ...JSON_OPTION },
-  details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. --json prints nested { ...context row, elapsedMs, children: [...] }. A run whose process is gone shows as interrupted (nothing is written), its time ending at its last event.",
+  details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. Each tree shows its budget (what the whole tree may spend) and what it spent against each limit. --json prints nested { ...context row, elapsedMs, children: [...] }, with budget: { rootContextId, limits, spent, reserved } (or null) on each top row. A run whose process is gone shows as interrupted (nothing is written), its time ending at its last event.",
   schema: Values as z.ZodType<Values>,
 };
 
-/** `elapsedMs`: the last run's time, ended at its last event when it was cut short (null while it runs). */
-export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJson[] };
+/**
+ * `elapsedMs`: the last run's time, ended at its last event when it was cut short (null while it runs).
+ * `budget`: on each tree's top row, the budget of its whole tree and what it spent (null: none).
+ */
+export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJson[]; budget?: TreeBudget | null };
+
+const budgetOf = async (store: EventStore, rootId: string): Promise<TreeBudget | null> => {
+  const s = foldBudget(await store.readStream(budgetStreamOf(rootId)));
+  return s.version === 0 ? null : treeBudgetOf(rootId, s);
+};
 
 const build = async (store: EventStore, projections: Projections, truth: RunTruth, id: string): Promise<TreeJson | null> => {
   const view = await projections.contexts.get(id);
@@ -53,7 +63,8 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
   return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     const truth = await runTruth(where, store, holder ? "holder" : "here");
     const ids = v.positionals["[id]"] ? [(await resolveContext(projections, v.positionals["[id]"], where)).id] : await projections.tree.roots();
-    const trees = (await Promise.all(ids.map((id) => build(store, projections, truth, id)))).filter((t): t is TreeJson => t !== null);
+    const built = (await Promise.all(ids.map((id) => build(store, projections, truth, id)))).filter((t): t is TreeJson => t !== null);
+    const trees = await Promise.all(built.map(async (t) => ({ ...t, budget: await budgetOf(store, t.rootContextId) })));
     if (v.json) {
       io.print(JSON.stringify(trees));
       return EXIT.ok;
@@ -66,6 +77,7 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
     for (const [i, t] of trees.entries()) {
       if (i > 0) io.print("");
       io.print(`${p.bold(`A${t.agentNumber} ${t.profile}`)} ${p.dim(t.id.slice(0, 8))} · task: ${t.kind === "root" ? JSON.stringify(shortTask(t.task, 100)) : p.dim(`(a subordinate of ${t.parentContextId?.slice(0, 8)})`)}`);
+      io.print(budgetLine(t.budget, p));
       io.print(
       treeTable(
         [toNode(t)],
