@@ -179,7 +179,8 @@ describe("given a served runtime", () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/contexts", "/v1/contexts/{id}/messages", "/v1/events/stream", "/healthz"]));
     const send = doc.paths["/v1/contexts/{id}/messages"].post.requestBody.content["application/json"].schema;
     expect(send).toMatchObject({ type: "object", required: ["text"], additionalProperties: false });
-    expect(Object.keys(send.properties).sort()).toEqual(["text", "wait"]);
+    expect(Object.keys(send.properties).sort()).toEqual(["budget", "text", "wait"]);
+    expect(doc.paths["/v1/contexts/{id}/budget/extend"].post.requestBody.content["application/json"].schema.properties).toHaveProperty("totalTokens");
     const query = doc.paths["/v1/contexts"].get.parameters.map((p: any) => p.name);
     expect(query).toEqual(["status", "root"]);
   });
