@@ -9,7 +9,7 @@
 //   since a message's own `budget` is added to what its tree has spent; a stricter role here would guard nothing.
 import type { Context, Hono } from "hono";
 import type { z } from "zod";
-import type { Runtime } from "../index.ts";
+import type { Runtime } from "../runtime/api.ts";
 import { ApiError } from "./errors.ts";
 import { ContextIdParam, describeIssues, ExtendBudgetBody } from "./schemas.ts";
 
