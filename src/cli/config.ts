@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { Presets, Projects } from "../models/presets.ts";
-import { McpServersSchema } from "../tools/mcpConfig.ts";
+import { mcpSecretValues, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
+import { addSecrets } from "../events/redact.ts";
 import { ApprovalOptions } from "../tools/approval.ts";
 import { CliError } from "./errors.ts";
 
@@ -61,5 +62,19 @@ export const loadConfig = (cwd: string = process.cwd()): CliConfig => {
     throw new CliError(`${CONFIG_FILE}: ${field}: ${issue.message}`);
   }
   const config = parsed.data;
+  // Every command reads the config first: its MCP credentials are redacted from whatever it prints.
+  if (config.mcpServers) addSecrets(mcpSecretValues(config.mcpServers as McpServers));
   return config.profiles ? { ...config, profiles: config.profiles.map((p) => path.resolve(cwd, p)) } : config;
+};
+
+/**
+ * Marks the config's MCP credentials as secrets before a command parses its arguments, so that even a
+ * usage error quoting one redacts it. A config that does not load is left to the commands that read it.
+ */
+export const noteConfigSecrets = (cwd: string): void => {
+  try {
+    loadConfig(cwd);
+  } catch {
+    // Reported by the command that needs the config, with the file and field.
+  }
 };

@@ -84,6 +84,7 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
       throw usageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(", ")} (see actorzero --help)`);
     }
     const command = await load();
+    (await import("./config.ts")).noteConfigSecrets(io.cwd);
     const parsed = parseCommand(command.spec, rest);
     if (parsed.help) {
       io.out.write(helpText(command.spec, screenWidth(io.out)));

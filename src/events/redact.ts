@@ -4,7 +4,8 @@
 // - Lowest layer (events), so the store, the model clients and the CLI all use the same rules.
 // - Redacts: URL userinfo passwords (`scheme://user:secret@`), credential query parameters
 //   (`?password=`, `token=`, `api_key=` …), known API-key shapes, `Bearer` tokens, and the values of
-//   PGPASSWORD and OPENAI_API_KEY wherever they appear.
+//   PGPASSWORD and OPENAI_API_KEY wherever they appear, and the values configuration marks as secret
+//   (`addSecrets`: MCP servers' `headers` and `env`), once it has been read, for the rest of the process.
 // - Idempotent and cheap on text without secrets (the patterns are anchored on rare characters).
 
 export const REDACTED = "***";
@@ -22,6 +23,22 @@ const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g;
 /** Environment variables whose values are secrets wherever they show up. */
 const SECRET_ENV = ["PGPASSWORD", "OPENAI_API_KEY"];
 
+/** Shorter values are not treated as secrets: `1` or `true` would be cut out of every text. */
+export const MIN_SECRET_LENGTH = 6;
+
+/** Secret values from configuration, longest first (a secret holding another is cut whole). */
+let configured: string[] = [];
+
+/**
+ * Marks `values` as secrets for every later redaction in this process (values under MIN_SECRET_LENGTH
+ * characters are left out). Configuration calls it as it is read, so errors, printouts, the log and spans
+ * never carry a configured credential, whichever path the text takes.
+ */
+export const addSecrets = (values: Iterable<string>): void => {
+  const fresh = [...values].filter((v) => v.length >= MIN_SECRET_LENGTH && !configured.includes(v));
+  if (fresh.length > 0) configured = [...configured, ...fresh].sort((a, b) => b.length - a.length);
+};
+
 /** `text` with every secret it holds replaced by `***`. */
 export const redactSecrets = (text: string, extraSecrets: readonly string[] = []): string => {
   let out = text
@@ -29,14 +46,14 @@ export const redactSecrets = (text: string, extraSecrets: readonly string[] = []
     .replace(QUERY_SECRET, (_m, key: string) => `${key}${REDACTED}`)
     .replace(BEARER, (_m, b: string) => `${b}${REDACTED}`);
   for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
-  for (const secret of [...extraSecrets, ...envSecrets()]) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const secret of [...extraSecrets, ...configured, ...envSecrets()]) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   return out;
 };
 
 /** The values of the secret environment variables long enough not to match ordinary text. */
 const envSecrets = (): string[] => {
   const env = typeof process === "undefined" ? {} : process.env;
-  return SECRET_ENV.map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= 6);
+  return SECRET_ENV.map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
 };
 
 /**

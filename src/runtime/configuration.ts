@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { BUNDLED_PROMPTS_DIR, ConfigError, PROFILE_DEFAULT, loadProfiles, loadPromptLibrary, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
 import { configuredPreset, effectiveModel } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
-import { allowedMcpServers, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
+import { allowedMcpServers, mcpSecretValues, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
+import { addSecrets } from "../events/redact.ts";
 import { systemClock, type Clock } from "../events/clock.ts";
 import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
@@ -128,6 +129,8 @@ const checkMcp = (options: RuntimeOptions): McpServers => {
     const expected = 'an MCP server: { type: "stdio", command, args?, env?, cwd? } or { type: "http", url, headers? }';
     throw invalid(["mcpServers", ...issue.path.map(String)].join("."), expected, issue.message);
   }
+  // From here on, no text this process stores or prints carries a configured header or environment value.
+  addSecrets(mcpSecretValues(parsed.data as McpServers));
   return parsed.data as McpServers;
 };
 

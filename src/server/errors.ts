@@ -1,6 +1,7 @@
 // The API's one error shape, {"error":{"code","message"}}, and the mapping from runtime refusals to HTTP statuses.
 // Requirements: every failure a client can cause gets its own status and a clear message; anything else is a 500
-// whose message does not leak internals; the server stays up either way.
+// whose message does not leak internals, nor a secret (redacted); the server stays up either way.
+import { redactSecrets } from "../events/redact.ts";
 
 export type ErrorCode =
   | "invalid_request"
@@ -42,7 +43,8 @@ export class ApiError extends Error {
   }
 }
 
-export const errorBody = (code: ErrorCode, message: string) => ({ error: { code, message } });
+/** Every message a client reads passes the one redaction: no configured credential leaves in an error. */
+export const errorBody = (code: ErrorCode, message: string) => ({ error: { code, message: redactSecrets(message) } });
 
 /** What a thrown value means to the client. */
 export const toApiError = (e: unknown): ApiError => {

@@ -8,7 +8,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { z } from "zod";
 import { RepairableToolError, type Tool } from "./defineTool.ts";
-import { mcpToolName, validateMcpServers, type McpServerConfig, type McpServers } from "./mcpConfig.ts";
+import { addSecrets, redactSecrets } from "../events/redact.ts";
+import { mcpSecretValues, mcpToolName, validateMcpServers, type McpServerConfig, type McpServers } from "./mcpConfig.ts";
 
 export type McpHubOptions = {
   /** One tool call's deadline. Default 30 s. */
@@ -28,7 +29,9 @@ export type McpHub = {
 type Listed = { name: string; description?: string | undefined; inputSchema: Record<string, unknown> };
 type Connection = { client: Client; closed: boolean };
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+// Redacted: a server may quote the headers or environment it was given (a 401 page, an echoed variable), and
+// whatever a tool answers is stored, served and shown to the model.
+const messageOf = (error: unknown): string => redactSecrets(error instanceof Error ? error.message : String(error));
 
 /**
  * @example
@@ -37,6 +40,7 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
  */
 export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub {
   validateMcpServers(servers);
+  addSecrets(mcpSecretValues(servers));
   const timeout = options.timeoutMs ?? 30_000;
   const connectTimeout = options.connectTimeoutMs ?? 30_000;
   const connections = new Map<string, Promise<Connection>>();
@@ -123,7 +127,7 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
         forget(server, connection);
         throw new RepairableToolError(`MCP server '${server}' failed on '${listed.name}': ${messageOf(error)}`);
       }
-      const text = resultText(result);
+      const text = redactSecrets(resultText(result));
       if (result.isError) throw new RepairableToolError(`MCP server '${server}' returned an error from '${listed.name}': ${text}`);
       return text;
     },

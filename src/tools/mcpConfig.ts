@@ -29,6 +29,27 @@ export const McpServersSchema = z.record(
   ]),
 );
 
+/**
+ * The values of configured servers that are credentials: every header value (and the token after an
+ * `Authorization` scheme such as `Bearer`) and every environment value. Redacted wherever a text is stored
+ * or printed, as the API key is.
+ *
+ * @example
+ * mcpSecretValues({ gh: { type: "http", url, headers: { Authorization: "Bearer t0ken-123" } } }) // ["Bearer t0ken-123", "t0ken-123"]
+ */
+export function mcpSecretValues(servers: McpServers): string[] {
+  const values: string[] = [];
+  for (const config of Object.values(servers)) {
+    const given = config.type === "http" ? Object.values(config.headers ?? {}) : Object.values(config.env ?? {});
+    for (const value of given) {
+      values.push(value);
+      const token = /^[A-Za-z]+\s+(\S.*)$/.exec(value)?.[1];
+      if (config.type === "http" && token !== undefined) values.push(token);
+    }
+  }
+  return values;
+}
+
 /** What a profile (or a project) allows: every configured server, or these by name. */
 export type McpSelection = "*" | readonly string[];
 

@@ -75,3 +75,18 @@ describe("given a model endpoint whose base URL carries credentials", () => {
     expect(`${(error as Error).message} ${JSON.stringify(error)}`).not.toContain("s3cret-userinfo");
   });
 });
+
+describe("given secret values from configuration", () => {
+  it("when marked with addSecrets, then every later redaction cuts them, longest first, and short values are left alone", async () => {
+    const { addSecrets } = await import("../../src/events/redact.ts");
+    const { mcpSecretValues } = await import("../../src/tools/mcpConfig.ts");
+    const values = mcpSecretValues({
+      web: { type: "http", url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Token hdr-secret-123", Accept: "json" } },
+      local: { type: "stdio", command: "x", env: { API_TOKEN: "env-secret-456", DEBUG: "1" } },
+    });
+    expect(values).toEqual(["Token hdr-secret-123", "hdr-secret-123", "json", "env-secret-456", "1"]);
+    expect(redactSecrets("sent Token hdr-secret-123 and env-secret-456")).toContain("hdr-secret-123");
+    addSecrets(values);
+    expect(redactSecrets("sent Token hdr-secret-123 and env-secret-456 as json, DEBUG=1")).toBe("sent *** and *** as json, DEBUG=1");
+  });
+});
