@@ -28,4 +28,28 @@ describe("given no Chromium where the web module looks for it", () => {
     expect(json.results).toEqual([]);
     expect(json.notRun).toEqual([{ module: "web", skipped: expect.stringContaining(missing) }]);
   });
+
+  it("when it runs with a module that can run, then that module's rows print in the table and the JSON, with the skip line after", { timeout: 300_000 }, async () => {
+    const missing = "/nonexistent/chromium-for-the-bench";
+    const r = await bench(["delegation", "web"], { BENCH_QUICK: "1", ACTORZERO_CHROMIUM: missing });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/bench delegation: \d+\.\d s/);
+    expect(r.stderr).toContain(`bench web: skipped: no Chromium at ${missing}`);
+    const lines = r.stdout.trim().split("\n");
+    const tableRows = lines.filter((l) => l.includes("'delegation'") && l.includes("ms"));
+    expect(tableRows.length).toBeGreaterThan(0);
+    const skipLine = lines.findIndex((l) => l.startsWith(`web: skipped (no Chromium at ${missing}`));
+    expect(skipLine).toBeGreaterThan(lines.indexOf(tableRows.at(-1)!));
+    const json = JSON.parse(lines.at(-1)!) as { results: { module: string; value: number }[]; notRun: { module: string }[] };
+    expect(json.results.length).toBe(tableRows.length);
+    expect(json.results.every((row) => row.module === "delegation" && Number.isFinite(row.value))).toBe(true);
+    expect(json.notRun.map((m) => m.module)).toEqual(["web"]);
+  });
+
+  it("when the web module is run alone (--only web), then it answers with the reason instead of throwing", { timeout: 120_000 }, async () => {
+    const missing = "/nonexistent/chromium-for-the-bench";
+    const r = await bench(["--only", "web"], { BENCH_QUICK: "1", ACTORZERO_CHROMIUM: missing });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim())).toEqual({ module: "web", skipped: expect.stringContaining(`no Chromium at ${missing}`) });
+  });
 });
