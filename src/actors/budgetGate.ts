@@ -4,8 +4,10 @@
 // - Each step reserves once, before its first attempt (so its ModelCalled is not recorded when it parks); its
 //   retries draw on that one reservation, so a retried call never counts twice against the budget.
 // - The reply settles the reservation to the call's real usage (the counted input when the model reports none)
-//   and the number of tool calls it asked for; a call given up settles to nothing; a call cut off by a stop
-//   settles to its counted input (the provider saw it).
+//   and the number of tool calls it asked for, once its ModelReplied is on the log (`settleReply`): after a
+//   crash, a reservation still open is settled from the reply the log holds, or released when it holds none
+//   (budgetRecovery.ts), so what a tree spent is always the usage of the replies it recorded. A call given up
+//   settles to nothing; a call cut off by a stop settles to its counted input (the provider saw it).
 // - A call that does not fit parks the run: the gate has recorded BudgetExhausted in the run's stream (and
 //   BudgetRestored with it when an extension landed meanwhile: then the machine goes on at once).
 import * as Effect from "effect/Effect";
@@ -17,6 +19,7 @@ import type { RunHandle } from "./runHandle.ts";
 
 /** An open reservation: settled exactly once. */
 export type Reservation = {
+  /** Puts what the run staged (the call's ModelReplied) on the log, then settles to the call's usage. */
   settle(usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): Promise<void>;
   /** Nothing spent (`cut`: the call was sent, so its counted input was). */
   release(cut: boolean): Promise<void>;
@@ -52,9 +55,20 @@ export const withBudget = <E>(
           Effect.onInterrupt(() => Effect.promise(() => reservation.release(true).catch(() => undefined))),
           Effect.tapError(() => logWrite(() => reservation.release(false))),
         );
-        yield* logWrite(() => reservation.settle(turn.usage ?? null, Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0));
+        const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0;
+        handle.unsettled = () => reservation.settle(turn.usage ?? null, toolCalls);
         return turn;
       });
+
+/** Settles the reply's reservation (if its tree has a budget) once the loop has staged its ModelReplied. */
+export const settleReply = (handle: RunHandle): Effect.Effect<void, LogError> =>
+  Effect.suspend(() => {
+    const settle = handle.unsettled;
+    if (settle === null) return Effect.void;
+    handle.unsettled = null;
+    // A stop in between still settles it (best effort: the stop itself must not fail on it).
+    return logWrite(settle).pipe(Effect.onInterrupt(() => Effect.promise(() => settle().catch(() => undefined))));
+  });
 
 /**
  * Whether run `runId`'s step-1 model call is on the log with no reply or failure after it: a run that parked on

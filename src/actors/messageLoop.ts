@@ -33,7 +33,7 @@ import { asLogError, type LogError, logWrite, type LoopLimits, ModelCallFailed, 
 import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages, type WindowEnv } from "./compaction.ts";
 import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
-import { type BudgetPort, withBudget } from "./budgetGate.ts";
+import { type BudgetPort, settleReply, withBudget } from "./budgetGate.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
 
@@ -353,6 +353,7 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
           },
         },
       ]);
+      yield* settleReply(env.handle);
 
       if (text === null && calls.length === 0) {
         if (warnedUnusable) return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");

@@ -20,6 +20,8 @@ export class RunHandle {
   readonly jobs = new Map<string, Job>();
   /** Delegations past the live-children guard whose child is not running yet. */
   reservedChildren = 0;
+  /** A budgeted call that got its reply: settled once its ModelReplied is on the log (budgetGate.ts `settleReply`). */
+  unsettled: (() => Promise<void>) | null = null;
   /** The loop returned because calls wait for approval (the run is not over: the machine parks it). */
   parked = false;
   /** Who asked for the stop, recorded in RunStopped. */

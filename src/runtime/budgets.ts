@@ -41,6 +41,13 @@ export const checkBudget = (field: string, v: unknown): BudgetLimits => {
 const priceOf = (preset: Preset | undefined, inputTokens: number, outputTokens: number): number =>
   preset?.price ? (inputTokens * preset.price.inputPerMTok + outputTokens * preset.price.outputPerMTok) / 1e6 : 0;
 
+/** What a replied call spent: its usage (the counted input when the model reports none), priced by its preset. */
+export const spentOf = (preset: Preset | undefined, countedInput: number, usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): BudgetAmount => {
+  const inputTokens = usage?.inputTokens ?? countedInput;
+  const outputTokens = usage?.outputTokens ?? 0;
+  return { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls };
+};
+
 /** Sets the tree's limits: as given (`absolute`), or added to what it has spent and holds now (a message's budget). */
 export const setBudget = (core: Core, rootContextId: string, limits: BudgetLimits, mode: "absolute" | "relative"): Promise<void> =>
   core.budgets.change(rootContextId, (s) => ({
@@ -127,7 +134,7 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
       const reservationId = core.config.clock.uuid();
       const now = () => core.config.clock.now().getTime();
       const refused = await core.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
-      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens) };
+      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens, () => ac.writer.append([], metadata)) };
       const parked = await core.budgets.serialized(root, async () => {
         const { over, state: s } = refused;
         const exhaustionId = core.config.clock.uuid();
@@ -148,13 +155,13 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
   };
 };
 
-const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => {
+/** `flush`: puts what the run staged on the log (the reply's ModelReplied goes before its settle). */
+const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number, flush: () => Promise<unknown>): Reservation => {
   const settleTo = (spent: BudgetAmount) => core.budgets.settle(root, reservationId, spent);
   return {
-    settle: (usage, toolCalls) => {
-      const inputTokens = usage?.inputTokens ?? countedInput;
-      const outputTokens = usage?.outputTokens ?? 0;
-      return settleTo({ inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls });
+    settle: async (usage, toolCalls) => {
+      await flush();
+      await settleTo(spentOf(preset, countedInput, usage, toolCalls));
     },
     release: (cut) => settleTo(cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
   };

@@ -10,6 +10,8 @@
 // - A message to a context whose dead run was not taken over yet records that run as interrupted.
 // - A run recorded as interrupted first records the fresh children its SubordinateCalled facts name whose
 //   stream never opened (cut off before the child's first append), so every child it names exists.
+// - Reservations of the tree's budget that the gone run left open are settled from its replies, or released
+//   (budgetRecovery.ts), before it resumes or is interrupted.
 // - A run parked awaiting approval is neither: its machine restores parked (running), and the decision goes on with it.
 // - Closing the runtime records the runs still in flight as interrupted.
 import type { RunId } from "../events/ids.ts";
@@ -26,6 +28,7 @@ import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
 import type { Recovery } from "./approvalPolicy.ts";
 import { resumeRun } from "./resume.ts";
+import { settleLeftOpen } from "./budgetRecovery.ts";
 
 /**
  * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
@@ -42,6 +45,8 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
   const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
   if (ac.view.status === "running" && !machine.matches("running")) {
+    // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
+    await settleLeftOpen(core, ac.view);
     const unrecorded = machine.context.unrecorded;
     const refused = unrecorded?.runId === ac.view.currentRunId;
     if (openRun === "resume" && !refused) {

@@ -1,0 +1,38 @@
+// Reservations a gone process left open: settled from the log when a run it drove is taken over here.
+//
+// Requirements:
+// - A budgeted call's ModelReplied reaches the log before its reservation is settled (budgetGate.ts), so a
+//   reservation found open for a run whose process is gone is either a call with its reply on the log (settled
+//   now to that reply's usage, as the gone process would have) or a call with none (released to nothing: the
+//   resumed run makes it again, under a reservation of its own). What a tree spent is then exactly the usage
+//   of the replies its log holds, and nothing stays reserved.
+// - Only the open reservations of the run taken over; a settle already recorded (by the gone process, or by
+//   another one taking over first) is left as it is (the ledger's conditional append).
+import type { RecordedEvent } from "../events/schema.ts";
+import { presetTable } from "../models/presets.ts";
+import { budgetStreamOf, ZERO } from "../projections/budget.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import { spentOf } from "./budgets.ts";
+import { modelFor } from "./configuration.ts";
+import type { Core } from "./core.ts";
+
+/** Settles or releases every reservation the view's open run left open (a no-op for a tree without a budget). */
+export const settleLeftOpen = async (core: Core, view: ContextView): Promise<void> => {
+  const runId = view.currentRunId;
+  if (runId === null) return;
+  const state = await core.budgets.refresh(view.rootContextId);
+  if (Object.keys(state.open).length === 0) return;
+  const mine = (await core.store.readStream(budgetStreamOf(view.rootContextId))).flatMap((e) =>
+    e.type === "BudgetReserved" && state.open[e.data.reservationId] && e.data.contextId === view.id && e.data.runId === runId ? [e.data] : [],
+  );
+  if (mine.length === 0) return;
+  const replies = new Map<number, Extract<RecordedEvent, { type: "ModelReplied" }>>();
+  for (const f of await core.store.readStream(view.id)) if (f.type === "ModelReplied" && f.data.runId === runId) replies.set(f.data.step, f);
+  const model = modelFor(core.config, view);
+  const preset = model.presetName === null ? undefined : presetTable(core.config.options.presets)[model.presetName];
+  for (const r of mine) {
+    const reply = replies.get(r.step);
+    const spent = reply ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length) : ZERO;
+    await core.budgets.settle(view.rootContextId, r.reservationId, spent);
+  }
+};
