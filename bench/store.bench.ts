@@ -1,5 +1,6 @@
 // Event store figures: append rate beside raw INSERTs of the same rows and beside the store of the day the
-// audit issue was filed, the hash chain's own cost, verify's pace, and opening a 1M-event store.
+// audit issue was filed, the free-space check's share of an append, the hash chain's own cost, verify's pace,
+// and opening a 1M-event store.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -12,6 +13,7 @@ import type { Row } from "./main.ts";
 import { APPEND_SQL, encodeExpectedVersion } from "../src/events/sql.ts";
 import { UNCHAINED_APPEND_FUNCTION, UNCHAINED_APPEND_SQL } from "./support/unchainedAppend.ts";
 import { FILED_AT, loadFiledStore } from "./support/filedStore.ts";
+import { diskReserve, freeBytes } from "../src/events/diskReserve.ts";
 
 const quick = process.env.BENCH_QUICK === "1";
 const APPEND_ROWS = quick ? 2_000 : 10_000; // events per measured block
@@ -185,13 +187,39 @@ const timeOpen = async (dataDir: string) => {
   return times.sort((a, b) => a - b)[Math.floor(OPENS / 2)]!;
 };
 
+/**
+ * The free-space check every append of a data dir store makes before PGlite sees it (diskReserve.ts), alone,
+ * beside the append it guards: mostly a subtraction, a statfs at most every 1 MB of SQL or 250 ms.
+ */
+const reserveCheckCost = (dir: string, appendRows: Row[]): Row[] => {
+  const CHECKS = quick ? 100_000 : 1_000_000;
+  const STATFS = quick ? 10_000 : 100_000;
+  const statementChars = 1200; // about one event's append statement
+  const reserve = diskReserve(dir);
+  for (let i = 0; i < 10_000; i++) reserve.check(statementChars);
+  let started = performance.now();
+  for (let i = 0; i < CHECKS; i++) reserve.check(statementChars);
+  const checkNs = ((performance.now() - started) * 1e6) / CHECKS;
+  started = performance.now();
+  for (let i = 0; i < STATFS; i++) freeBytes(dir);
+  const statfsNs = ((performance.now() - started) * 1e6) / STATFS;
+  const appendName = "append, 1 event/append";
+  const appendRate = appendRows.find((r) => r.name === appendName)!.value;
+  const appendNs = 1e9 / appendRate;
+  return [
+    { name: "free-space check before an append (its share of the append above)", value: checkNs, unit: "ns", compareTo: appendName, ratio: checkNs / appendNs, target: "ratio ≤ 0.01" },
+    { name: "one statfs of the data dir (the check's slow path)", value: statfsNs, unit: "ns" },
+  ];
+};
+
 export async function run(): Promise<Row[]> {
   const root = await fs.mkdtemp(path.join(os.tmpdir(), "actorzero-bench-store-"));
   try {
     const rows: Row[] = [];
     const store = await openPgliteStore({ dataDir: path.join(root, "append") });
     try {
-      rows.push(...(await appendRates(store, 1)));
+      const single = await appendRates(store, 1);
+      rows.push(...single, ...reserveCheckCost(path.join(root, "append"), single));
       rows.push(...(await appendRates(store, 10)));
       rows.push(...(await chainCost(store)));
     } finally {

@@ -53,8 +53,12 @@ export class EventValidationError extends Error {
 export class StoreError extends Error {
   readonly _tag = "StoreError" as const;
   constructor(
-    /** `tampered`: open found the log changed since it was last checked (see sealer.ts) and would not write to it. */
-    readonly reason: "closed" | "locked" | "unavailable" | "refused" | "tampered" | "unknown",
+    /**
+     * `tampered`: open found the log changed since it was last checked (see sealer.ts) and would not write to it.
+     * `disk_full`: the disk holding the log has no room left for it (see diskReserve.ts); nothing was written,
+     * and the same call succeeds once space is freed.
+     */
+    readonly reason: "closed" | "locked" | "unavailable" | "refused" | "tampered" | "disk_full" | "unknown",
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -62,3 +66,13 @@ export class StoreError extends Error {
     this.name = "StoreError";
   }
 }
+
+/** SQLSTATE `disk_full` (class 53, insufficient resources), as PostgreSQL and PGlite raise it. */
+export const SQLSTATE_DISK_FULL = "53100";
+
+/** A driver's or Node's error that says the disk is full, as StoreError `disk_full`; null for any other. */
+export const diskFullError = (e: unknown, where: string): StoreError | null => {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code !== SQLSTATE_DISK_FULL && code !== "ENOSPC") return null;
+  return new StoreError("disk_full", `the disk holding ${where} is full (${(e as Error).message}); free some space and try again`, { cause: e });
+};

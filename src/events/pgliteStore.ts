@@ -7,7 +7,8 @@ import { DEFAULT_PAGE, JSON_ROWS, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
 import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
-import { ConcurrencyError, StoreError } from "./errors.ts";
+import { ConcurrencyError, diskFullError, StoreError } from "./errors.ts";
+import { checkSpaceToOpen, diskReserve, type DiskReserve } from "./diskReserve.ts";
 import { appendBatcher } from "./appendBatcher.ts";
 import { execRaw } from "./pgliteRawExec.ts";
 import { appendRows } from "./appendRows.ts";
@@ -63,14 +64,20 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
   let db: PGlite;
   try {
     const found = options.dataDir === undefined ? undefined : inspectDataDir(options.dataDir);
+    // PGlite writes as it starts: on a disk without the reserve it would meet ENOSPC (see diskReserve.ts).
+    if (options.dataDir !== undefined) checkSpaceToOpen(options.dataDir, found === "database" ? 0 : NEW_DATA_DIR_BYTES);
     db = await createDb(options, found);
     await ensureSchema(db, options.dataDir, options.schema ?? "create");
   } catch (e) {
     lock?.release();
     if (e instanceof StoreError) throw e;
-    throw new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e });
+    throw (
+      diskFullError(e, options.dataDir ?? "the log") ??
+      new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e })
+    );
   }
-  const store = new PgliteStore(db, lock, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  const reserve = options.dataDir === undefined ? undefined : diskReserve(options.dataDir);
+  const store = new PgliteStore(db, lock, reserve, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
   return readyForWriting(store, options);
 };
 
@@ -94,6 +101,12 @@ const createDb = async (options: PgliteStoreOptions, found: DataDirState | undef
   if (options.loadDataDir !== undefined) return PGlite.create({ ...common, loadDataDir: options.loadDataDir, startParams: pgliteStartParams(Infinity) });
   return PGlite.create({ ...common, fs: await pgliteImageFs(), startParams: pgliteStartParams() });
 };
+
+/** What a seal may write, counted against the disk's reserve as an append's SQL text is. */
+const SEAL_BYTES = 8192;
+
+/** Room a new data dir takes (the image is about 8 MB), on top of the reserve. */
+const NEW_DATA_DIR_BYTES = 16 * 1024 * 1024;
 
 /** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */
 const PG_MAJOR = "18";
@@ -186,6 +199,8 @@ class PgliteStore implements EventStore {
   constructor(
     private readonly db: PGlite,
     private readonly lock: DataDirLock | undefined,
+    /** Free space kept on a data dir's disk (absent in memory): an append that would eat into it is refused. */
+    private readonly reserve: DiskReserve | undefined,
     private readonly now: () => Date,
     private readonly onSubscriberError: (error: unknown) => void,
   ) {
@@ -194,7 +209,13 @@ class PgliteStore implements EventStore {
 
   /** One connection: every committed position is final, so the head is the settled horizon. */
   startSealing() {
-    this.#sealer = new Sealer(this.#query, () => this.headPosition());
+    // A seal writes a row: on a disk down to its reserve it is skipped (and made at the next one) rather than
+    // let PGlite meet ENOSPC.
+    const sealQuery = <R>(sql: string, params: unknown[]) => {
+      this.reserve?.check(SEAL_BYTES);
+      return this.#query<R>(sql, params);
+    };
+    this.#sealer = new Sealer(sealQuery, () => this.headPosition());
   }
 
   async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
@@ -222,7 +243,12 @@ class PgliteStore implements EventStore {
   readonly #appends = appendBatcher((sql) => execRaw(this.db, sql));
 
   /** An append goes as a simple-protocol statement (see appendStatement), grouped with the appends queued beside it. */
-  readonly #sendAppend: SendAppend = (params) => this.#appends.run(appendStatement(params));
+  readonly #sendAppend: SendAppend = (params) => {
+    const statement = appendStatement(params);
+    // Before PGlite sees it: PGlite that meets ENOSPC in its WAL never returns (see diskReserve.ts).
+    this.reserve?.check(statement.length);
+    return this.#appends.run(statement);
+  };
 
   readonly #reads = sqlReads((sql, params) => this.#rows(sql, params), JSON_ROWS);
   readonly readStream = this.#reads.readStream;
@@ -324,7 +350,7 @@ class PgliteStore implements EventStore {
     if (this.#closed) return new StoreError("closed", "the event store was closed during the call", { cause: e });
     const code = (e as { code?: string }).code;
     if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
-    return e;
+    return diskFullError(e, "the log") ?? e;
   }
 
   /** The SQL door; a transaction inside a transaction runs in the outer one. */

@@ -5,7 +5,7 @@ import { schemaAction } from "./schemaCheck.ts";
 import { decodeRow, type EventRow } from "./codec.ts";
 import { redactSecrets, urlPasswords } from "./redact.ts";
 import { COLUMN_ROWS, DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
-import { ConcurrencyError, StoreError } from "./errors.ts";
+import { ConcurrencyError, diskFullError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendBatcher } from "./appendBatcher.ts";
 import { appendedEvents } from "./recordedRows.ts";
@@ -313,7 +313,8 @@ class PostgresStore implements EventStore {
     const code = (e as { code?: unknown }).code;
     if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
     if (isConnectionError(code)) return new StoreError("unavailable", `the PostgreSQL server is unavailable: ${redactSecrets((e as Error).message)}`);
-    return e;
+    // The server ran out of disk (SQLSTATE 53100): nothing of the append committed; it goes through once space is freed.
+    return diskFullError(e, "the PostgreSQL server's data") ?? e;
   }
 
   /** The SQL door; a transaction inside a transaction runs in the outer one. */
