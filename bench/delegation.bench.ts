@@ -1,4 +1,5 @@
-// Delegation figures: a round trip beside raw appends of the same events; a 64-leaf fan-out beside its critical path.
+// Delegation figures: a round trip beside raw appends of the same events; the same round trip with a budget
+// beside without one; a 64-leaf fan-out beside its critical path.
 // The models are plain ports (the scripted model keeps a copy of every request: its cost, not the runtime's).
 import { openPgliteStore } from "../src/events/pgliteStore.ts";
 import { createRuntime } from "../src/runtime/runtime.ts";
@@ -39,6 +40,64 @@ const roundTrip = async (): Promise<Row[]> => {
       unit: "ms/trip",
     },
     { name: `delegation round trip (3 model calls, zero latency; ${ROUNDS} rounds alternating with raw, median ratio)`, value: runtimeMs / ROUND_TRIPS, unit: "ms/trip", compareTo: "raw", ratio, target: "≤ 2× raw" },
+  ];
+};
+
+/**
+ * The cost of budget checks: fresh delegations (a new root, one `call_subordinate`, three model calls) under a
+ * budget they never exhaust beside the same without one, in one process on one store, in rounds that alternate
+ * which goes first; the figure is the median of the rounds' ratios. Each budgeted model call counts its
+ * request, reserves, puts its reply on the log and settles (three more appends, to the tree's budget stream and
+ * its own).
+ */
+const budgetCost = async (): Promise<Row[]> => {
+  const store = await openPgliteStore();
+  const model: ModelPort = {
+    call: async (req) => {
+      if (req.agentNumber === 0 && !answered(req)) {
+        return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }], usage: { inputTokens: 200, outputTokens: 20 } };
+      }
+      return { text: req.agentNumber === 0 ? "composed" : "found it", usage: { inputTokens: 200, outputTokens: 20 } };
+    },
+  };
+  const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
+  const trips = async (budgeted: boolean, n: number): Promise<number> => {
+    const started = performance.now();
+    for (let i = 0; i < n; i++) {
+      const root = await rt.createContext(budgeted ? { budget: { totalTokens: 1e12, costUsd: 1e6 } } : {});
+      const r = await rt.send(root.id, "delegate once");
+      if (r.status !== "completed") throw new Error(`a delegation did not complete: ${r.status}`);
+    }
+    return (performance.now() - started) / n;
+  };
+  const perRound = ROUND_TRIPS / ROUNDS;
+  await trips(false, perRound);
+  await trips(true, perRound);
+  const plain: number[] = [];
+  const budgeted: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      plain.push(await trips(false, perRound));
+      budgeted.push(await trips(true, perRound));
+    } else {
+      budgeted.push(await trips(true, perRound));
+      plain.push(await trips(false, perRound));
+    }
+  }
+  await rt.close();
+  await store.close();
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  const ratio = median(plain.map((p, i) => budgeted[i]! / p));
+  return [
+    { name: "fresh delegation without a budget (3 model calls, zero latency)", value: median(plain), unit: "ms/trip" },
+    {
+      name: `the same under a budget (reserve, reply on the log, settle per call; ${ROUNDS} alternating rounds, median ratio)`,
+      value: median(budgeted),
+      unit: "ms/trip",
+      compareTo: "without a budget",
+      ratio,
+      target: "≤ 1.05× without",
+    },
   ];
 };
 
@@ -84,5 +143,5 @@ const fanOut = async (): Promise<Row[]> => {
 };
 
 export async function run(): Promise<Row[]> {
-  return [...(await roundTrip()), ...(await fanOut())];
+  return [...(await roundTrip()), ...(await budgetCost()), ...(await fanOut())];
 }

@@ -60,14 +60,18 @@ export const withBudget = <E>(
         return turn;
       });
 
-/** Settles the reply's reservation (if its tree has a budget) once the loop has staged its ModelReplied. */
-export const settleReply = (handle: RunHandle): Effect.Effect<void, LogError> =>
-  Effect.suspend(() => {
+/**
+ * Settles the reply's reservation (if its tree has a budget) once the loop has staged its ModelReplied. The run
+ * does not wait for it: the reply goes out with the run's next append (or a flush asked now), the settle follows
+ * it in the tree's turn, and the tree's next reservation or report waits for it there. A settle the store
+ * refuses leaves the reservation open: the next process to take the run over settles it from the log.
+ */
+export const settleReply = (handle: RunHandle): Effect.Effect<void> =>
+  Effect.sync(() => {
     const settle = handle.unsettled;
-    if (settle === null) return Effect.void;
+    if (settle === null) return;
     handle.unsettled = null;
-    // A stop in between still settles it (best effort: the stop itself must not fail on it).
-    return logWrite(settle).pipe(Effect.onInterrupt(() => Effect.promise(() => settle().catch(() => undefined))));
+    void settle().catch(() => undefined);
   });
 
 /**

@@ -41,21 +41,39 @@ export class BudgetLedger {
    * conflict, catches up and decides again. `decide` may run more than once and must not have effects.
    */
   change<R>(rootContextId: string, decide: (s: BudgetState) => Decision<R> | Promise<Decision<R>>): Promise<R> {
-    return this.serialized(rootContextId, async (tree) => {
-      for (;;) {
-        const { events, result } = await decide(tree.state);
-        if (events.length === 0) return result;
-        const expectedVersion = tree.state.version === 0 ? "no_stream" : tree.state.version;
-        try {
-          const appended = await this.store.append(budgetStreamOf(rootContextId), events, { expectedVersion });
-          this.fold(tree, appended.events);
-          return result;
-        } catch (e) {
-          if (!(e instanceof ConcurrencyError)) throw e;
-          await this.refresh(rootContextId);
-        }
+    return this.serialized(rootContextId, (tree) => this.decideAndAppend(rootContextId, tree, decide));
+  }
+
+  private async decideAndAppend<R>(rootContextId: string, tree: Tree, decide: (s: BudgetState) => Decision<R> | Promise<Decision<R>>): Promise<R> {
+    for (;;) {
+      const { events, result } = await decide(tree.state);
+      if (events.length === 0) return result;
+      const expectedVersion = tree.state.version === 0 ? "no_stream" : tree.state.version;
+      try {
+        const appended = await this.store.append(budgetStreamOf(rootContextId), events, { expectedVersion });
+        this.fold(tree, appended.events);
+        return result;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) throw e;
+        await this.refresh(rootContextId);
       }
+    }
+  }
+
+  /**
+   * Settles the reservation once `after` has resolved (the call's reply on the log), in the tree's turn from
+   * now: whatever this process asks of the tree later (a report, another call's reservation) sees it settled.
+   */
+  settleAfter(rootContextId: string, reservationId: string, after: Promise<unknown>, spent: BudgetAmount): Promise<void> {
+    return this.serialized(rootContextId, async (tree) => {
+      await after;
+      await this.decideAndAppend(rootContextId, tree, (s) => ({ events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [], result: undefined }));
     });
+  }
+
+  /** Resolves once every change this process asked of the tree so far has been recorded (or failed). */
+  quiet(rootContextId: string): Promise<void> {
+    return this.serialized(rootContextId, async () => undefined);
   }
 
   /** Records the reservation when it fits the tree's budget at `nowMs()`; else what it would pass, and the state it was judged on. */

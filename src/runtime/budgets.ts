@@ -81,6 +81,8 @@ const parkedRuns = async (core: Core, rootContextId: string): Promise<{ contextI
 };
 
 export const budgetReport = async (core: Core, rootContextId: string): Promise<BudgetReport> => {
+  // Settles this process has asked for are recorded first (a run's last reply settles behind its end).
+  await core.budgets.quiet(rootContextId);
   const s: BudgetState = await core.budgets.refresh(rootContextId);
   const parked = (await parkedRuns(core, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
   return { ...treeBudgetOf(rootContextId, s), parked };
@@ -159,10 +161,9 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
 const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number, flush: () => Promise<unknown>): Reservation => {
   const settleTo = (spent: BudgetAmount) => core.budgets.settle(root, reservationId, spent);
   return {
-    settle: async (usage, toolCalls) => {
-      await flush();
-      await settleTo(spentOf(preset, countedInput, usage, toolCalls));
-    },
+    // The flush is asked now (what the run staged goes out with it, or with an append already under way); the
+    // settle waits for it in the tree's turn.
+    settle: (usage, toolCalls) => core.budgets.settleAfter(root, reservationId, flush(), spentOf(preset, countedInput, usage, toolCalls)),
     release: (cut) => settleTo(cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
   };
 };
