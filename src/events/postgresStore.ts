@@ -14,6 +14,7 @@ import {
   type AppendOutcome,
   LOG_HORIZON_SQL,
   type LogHorizon,
+  READ_RANGE_EXCEPT_SQL,
   READ_RANGE_SQL,
   runAppend,
   appendStatement,
@@ -25,8 +26,9 @@ import {
 } from "./sql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
-import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";
+import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, SubscribeOptions, Unsubscribe } from "./store.ts";
 import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
+import { OwnPositions } from "./ownPositions.ts";
 
 export { LISTENER_APPLICATION_NAME } from "./postgresLogTail.ts";
 
@@ -114,6 +116,7 @@ type Subscription = {
   active: boolean;
   running: boolean;
   pending: boolean;
+  othersOnly: boolean;
 };
 
 class PostgresStore implements EventStore {
@@ -154,7 +157,7 @@ class PostgresStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt);
+      outcome = await this.#noteOwn(runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt));
       if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {
@@ -228,17 +231,36 @@ class PostgresStore implements EventStore {
    * is delivered once every transaction that could still commit an event below it has ended, so an
    * event that commits out of order is delivered late, in its place, never skipped.
    */
-  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe {
+  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options: SubscribeOptions = {}): Unsubscribe {
     this.#guard();
-    const sub: Subscription = { cursor: after, listener, active: true, running: false, pending: false };
+    const othersOnly = options.othersOnly === true;
+    const sub: Subscription = { cursor: after, listener, active: true, running: false, pending: false, othersOnly };
     this.#subscriptions.add(sub);
+    if (othersOnly) this.#othersOnly++;
     this.#tail.start();
     this.#tail.refresh();
     this.#wake(sub);
     return () => {
+      if (!sub.active) return;
       sub.active = false;
       this.#subscriptions.delete(sub);
+      if (othersOnly && --this.#othersOnly === 0) this.#own.clear();
     };
+  }
+
+  /** Subscriptions that leave out this store's own appends, and the positions of those appends (see ownPositions.ts). */
+  #othersOnly = 0;
+  readonly #own = new OwnPositions();
+
+  #noteOwn(sent: Promise<AppendOutcome>): Promise<AppendOutcome> {
+    return this.#othersOnly === 0 ? sent : this.#own.note(sent);
+  }
+
+  /** Forgets own positions every othersOnly subscription has passed. */
+  #pruneOwn() {
+    let passed = Number.POSITIVE_INFINITY;
+    for (const s of this.#subscriptions) if (s.othersOnly) passed = Math.min(passed, s.cursor);
+    this.#own.forget(passed);
   }
 
   close(): Promise<void> {
@@ -273,7 +295,19 @@ class PostgresStore implements EventStore {
         for (;;) {
           const horizon = this.#tail.settled;
           if (horizon <= sub.cursor) break;
-          const rows = await this.#rows(READ_RANGE_SQL, [sub.cursor, horizon, DEFAULT_PAGE]);
+          if (sub.othersOnly) {
+            await this.#own.known();
+            // Own appends only (the whole log, when this process writes alone): nothing to read.
+            if (this.#own.all(sub.cursor, horizon)) {
+              sub.cursor = horizon;
+              this.#pruneOwn();
+              break;
+            }
+          }
+          const own = sub.othersOnly ? this.#own.within(sub.cursor, horizon) : [];
+          const rows = own.length > 0
+            ? await this.#rows(READ_RANGE_EXCEPT_SQL, [sub.cursor, horizon, DEFAULT_PAGE, own])
+            : await this.#rows(READ_RANGE_SQL, [sub.cursor, horizon, DEFAULT_PAGE]);
           for (const row of rows) {
             if (!sub.active || this.#closed) return;
             const event = decodeRow(row);
@@ -282,6 +316,7 @@ class PostgresStore implements EventStore {
           }
           // Positions up to the horizon are final: the gaps below it (rolled back appends) stay gaps.
           if (rows.length < DEFAULT_PAGE) sub.cursor = Math.max(sub.cursor, horizon);
+          if (sub.othersOnly) this.#pruneOwn();
         }
       }
     } catch (e) {

@@ -337,6 +337,8 @@ export const readAllSql = (select: string) => `SELECT ${select} FROM events WHER
 
 /** Events after `$1` up to and including position `$2`, at most `$3`. */
 export const READ_RANGE_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`;
+/** READ_RANGE_SQL without the positions `$4` (bigint[]). */
+export const READ_RANGE_EXCEPT_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 AND global_position <> ALL($4::bigint[]) ORDER BY global_position LIMIT $3`;
 export const STREAM_VERSION_SQL = `SELECT coalesce(max(stream_version), 0) AS version FROM events WHERE stream_id = $1`;
 export const HEAD_POSITION_SQL = `SELECT coalesce(max(global_position), 0) AS position FROM events`;
 

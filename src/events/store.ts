@@ -19,6 +19,15 @@ export type AppendResult = {
 
 export type Unsubscribe = () => void;
 
+export type SubscribeOptions = {
+  /**
+   * Leave out events this store appended itself (a store shared by processes reads only what the others
+   * wrote; a reader that applied its own appends as they returned need not read them again). A store no
+   * other process writes to may deliver them anyway: leaving them out is a saving, never a promise.
+   */
+  othersOnly?: boolean;
+};
+
 /** A raw SQL door for projections and tests, in the same database as the log. */
 export interface SqlExecutor {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
@@ -55,7 +64,7 @@ export interface EventStore {
    * Calls `listener` for every event after `after`, in position order, first the stored ones, then
    * each new one as it commits; never skips one that committed out of order.
    */
-  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>): Unsubscribe;
+  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options?: SubscribeOptions): Unsubscribe;
   /**
    * Checks the whole log against itself (verifyLog.ts): the hash chain, stream versions contiguous
    * from 1, every row decodable, the append-only guard in place; with `since`, that the log only grew

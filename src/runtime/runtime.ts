@@ -89,11 +89,17 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   // On a shared log, one subscription (each reads the log on its own) for what other processes append:
   // requests for runs this one drives, and facts of runs parked here and decided there (`followLog`).
   const stopAnswering = shared
-    ? core.store.subscribe(await core.store.headPosition(), (e) => {
-        answerControlRequest(core, e);
-        core.budgets.observe(e);
-        core.registry.followLog(e);
-      })
+    ? core.store.subscribe(
+        await core.store.headPosition(),
+        (e) => {
+          answerControlRequest(core, e);
+          core.budgets.observe(e);
+          core.registry.followLog(e);
+        },
+        // This process applied its own appends as they returned: reading them back cost a fresh delegation
+        // about four range reads of its 18 events, a sixth of the process's CPU on PostgreSQL.
+        { othersOnly: true },
+      )
     : () => undefined;
   let sweeper: NodeJS.Timeout | null = null;
   if (shared) {
