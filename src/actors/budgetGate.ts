@@ -52,7 +52,8 @@ export const withBudget = <E>(
         if (reservation === null) return yield* call;
         const turn = yield* call.pipe(
           // A stop interrupts the call; its release is best effort (the stop itself must not fail on it).
-          Effect.onInterrupt(() => Effect.promise(() => reservation.release(true).catch(() => undefined))),
+          // A call stopped while it waited in the queue was never sent: nothing of it was spent.
+          Effect.onInterrupt(() => Effect.promise(() => reservation.release(!handle.queued).catch(() => undefined))),
           Effect.tapError(() => logWrite(() => reservation.release(false))),
         );
         const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0;

@@ -13,6 +13,7 @@
 // - A repeated identical reply, or an unusable (empty) reply, gets one warning; the next one fails the run.
 // - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
 // - Each step's model call reserves from the tree's budget first (budgetGate.ts); one that does not fit parks the run.
+// - Each attempt then waits for its place under the runtime's caps (callQueue.ts), visibly when it has to wait.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
 //   completes while an intervention is undelivered.
 // - A resumed run (`resume`) goes on at its last recorded step (resumePlan.ts): a cut-off tool call is resumed
@@ -34,6 +35,7 @@ import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages, type WindowEnv } from "./compaction.ts";
 import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
 import { type BudgetPort, settleReply, withBudget } from "./budgetGate.ts";
+import { type GateEnv, withPlace } from "./callQueue.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
 
@@ -74,6 +76,8 @@ export type LoopEnv = {
   window?: WindowEnv;
   /** The tree's budget each model call reserves from (budgetGate.ts); absent: nothing is reserved. */
   budget?: BudgetPort;
+  /** The runtime's concurrency caps and rate limits each model call waits on (callQueue.ts); absent: none are set. */
+  gate?: GateEnv;
 };
 
 export const WARN_REPEATED =
@@ -131,14 +135,14 @@ const toModelError = (e: unknown): ModelError =>
  * ModelCallFailed with the delay the retry will wait. `force`: the endpoint refused the last attempt as too long.
  */
 const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: boolean) =>
-  Effect.gen(function* () {
+  withPlace(env.gate, env.handle, { step, attempt }, (events) => append(env, events), ({ admitted }) => Effect.gen(function* () {
     const { runId } = env.handle;
     // The run's first call was recorded with its start (interventions since then wait for the next call).
     const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
-    if (!recorded) {
+    if (!recorded || admitted) {
       yield* logWrite(() =>
         // The transcript now holds every intervention recorded so far (ModelCalled carries them).
-        env.writer.append([{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } }], {
+        env.writer.append([...(admitted ? [admitted] : []), ...(recorded ? [] : [{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } } as const])], {
           correlationId: env.handle.correlationId,
           causationId: runId,
         }),
@@ -174,7 +178,7 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: bo
       },
     ]);
     return yield* Effect.fail(new ModelCallFailed({ error: err, attempt, retryInMs }));
-  });
+  }));
 
 const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: boolean; attempt: number }) => {
   const why = f.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";

@@ -78,6 +78,10 @@ export const gist = (e: RecordedEvent, max = 100): string => {
       return `${e.data.limit} would pass its limit at step ${e.data.step}; parked until the budget is extended (${extendHint(e.data.rootContextId, e.data.limit)})`;
     case "BudgetRestored":
       return `budget extended; run ${e.data.runId.slice(0, 8)} goes on`;
+    case "ModelCallQueued":
+      return `step ${e.data.step} waits its turn${e.data.preset === null ? "" : ` for ${e.data.preset}`} (${e.data.ahead} ahead)`;
+    case "ModelCallAdmitted":
+      return `step ${e.data.step} sent after ${e.data.waitedMs} ms in the queue`;
     default: {
       const _exhaustive: never = e;
       return "";

@@ -21,6 +21,8 @@ export type LiveNode = {
   parentId: string | null;
   status: Shown;
   paused: boolean;
+  /** Its model call waits in the runtime's queue (a concurrency cap or a rate limit holds it). */
+  queued: boolean;
   /** Tool calls of its run waiting for a person's decision (actorzero approvals). */
   awaiting: number;
   /** The tools those calls are for, in the order asked. */
@@ -58,6 +60,7 @@ export class LiveState {
         parentId: v.parentContextId,
         status: shownStatus(v),
         paused: v.paused,
+        queued: v.status === "running" && v.queued,
         awaiting: v.status === "running" ? v.awaitingApproval.length - (v.parkedOnBudget ? 1 : 0) : 0,
         awaitingTools: [],
         budgetParked: v.status === "running" && v.parkedOnBudget ? { limit: v.parkedOnBudget.limit, rootId: v.rootContextId } : null,
@@ -106,6 +109,7 @@ export class LiveState {
         parentId: d.parentContextId,
         status: "idle",
         paused: false,
+        queued: false,
         awaiting: 0,
         awaitingTools: [],
         step: 0,
@@ -140,6 +144,7 @@ export class LiveState {
         n.jobs = { started: 0, finished: 0 };
         n.awaiting = 0;
         n.awaitingTools = [];
+        n.queued = false;
         n.activity = "starting";
         break;
       case "InterventionReceived":
@@ -193,6 +198,7 @@ export class LiveState {
         n.awaiting = 0;
         n.awaitingTools = [];
         n.budgetParked = null;
+        n.queued = false;
         n.activity = ACTIVITY_AT_END[end.run](end);
         break;
       }
@@ -236,6 +242,14 @@ export class LiveState {
         break;
       case "HistoryCompacted":
         n.activity = "compacting history";
+        break;
+      case "ModelCallQueued":
+        n.activity = "queued for the model";
+        n.queued = true;
+        break;
+      case "ModelCallAdmitted":
+        n.activity = "thinking";
+        n.queued = false;
         break;
       default: {
         const _exhaustive: never = e;

@@ -21,8 +21,9 @@ const COLUMNS: Column[] = [
   { header: "TOKENS", text: (n) => count(n.inputTokens + n.outputTokens) },
   { header: "CONTEXT", text: (n) => n.id.slice(0, 8) },
 ];
-/** What a running context waits on, as contexts says it: a decision before a pause. */
-const noteOf = (n: LiveNode): string => (n.awaiting > 0 ? " (awaiting approval)" : n.budgetParked ? " (parked: budget)" : n.paused ? " (paused)" : "");
+/** What a running context waits on, as contexts says it: a decision before a pause, a pause before the queue. */
+const noteOf = (n: LiveNode): string =>
+  n.awaiting > 0 ? " (awaiting approval)" : n.budgetParked ? " (parked: budget)" : n.paused ? " (paused)" : n.status === "running" && n.queued ? " (queued)" : "";
 
 const at = (header: string): number => COLUMNS.findIndex((c) => c.header === header);
 const AGENT = at("AGENT");

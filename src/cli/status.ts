@@ -13,15 +13,20 @@ export const shownStatus = (view: Pick<ContextView, "status" | "lastRun" | "fail
   return view.lastRun?.status === "completed" ? "completed" : "idle";
 };
 
-/** What a running context is waiting on, after its status: " (paused)", " (awaiting approval)", " (parked: budget)", or nothing. */
-export const statusNote = (view: Pick<ContextView, "status" | "paused" | "awaitingApproval"> & { parkedOnBudget?: ContextView["parkedOnBudget"] }, paint: Paint): string =>
+/** What a running context is waiting on, after its status: " (paused)", " (awaiting approval)", " (parked: budget)", " (queued)", or nothing. */
+export const statusNote = (
+  view: Pick<ContextView, "status" | "paused" | "awaitingApproval"> & { parkedOnBudget?: ContextView["parkedOnBudget"]; queued?: boolean },
+  paint: Paint,
+): string =>
   view.status === "running" && view.parkedOnBudget
     ? paint.yellow(` (parked: ${view.parkedOnBudget.limit} budget)`)
     : view.status === "running" && view.awaitingApproval.length > 0
-    ? paint.yellow(" (awaiting approval)")
-    : view.paused
-      ? paint.yellow(" (paused)")
-      : "";
+      ? paint.yellow(" (awaiting approval)")
+      : view.paused
+        ? paint.yellow(" (paused)")
+        : view.status === "running" && view.queued
+          ? paint.yellow(" (queued)")
+          : "";
 
 export const paintStatus = (status: string, paint: Paint): string => {
   switch (status) {

@@ -284,6 +284,22 @@ export const BudgetExhausted = event("BudgetExhausted", {
 /** In the run's own stream: the budget was extended, and the parked run goes on (it reserves again). */
 export const BudgetRestored = event("BudgetRestored", { exhaustionId: z.string().min(1), runId: RunId });
 
+/**
+ * A model call waits its turn: the runtime's or its preset's concurrency cap is full (or its provider's rate limit
+ * holds it). The context shows `queued` until ModelCallAdmitted (or the run's end: a stop takes it out of the queue).
+ */
+export const ModelCallQueued = event("ModelCallQueued", {
+  runId: RunId,
+  step: Count,
+  attempt: Count,
+  /** The preset whose limits apply; null for a model given by name (the runtime's cap only). */
+  preset: Text.nullable(),
+  /** Calls that were waiting before this one. */
+  ahead: Count,
+});
+/** The queued call got its place and is sent now. */
+export const ModelCallAdmitted = event("ModelCallAdmitted", { runId: RunId, step: Count, attempt: Count, waitedMs: Count });
+
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
   ContextCreated,
@@ -320,6 +336,8 @@ export const DomainEvent = z.discriminatedUnion("type", [
   BudgetSettled,
   BudgetExhausted,
   BudgetRestored,
+  ModelCallQueued,
+  ModelCallAdmitted,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];

@@ -258,6 +258,9 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
       case "BudgetSettled":
       case "BudgetExhausted":
       case "BudgetRestored":
+      // Waiting for a place in the queue is not a step of the run: the call's own facts are.
+      case "ModelCallQueued":
+      case "ModelCallAdmitted":
         break;
       default: {
         const _exhaustive: never = e;

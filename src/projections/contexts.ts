@@ -46,6 +46,11 @@ export type ContextView = {
   awaitingJobApproval: string[];
   /** The run in progress is parked on its tree's budget: the limit its next model call would pass (null otherwise). */
   parkedOnBudget: { exhaustionId: string; limit: string } | null;
+  /**
+   * The run in progress has a model call waiting in the runtime's queue (a concurrency cap or a provider's rate
+   * limit holds it): from its ModelCallQueued until its ModelCallAdmitted, or the run's end.
+   */
+  queued: boolean;
   /** The last stream version applied. */
   version: number;
   /** The last global position applied. */
@@ -77,6 +82,7 @@ export const initContext = (id: string): ContextView => ({
   awaitingApproval: [],
   awaitingJobApproval: [],
   parkedOnBudget: null,
+  queued: false,
   version: 0,
   position: 0,
 });
@@ -181,6 +187,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         awaitingApproval: [],
         awaitingJobApproval: [],
         parkedOnBudget: null,
+        queued: false,
         lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
       };
     case "RunCompleted":
@@ -198,6 +205,7 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
         awaitingApproval: [],
         awaitingJobApproval: [],
         parkedOnBudget: null,
+        queued: false,
         lastRun: endRun(s, end.runId, end.run, at, end.response),
       };
     }
@@ -219,6 +227,10 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "BudgetReserved":
     case "BudgetSettled":
       return s;
+    case "ModelCallQueued":
+      return { ...s, queued: event.data.runId === s.currentRunId };
+    case "ModelCallAdmitted":
+      return { ...s, queued: false };
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
@@ -243,8 +255,8 @@ const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "B
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
-  // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`.
-  version: 4,
+  // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`. 5: `queued`.
+  version: 5,
   // A control request is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,

@@ -100,6 +100,8 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "BudgetSettled":
     case "BudgetExhausted":
     case "BudgetRestored":
+    case "ModelCallQueued":
+    case "ModelCallAdmitted":
       return state;
     default: {
       const _exhaustive: never = event;

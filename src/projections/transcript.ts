@@ -125,6 +125,8 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "BudgetSettled":
     case "BudgetExhausted":
     case "BudgetRestored":
+    case "ModelCallQueued":
+    case "ModelCallAdmitted":
       return state;
     default: {
       const _exhaustive: never = event;

@@ -74,6 +74,8 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "BudgetSettled":
     case "BudgetExhausted":
     case "BudgetRestored":
+    case "ModelCallQueued":
+    case "ModelCallAdmitted":
       return node;
     default: {
       const _exhaustive: never = event;

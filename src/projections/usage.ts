@@ -78,6 +78,9 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     case "BudgetSettled":
     case "BudgetExhausted":
     case "BudgetRestored":
+    // A queued call is billed by its reply, like any other.
+    case "ModelCallQueued":
+    case "ModelCallAdmitted":
       return u;
     default: {
       const _exhaustive: never = event;

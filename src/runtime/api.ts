@@ -34,6 +34,11 @@ export type Limits = {
   leaseTtlMs: number;
   /** What a budgeted model call reserves for its reply when its preset sets no `maxOutputTokens`. */
   defaultMaxOutputTokens: number;
+  /**
+   * Most model calls of this runtime in flight at once (every context, every preset); calls beyond wait in a FIFO
+   * queue, and their contexts show `queued`. None by default. A preset's `maxConcurrent` caps calls to it alone.
+   */
+  maxConcurrentModelCalls?: number;
 };
 
 export const DEFAULT_LIMITS: Limits = {

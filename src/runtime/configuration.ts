@@ -4,6 +4,7 @@
 // - A bad option (missing prompts or profiles folder, a profiles list that is not one, a store or model
 //   that is not a port) is a RuntimeError naming the option, before the log is touched.
 // - Approval settings (`approvals`, projects' and tools' `needsApproval`) are checked here too (approvalPolicy.ts).
+// - Concurrency caps (`limits.maxConcurrentModelCalls`, presets' `maxConcurrent`) make the runtime's call gate (flow.ts).
 // - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
 //   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
@@ -16,6 +17,8 @@ import { systemClock, type Clock } from "../events/clock.ts";
 import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
+import type { CallGate } from "../models/callGate.ts";
+import { gateOf } from "./flow.ts";
 import { RunObserver } from "./runObserver.ts";
 import { checkApprovals, checkRecovery, type ApprovalSettings, type Recovery } from "./approvalPolicy.ts";
 import { RuntimeError } from "./errors.ts";
@@ -33,6 +36,8 @@ export type Configuration = {
   readonly observer: RunObserver;
   readonly approvals: ApprovalSettings;
   readonly recovery: Recovery;
+  /** The concurrency caps every model call waits on; null when none is set. */
+  readonly gate: CallGate | null;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
@@ -100,6 +105,7 @@ const configurationOf = (options: RuntimeOptions): Configuration => {
     mcpServers: checkMcp(options),
     approvals: checkApprovals(options),
     recovery: checkRecovery(options.recovery),
+    gate: gateOf(options.limits?.maxConcurrentModelCalls, options.presets),
     deltas,
     observer,
   };

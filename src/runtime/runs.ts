@@ -137,6 +137,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         resume: resuming?.plan ?? null,
         ...windowOf(core, model.presetName, ac),
         budget: budgetPortFor(core, ac, handle, model),
+        ...(core.config.gate ? { gate: { gate: core.config.gate, preset: model.presetName } } : {}),
       }),
       { signal },
     );
@@ -189,7 +190,7 @@ export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOu
           step: inFlight.step,
           attempt: inFlight.attempt,
           reason: "aborted",
-          message: "The run was stopped during this model call.",
+          message: handle.queued ? "The run was stopped while this model call waited in the queue; it was not sent." : "The run was stopped during this model call.",
           retryable: false,
           retryInMs: null,
         },

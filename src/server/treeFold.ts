@@ -27,6 +27,8 @@ export type TreeRow = {
   paused: boolean;
   /** Approval ids the running context waits on (its run is parked until each is decided). */
   awaitingApproval: string[];
+  /** The running context's model call waits in the runtime's queue (a concurrency cap or a rate limit holds it). */
+  queued: boolean;
   failure: ContextView["failure"];
   /** The context's first message (cut to TASK_CHARS), null before it got one. */
   task: string | null;
@@ -108,6 +110,7 @@ export class TreeFold {
       status: v.status,
       paused: v.paused,
       awaitingApproval: v.status === "running" ? v.awaitingApproval : [],
+      queued: v.status === "running" && v.queued,
       failure: v.failure,
       task: this.tasks.get(v.id) ?? null,
       call: sup ? { contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : null,

@@ -7,10 +7,10 @@ import { jsonValueArb } from "./jsonArbitrary.ts";
 
 export { jsonValueArb } from "./jsonArbitrary.ts";
 import { budgetEventArb } from "./budgetArbitraries.ts";
+import { modelCallEventArb } from "./modelCallArbitraries.ts";
 import {
   EVENT_TYPES,
   JobStatus,
-  ModelErrorReason,
   RunFailureReason,
   type DomainEvent,
   type EventOf,
@@ -104,18 +104,9 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
         }),
       );
     case "ModelCallFailed":
-      return ev(
-        type,
-        fc.record({
-          runId,
-          step: smallCount,
-          attempt: smallCount,
-          reason: fc.constantFrom(...ModelErrorReason.options),
-          message: textArb,
-          retryable: fc.boolean(),
-          retryInMs: nullable(count),
-        }),
-      );
+    case "ModelCallQueued":
+    case "ModelCallAdmitted":
+      return modelCallEventArb(type, runId, textArb);
     case "ModelWarned":
       return ev(type, fc.record({ runId, step: smallCount, text: textArb }));
     case "ToolCalled":
