@@ -44,6 +44,8 @@ export type TreeRow = {
   inputTokens: number;
   outputTokens: number;
   modelCalls: number;
+  /** The limit of its tree's budget its run is parked on (its next call would pass it), null otherwise. */
+  parkedOnBudget: string | null;
   /** For a root: the tokens of its whole tree (itself and every context below it); null for the others. */
   treeTokens: { inputTokens: number; outputTokens: number } | null;
   createdPosition: number;
@@ -111,6 +113,7 @@ export class TreeFold {
       paused: v.paused,
       awaitingApproval: v.status === "running" ? v.awaitingApproval : [],
       queued: v.status === "running" && v.queued,
+      parkedOnBudget: v.status === "running" ? (v.parkedOnBudget?.limit ?? null) : null,
       failure: v.failure,
       task: this.tasks.get(v.id) ?? null,
       call: sup ? { contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : null,

@@ -20,7 +20,7 @@ export const elapsed = (startedAt, endedAt, now = Date.now()) =>
  * `interrupted` for a run cut short, and what a running one waits on.
  */
 export const statusWord = (r) => {
-  if (r.status === "running") return r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : r.queued ? "queued" : "running";
+  if (r.status === "running") return r.parkedOnBudget ? "over budget" : r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : r.queued ? "queued" : "running";
   if (r.status === "failed") return r.failure?.reason === "interrupted" ? "interrupted" : "failed";
   if (r.status === "stopped") return "stopped";
   return r.lastRunStatus === "completed" ? "completed" : "idle";

@@ -5,6 +5,7 @@ import { ApprovalsView } from "./approvalsView.js";
 import { TimelineView } from "./timelineView.js";
 import { TreeView } from "./treeView.js";
 import { statusWord } from "./format.js";
+import { budgetText, parseBudget } from "./budgetView.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { head: 0, at: null, selected: null, timelineLoaded: null, stopFollow: null, dirty: new Set(), refreshTimer: 0, timelineTimer: 0, timelineChildren: new Set() };
@@ -74,6 +75,9 @@ const refreshTimeline = async () => {
   $("ctx-title").textContent = `Timeline of A${c.agentNumber}${c.depth > 0 ? ` ${c.name} (${c.profile})` : ""} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
   const row = tree.rows.get(id);
   $("ctx-meta").textContent = `${row ? statusWord(row) : c.status} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
+  // The budget of the context's tree, as it stood at the position shown.
+  $("budget-text").textContent = budgetText(report.budget ?? null);
+  state.selectedRoot = row?.rootId ?? null;
   document.body.dataset.timeline = id;
   document.body.dataset.timelinePosition = String(report.position);
   timeline.show(c);
@@ -89,6 +93,8 @@ const updateActions = () => {
   $("stop").disabled = !can || row.status !== "running";
   $("pause").disabled = !can || row.status !== "running" || row.paused;
   $("resume").disabled = !can || !row.paused;
+  $("budget-more").disabled = !can;
+  $("budget-extend").disabled = !can;
   // Reading the past, nothing that writes may act: the New task form and the approvals are off too.
   for (const el of document.querySelectorAll("#new-form input, #new-form button, #approvals input, #approvals button")) el.disabled = past;
 };
@@ -128,6 +134,11 @@ const onEvent = (e) => {
   setHead(e.globalPosition);
   if (APPROVAL_CHANGES.has(e.type)) approvals.schedule();
   if (state.at !== null) return;
+  // A tree's budget facts are in a stream of their own (`<root>:budget`), not a context: they change the budget shown.
+  if (e.streamId.endsWith(":budget")) {
+    if (e.streamId === `${state.selectedRoot}:budget`) scheduleTimeline();
+    return;
+  }
   state.dirty.add(e.streamId);
   // A root's row carries its whole tree's tokens, so any event below it refreshes it too.
   const root = tree.rows.get(e.streamId)?.rootId ?? e.data?.rootContextId;
@@ -237,6 +248,19 @@ $("send-form").addEventListener("submit", async (e) => {
   if (ok) {
     $("send-text").value = "";
     clearError();
+  }
+});
+
+$("budget-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (state.at !== null || !state.selected) return;
+  const more = parseBudget($("budget-more").value);
+  if (typeof more === "string") return showError(new ApiError(0, "invalid_budget", more));
+  const ok = await attempt(() => call("POST", `/v1/contexts/${state.selected}/budget/extend`, more));
+  if (ok) {
+    $("budget-more").value = "";
+    clearError();
+    void refreshTimeline();
   }
 });
 
