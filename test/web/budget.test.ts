@@ -76,6 +76,8 @@ describe("given a served runtime with a run parked on its tree's budget", () => 
     await page.locator("#budget-text", { hasText: "Budget of its tree: modelCalls 2 of 3" }).waitFor();
     await page.locator(`#tree-${root.id} .pill`, { hasText: "completed" }).waitFor();
     expect(await page.inputValue("#budget-more")).toBe("");
+    // The tree's budget facts (reservations, settles) arrived live all along without an error on the page.
+    expect(await page.isHidden("#error")).toBe(true);
     expect(w.errors).toEqual([]);
   });
 });
