@@ -86,4 +86,25 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
     expect(audited.budget).toMatchObject({ rootContextId: root, limits: { totalTokens: 26_000 }, reserved: { modelCalls: 0 } });
     expect(await logLength()).toBeGreaterThan(0);
   });
+
+  it("when the process running the tree is gone, then extend-budget takes the tree over and drives it to its end", async () => {
+    const dir = await copyPgliteTemplate();
+    try {
+      const run = startCli(["run", "--offline", "--latency", "10", "--budget", "totalTokens=6000", "--events", "--json", "--data-dir", dir]);
+      const root: string = JSON.parse(await run.waitForLine(/"type":"BudgetExhausted"/)).data.rootContextId;
+      run.child.kill("SIGKILL");
+      expect((await run.done).signal).toBe("SIGKILL");
+
+      const extended = await cli(["extend-budget", root.slice(0, 8), "totalTokens=20000", "--data-dir", dir]);
+      expect([extended.code, extended.stderr]).toEqual([0, ""]);
+      expect(extended.stdout).toContain(`budget of tree ${root.slice(0, 8)} extended by totalTokens=20000`);
+      expect(extended.stdout).toContain("no run of the tree is parked on its budget now");
+      const tree = JSON.parse((await cli(["tree", root, "--json", "--data-dir", dir])).stdout)[0];
+      expect(tree).toMatchObject({ shownStatus: "completed", budget: { limits: { totalTokens: 26_000 }, reserved: { modelCalls: 0 } } });
+      const statuses = (t: { shownStatus: string; children: unknown[] }): string[] => [t.shownStatus, ...t.children.flatMap((c) => statuses(c as typeof t))];
+      expect(new Set(statuses(tree))).toEqual(new Set(["completed"]));
+    } finally {
+      await removeDir(dir);
+    }
+  });
 });
