@@ -39,7 +39,7 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 export const diskFull = (dir: string, free: number, needed: number, doing: string) =>
   new StoreError(
     "disk_full",
-    `the disk holding ${dir} is full: ${mb(free)} free, ${doing} needs ${mb(needed)} (a reserve of ${mb(RESERVE_BYTES)} is kept so the log is never cut mid-write); free some space and try again`,
+    `the disk holding ${dir} is full: ${mb(free)} free, and ${doing} needs ${mb(needed)} free (the log keeps ${mb(RESERVE_BYTES)} free so that it is never cut mid-write); free some space and try again`,
   );
 
 /** Refuses (StoreError `disk_full`) to open a data dir on a file system without the reserve, plus `extra` bytes. */
@@ -77,7 +77,7 @@ export const diskReserve = (dir: string, free: () => number = () => freeBytes(di
         sent = 0;
       }
       const left = known - sent * EXPANSION - needed;
-      if (left < RESERVE_BYTES) throw diskFull(dir, known - sent * EXPANSION, RESERVE_BYTES + needed, "this append");
+      if (left < RESERVE_BYTES) throw diskFull(dir, known - sent * EXPANSION, RESERVE_BYTES + needed, "an append");
       sent += sqlChars;
     },
   };

@@ -107,17 +107,27 @@ describe.skipIf(notMounted !== null)(`given a store on a ${SIZE_MB} MB tmpfs`, (
     }
   });
 
-  it("when a runtime's disk is full, then creating a context fails with disk_full, the runtime still answers, and works once space is freed", async () => {
+  it("when a runtime's disk fills, then creating a context or finishing a run fails with disk_full, the runtime still answers, and works once space is freed", async () => {
     const store = await openPgliteStore({ dataDir: path.join(mountPoint, "runtime-log") });
-    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "done" })) });
+    // The first model call fills the disk, as another program might while a run waits on its model.
+    let calls = 0;
+    const model = scriptedModel(() => {
+      if (++calls === 1) fillLeaving(256 * 1024);
+      return { text: "done" };
+    });
+    const rt = await createRuntime({ store, model, limits: { retryBaseMs: 1, retryMaxMs: 5 } });
     try {
       const first = await rt.createContext({ name: "before" });
-      // Filled by someone else to its last pages: the store's own writes stop at the reserve, PGlite never sees ENOSPC.
-      fillLeaving(256 * 1024);
+      const cut = await rt.send(first.id, "go");
+      expect(cut.status).toBe("failed");
+      expect(cut.failure?.message).toMatch(/disk .* is full/);
+      // Filled to its last pages: the store's own writes stop at the reserve, PGlite never sees ENOSPC.
       expect(await reasonOf(rt.createContext({ name: "while full" }))).toBe("disk_full");
       expect((await rt.contexts()).map((c) => c.id)).toEqual([first.id]);
       fs.rmSync(filler);
       const after = await rt.createContext({ name: "after" });
+      expect((await rt.send(after.id, "go")).status).toBe("completed");
+      expect((await rt.send(first.id, "again")).status).toBe("completed");
       expect((await rt.contexts()).map((c) => c.id).sort()).toEqual([first.id, after.id].sort());
     } finally {
       fs.rmSync(filler, { force: true });
