@@ -161,11 +161,10 @@ describe("when the command line or the id is wrong", () => {
     // These are refused before the log is opened, so they can run side by side.
     const file = path.join(dataDir, "..", `not-a-dir-${process.pid}`);
     writeFileSync(file, "x");
-    const [notAnId, badFlag, badType, follow, notDir, empty] = await Promise.all([
+    const [notAnId, badFlag, badType, notDir, empty] = await Promise.all([
       cli(["stop", "not-an-id!", "--data-dir", dataDir]),
       cli(["contexts", "--colour", "--data-dir", dataDir]),
       cli(["events", "--type", "RunWobbled", "--data-dir", dataDir]),
-      cli(["events", "--follow", "--data-dir", dataDir]),
       cli(["contexts", "--data-dir", file]),
       cli(["tree", "--data-dir", path.join(dataDir, "..", `nothing-here-${process.pid}`)]),
     ]);
@@ -175,8 +174,6 @@ describe("when the command line or the id is wrong", () => {
     expect(expectOneLineError(badFlag)).toBe("actorzero: unknown option --colour (see: actorzero contexts --help)");
     expect(badType.code).toBe(2);
     expect(expectOneLineError(badType)).toContain("--type takes event types");
-    expect(follow.code).toBe(2);
-    expect(expectOneLineError(follow)).toContain("follows the process that holds it");
     expect(notDir.code).toBe(1);
     expect(expectOneLineError(notDir)).toContain("it is not a directory");
     expect(empty.code).toBe(1);

@@ -38,78 +38,106 @@ export const eventsSpec: CommandSpec<Values> = {
     type: { type: "string", value: "<T,…>", description: "only these event types, e.g. RunStarted,RunCompleted" },
     after: { type: "string", value: "<position>", description: "only events after this log position" },
     limit: { type: "string", value: "<n>", description: "at most n events" },
-    follow: { type: "boolean", description: "keep printing events as others append them (PostgreSQL, or the process holding a data dir)" },
+    follow: { type: "boolean", description: "keep printing events as others append them, until Ctrl-C (waits for a process to hold a data dir)" },
     full: { type: "boolean", description: "do not cut texts in the lines" },
     json: { type: "boolean", description: "one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }" },
   },
   details: `Lines read: position, time (UTC), agent and profile, context, type, gist.
-On PostgreSQL --follow reads what every process appends. A PGlite data dir belongs to one process at a time:
-while actorzero run, send or serve holds it, this command reads (and --follow follows) through that process.`,
+--follow keeps printing until Ctrl-C, like tail -f. On PostgreSQL it reads what every process appends. A PGlite
+data dir belongs to one process at a time: while actorzero run, send or serve holds it, this command reads and
+follows through that process; when none does (or the one it followed exits), it waits, holding nothing, and
+follows the next one from where it left off.`,
   schema: Values as z.ZodType<Values>,
 };
 
 export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "events");
   if (v.follow && where.kind === "memory") throw usageError("--follow needs a log another process writes: a data dir or PostgreSQL");
-  return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
-    if (v.follow && where.kind === "pglite" && !holder) {
-      throw usageError(
-        `--follow on a PGlite data dir follows the process that holds it (actorzero run, send or serve), and none does now: nothing else can append while this command reads ${where.shown}. Start the run first, or use PostgreSQL`,
+  // Ctrl-C (or SIGTERM) ends a follower; nothing else does.
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  if (v.follow) {
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  }
+  try {
+    const printer = await withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
+      const contextId = v.context ? (await resolveContext(projections, v.context, where)).id : undefined;
+      const printer = await printerFor(v, io, projections, contextId);
+      const source: AsyncIterable<RecordedEvent> | RecordedEvent[] = contextId
+        ? (await store.readStream(contextId)).filter((e) => e.globalPosition > (v.after ?? 0))
+        : store.iterateAll(v.after ?? 0);
+      for await (const e of source) if (!printer.show(e)) break;
+      if (!v.follow || printer.full()) {
+        if (!v.json && printer.printed() === 0) io.warn("no events match");
+        return null;
+      }
+      io.warn(
+        where.kind === "pglite" && !holder
+          ? `actorzero: no process holds ${where.shown} now; waiting for one (actorzero run, send or serve) to follow after position ${printer.last()}; Ctrl-C stops`
+          : `actorzero: following ${describeLocation(where)} after position ${printer.last()}; Ctrl-C stops`,
       );
+      if (where.kind === "postgres") {
+        // Every process appends to the same server: one subscription reads them all, until Ctrl-C.
+        await new Promise<void>((resolve) => {
+          const unsubscribe = store.subscribe(printer.last(), (e) => {
+            if (!printer.show(e)) end();
+          });
+          const end = () => {
+            unsubscribe();
+            resolve();
+          };
+          if (stop.signal.aborted) end();
+          else stop.signal.addEventListener("abort", end, { once: true });
+        });
+        return null;
+      }
+      return { printer, holder: holder ?? null };
+    });
+    // A PGlite data dir: followed outside withLog, so this command holds nothing while it waits for a holder.
+    if (printer !== null && where.kind === "pglite") {
+      const { followHolders } = await import("../followHolders.ts");
+      await followHolders({
+        dataDir: where.dataDir,
+        first: printer.holder,
+        after: () => printer.printer.last(),
+        onEvent: (e) => printer.printer.show(e),
+        note: (line) => io.warn(line),
+        signal: stop.signal,
+      });
     }
-    const contextId = v.context ? (await resolveContext(projections, v.context, where)).id : undefined;
-    const labels = await labeller(projections);
-    const types = v.type ? new Set<string>(v.type) : null;
-    const width = screenWidth(io.out);
-    let printed = 0;
-    let last = v.after ?? 0;
-    const show = (e: RecordedEvent) => {
-      last = Math.max(last, e.globalPosition);
+    return EXIT.ok;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+};
+
+/** Prints the events that pass the filters, up to --limit, and keeps the last position seen. */
+const printerFor = async (v: Values, io: Io, projections: Projections, contextId: string | undefined) => {
+  const labels = await labeller(projections);
+  const types = v.type ? new Set<string>(v.type) : null;
+  const width = screenWidth(io.out);
+  let printed = 0;
+  let last = v.after ?? 0;
+  return {
+    /** False once --limit events are printed. */
+    show(e: RecordedEvent): boolean {
+      // A holder streams from a position: an event already printed (or before --after) is not shown twice.
+      if (e.globalPosition <= last) return true;
+      last = e.globalPosition;
+      labels.learn(e);
       if (contextId && e.streamId !== contextId) return true;
       if (types && !types.has(e.type)) return true;
       if (v.limit !== undefined && printed >= v.limit) return false;
       io.print(v.json ? eventJson(e) : wrapText(eventLine(e, labels.of(e), io.paint, v.full ? Number.POSITIVE_INFINITY : 100), width, EVENT_INDENT));
       printed++;
-      return true;
-    };
-    const source: AsyncIterable<RecordedEvent> | RecordedEvent[] = contextId
-      ? (await store.readStream(contextId)).filter((e) => e.globalPosition > (v.after ?? 0))
-      : store.iterateAll(v.after ?? 0);
-    for await (const e of source) {
-      labels.learn(e);
-      if (!show(e)) break;
-    }
-    if (!v.follow || (v.limit !== undefined && printed >= v.limit)) {
-      if (!v.json && printed === 0) io.warn("no events match");
-      return EXIT.ok;
-    }
-    io.warn(`actorzero: following ${describeLocation(where)} after position ${last}; Ctrl-C stops`);
-    let holderLeft = false;
-    await new Promise<void>((resolve) => {
-      const onEvent = (e: RecordedEvent) => {
-        labels.learn(e);
-        if (!show(e)) end();
-      };
-      // Through a holder the stream ends when it exits (the dir is free then, and nothing appends any more).
-      const live = holder ? holder.follow(last, onEvent) : null;
-      const unsubscribe = live ? () => live.close() : store.subscribe(last, onEvent);
-      let over = false;
-      const end = () => {
-        over = true;
-        unsubscribe();
-        resolve();
-      };
-      void live?.ended.then(() => {
-        if (over) return;
-        holderLeft = true;
-        end();
-      });
-      process.once("SIGINT", end);
-      process.once("SIGTERM", end);
-    });
-    if (holderLeft) io.warn("actorzero: the process holding the data dir closed it; nothing more to follow");
-    return EXIT.ok;
-  });
+      return v.limit === undefined || printed < v.limit;
+    },
+    full: () => v.limit !== undefined && printed >= v.limit,
+    printed: () => printed,
+    last: () => last,
+  };
 };
 
 /** `A1 researcher` for each stream, from the projections and from ContextCreated events as they come. */
