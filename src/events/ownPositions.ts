@@ -6,7 +6,15 @@
 //   read), so no own event up to the horizon is mistaken for another process's.
 // - Leaving an own event in is harmless (the reader applied it already); leaving another's out never happens.
 // - Positions every such reader has passed are forgotten: the set holds only what lies ahead of them.
+// - The store's own commits need not wake such a reader (they notify from its own pool's backends), up to
+//   OWN_UNREAD_MAX positions ahead of it; another process's commit, or a timer while a fence waits, does.
 import type { AppendOutcome } from "./sql.ts";
+
+/**
+ * Own positions an othersOnly reader may hold unread before its store's own notifications read the horizon
+ * again (a process that writes alone would otherwise never move its reader, and keep every position).
+ */
+export const OWN_UNREAD_MAX = 4096;
 
 export class OwnPositions {
   readonly #positions = new Set<number>();
@@ -50,6 +58,10 @@ export class OwnPositions {
   /** Forgets the positions at or below `passed`. */
   forget(passed: number): void {
     for (const p of this.#positions) if (p <= passed) this.#positions.delete(p);
+  }
+
+  get size(): number {
+    return this.#positions.size;
   }
 
   clear(): void {

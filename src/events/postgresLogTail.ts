@@ -47,6 +47,11 @@ export class LogTail {
     /** Whether anyone reads: without subscribers, notifications are ignored. */
     private readonly wanted: () => boolean,
     private readonly onAdvance: () => void,
+    /**
+     * Whether a notification sent by the backend `processId` can be let pass without reading the horizon: the
+     * store's own connections, while every subscriber reads only other processes' events (ownPositions.ts).
+     */
+    private readonly passes: (processId: number) => boolean = () => false,
   ) {}
 
   start() {
@@ -83,7 +88,9 @@ export class LogTail {
       });
       try {
         await client.connect();
-        client.on("notification", () => this.refresh());
+        client.on("notification", (n: { processId?: number }) => {
+          if (n.processId === undefined || !this.passes(n.processId)) this.refresh();
+        });
         await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
         if (this.#stopped) {
           await client.end().catch(() => {});

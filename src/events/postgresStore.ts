@@ -28,7 +28,7 @@ import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./v
 import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, SubscribeOptions, Unsubscribe } from "./store.ts";
 import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
-import { OwnPositions } from "./ownPositions.ts";
+import { OWN_UNREAD_MAX, OwnPositions } from "./ownPositions.ts";
 
 export { LISTENER_APPLICATION_NAME } from "./postgresLogTail.ts";
 
@@ -141,8 +141,14 @@ class PostgresStore implements EventStore {
       (values) => this.#query<{ horizon: LogHorizon }>(LOG_HORIZON_SQL, values),
       () => this.#subscriptions.size > 0,
       () => this.#wakeSubscribers(),
+      (processId) => this.#ownBackends.has(processId) && this.#othersOnly === this.#subscriptions.size && this.#own.size < OWN_UNREAD_MAX,
     );
+    // The backends of this store's pool: the commits they notify are this store's own appends.
+    pool.on("connect", (client) => void this.#ownBackends.add((client as unknown as { processID: number }).processID));
+    pool.on("remove", (client) => void this.#ownBackends.delete((client as unknown as { processID: number }).processID));
   }
+
+  readonly #ownBackends = new Set<number>();
 
   /** Seals up to the settled horizon: an append that commits late, below a visible position, is never left out. */
   startSealing() {
