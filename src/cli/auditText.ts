@@ -145,6 +145,8 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
     case "paused":
     case "resumed":
       return [`    ${at(e, p)} ${p.yellow(e.kind)}`];
+    case "remote_task":
+      return [`    ${at(e, p)} ${p.bold("remote task")} ${e.taskId ?? p.cyan("(not taken yet)")} at ${e.url}${e.skill ? ` (skill ${e.skill})` : ""}${e.state ? ` ${p.dim(e.state)}` : ""}`];
     case "model_call": {
       const again = e.madeAgain ? ` ${p.yellow("made again after a restart (the cut-off call may be billed too)")}` : "";
       const head = `    ${at(e, p)} ${p.bold(`model`)} step ${e.step}${e.attempt > 1 ? ` attempt ${e.attempt}` : ""}${again} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)}`;

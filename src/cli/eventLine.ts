@@ -82,6 +82,10 @@ export const gist = (e: RecordedEvent, max = 100): string => {
       return `step ${e.data.step} waits its turn${e.data.preset === null ? "" : ` for ${e.data.preset}`} (${e.data.ahead} ahead)`;
     case "ModelCallAdmitted":
       return `step ${e.data.step} sent after ${e.data.waitedMs} ms in the queue`;
+    case "RemoteTaskSent":
+      return `to ${e.data.url}${e.data.skill ? ` (skill ${e.data.skill})` : ""} as message ${e.data.messageId.slice(0, 8)}`;
+    case "RemoteTaskAccepted":
+      return `task ${e.data.taskId} (${e.data.state})`;
     default: {
       const _exhaustive: never = e;
       return "";

@@ -251,6 +251,12 @@ export class LiveState {
         n.activity = "thinking";
         n.queued = false;
         break;
+      case "RemoteTaskSent":
+        n.activity = `sending to ${e.data.url}`;
+        break;
+      case "RemoteTaskAccepted":
+        n.activity = `remote task ${e.data.taskId.slice(0, 8)}`;
+        break;
       default: {
         const _exhaustive: never = e;
       }

@@ -5,7 +5,8 @@
 // - Redacts: URL userinfo passwords (`scheme://user:secret@`), credential query parameters
 //   (`?password=`, `token=`, `api_key=` …), known API-key shapes, `Bearer` tokens, and the values of
 //   PGPASSWORD and OPENAI_API_KEY wherever they appear, and the values configuration marks as secret
-//   (`addSecrets`: MCP servers' `headers` and `env`), once it has been read, for the rest of the process.
+//   (`addSecrets`: MCP servers' `headers` and `env`), once it has been read, for the rest of the process;
+//   and the values of the variables marked secret (`markSecretEnv`: a remote profile's credentials).
 // - Idempotent and cheap on text without secrets (the patterns are anchored on rare characters).
 
 export const REDACTED = "***";
@@ -21,7 +22,13 @@ const KEY_SHAPES = [
 ];
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g;
 /** Environment variables whose values are secrets wherever they show up. */
-const SECRET_ENV = ["PGPASSWORD", "OPENAI_API_KEY"];
+const SECRET_ENV = new Set(["PGPASSWORD", "OPENAI_API_KEY"]);
+
+/**
+ * Marks the variable `name` as holding a secret from now on (a remote profile's `credentialsEnv`): its value is
+ * redacted like OPENAI_API_KEY's. Process-wide, as the environment is.
+ */
+export const markSecretEnv = (name: string): void => void SECRET_ENV.add(name);
 
 /** Shorter values are not treated as secrets: `1` or `true` would be cut out of every text. */
 export const MIN_SECRET_LENGTH = 6;
@@ -53,7 +60,7 @@ export const redactSecrets = (text: string, extraSecrets: readonly string[] = []
 /** The values of the secret environment variables long enough not to match ordinary text. */
 const envSecrets = (): string[] => {
   const env = typeof process === "undefined" ? {} : process.env;
-  return SECRET_ENV.map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
+  return [...SECRET_ENV].map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
 };
 
 /**

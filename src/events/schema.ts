@@ -17,7 +17,8 @@ export type Usage = z.infer<typeof Usage>;
 export const ToolCallRecord = z.object({ id: z.string(), name: z.string(), arguments: z.unknown() });
 export type ToolCallRecord = z.infer<typeof ToolCallRecord>;
 
-export const ContextKind = z.enum(["root", "subordinate"]);
+/** `remote`: a subordinate whose runs are tasks of another A2A agent (its profile's `remote`), not local actors. */
+export const ContextKind = z.enum(["root", "subordinate", "remote"]);
 export type ContextKind = z.infer<typeof ContextKind>;
 
 /** Why a model call failed; `aborted` is a stop arriving during the call. */
@@ -45,6 +46,8 @@ export const RunFailureReason = z.enum([
   "internal",
   /** The history could not be compacted into the model's context window (the message says what did not fit). */
   "context_overflow",
+  /** A remote subordinate's task failed, was rejected or canceled there, or its agent could not be reached. */
+  "remote_error",
 ]);
 export type RunFailureReason = z.infer<typeof RunFailureReason>;
 
@@ -300,6 +303,22 @@ export const ModelCallQueued = event("ModelCallQueued", {
 /** The queued call got its place and is sent now. */
 export const ModelCallAdmitted = event("ModelCallAdmitted", { runId: RunId, step: Count, attempt: Count, waitedMs: Count });
 
+/**
+ * A remote subordinate's run (its context's kind is `remote`) sends its message as an A2A task to `url`: recorded with
+ * the run's start, before anything is sent, with the A2A message id it is sent under (`messageId`, the run's id), so a
+ * retry after a restart sends the same message id and an agent that deduplicates it starts no second task.
+ */
+export const RemoteTaskSent = event("RemoteTaskSent", {
+  runId: RunId,
+  url: Text,
+  skill: Text.nullable(),
+  messageId: Text.min(1),
+  /** The agent's A2A context the child's earlier task was in (a continued child continues it there), or null. */
+  remoteContextId: Text.nullable(),
+});
+/** The remote agent took the message: its task (and A2A context) id; from here the run only waits on that task. */
+export const RemoteTaskAccepted = event("RemoteTaskAccepted", { runId: RunId, taskId: Text.min(1), remoteContextId: Text, state: Text });
+
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
   ContextCreated,
@@ -338,6 +357,8 @@ export const DomainEvent = z.discriminatedUnion("type", [
   BudgetRestored,
   ModelCallQueued,
   ModelCallAdmitted,
+  RemoteTaskSent,
+  RemoteTaskAccepted,
 ]);
 export type DomainEvent = z.infer<typeof DomainEvent>;
 export type EventType = DomainEvent["type"];

@@ -8,6 +8,27 @@ import { BudgetLimits } from "../events/schema.ts";
 
 export const PROFILE_DEFAULT = "default";
 
+/** The environment variable names a remote profile may name for its credentials (never the credentials themselves). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A profile that stands for another A2A agent: `call_subordinate` to it sends the message as an A2A task to the agent
+ * whose card is at `<url>/.well-known/agent-card.json` (the skill `skill` names, the agent's default otherwise), with
+ * `Authorization: Bearer <the value of $credentialsEnv>` when that is set. The URL may carry no credentials itself.
+ */
+export const RemoteAgent = z
+  .object({
+    url: z
+      .string()
+      .refine((u) => URL.canParse(u) && ["http:", "https:"].includes(new URL(u).protocol), "an http(s) URL")
+      .refine((u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""), "no credentials in the URL: name an environment variable in credentialsEnv")
+      .refine((u) => !URL.canParse(u) || (new URL(u).search === "" && new URL(u).hash === ""), "no query or fragment"),
+    skill: z.string().min(1).optional(),
+    credentialsEnv: z.string().regex(ENV_NAME, "the name of an environment variable (letters, digits, _)").optional(),
+  })
+  .strict();
+export type RemoteAgent = z.infer<typeof RemoteAgent>;
+
 /** Strict: a misspelt key (`needsAproval`) would otherwise be dropped without a word, and its rule with it. */
 export const ProfileFile = z.strictObject({
   title: z.string().min(1),
@@ -21,6 +42,14 @@ export const ProfileFile = z.strictObject({
   needsApproval: ApprovalList.optional(),
   /** The budget of a tree whose root has this profile, when `createContext` gives none and its project has none. */
   budget: BudgetLimits.optional(),
+  /** A remote A2A agent this profile stands for: its subordinates run there, not here. */
+  remote: RemoteAgent.optional(),
+}).superRefine((p, ctx) => {
+  // A remote agent runs with its own model, tools and approvals: these would silently do nothing.
+  if (!p.remote) return;
+  for (const key of ["modelPreset", "mcpServers", "needsApproval", "budget"] as const) {
+    if (p[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: "does not apply to a remote profile (the remote agent has its own)" });
+  }
 });
 
 export type Profile = z.infer<typeof ProfileFile> & {

@@ -237,6 +237,14 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         run.stoppedBy = end.stoppedBy;
         break;
       }
+      case "RemoteTaskSent":
+        run?.entries.push({ kind: "remote_task", position: e.globalPosition, at: e.recordedAt, url: e.data.url, skill: e.data.skill, messageId: e.data.messageId, taskId: null, state: null });
+        break;
+      case "RemoteTaskAccepted": {
+        const sent = run?.entries.find((x): x is Extract<Entry, { kind: "remote_task" }> => x.kind === "remote_task" && x.taskId === null);
+        if (sent) Object.assign(sent, { taskId: e.data.taskId, state: e.data.state });
+        break;
+      }
       case "ContextPaused":
       case "ContextResumed": {
         const target = run ?? runs.at(-1);

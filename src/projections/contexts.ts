@@ -51,6 +51,8 @@ export type ContextView = {
    * limit holds it): from its ModelCallQueued until its ModelCallAdmitted, or the run's end.
    */
   queued: boolean;
+  /** A remote subordinate (kind `remote`): the agent its last run's task went to, and that task's id once the agent took it. */
+  remote: { url: string; skill: string | null; taskId: string | null; remoteContextId: string | null } | null;
   /** The last stream version applied. */
   version: number;
   /** The last global position applied. */
@@ -83,6 +85,7 @@ export const initContext = (id: string): ContextView => ({
   awaitingJobApproval: [],
   parkedOnBudget: null,
   queued: false,
+  remote: null,
   version: 0,
   position: 0,
 });
@@ -231,6 +234,10 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
       return { ...s, queued: event.data.runId === s.currentRunId };
     case "ModelCallAdmitted":
       return { ...s, queued: false };
+    case "RemoteTaskSent":
+      return { ...s, remote: { url: event.data.url, skill: event.data.skill, taskId: null, remoteContextId: event.data.remoteContextId } };
+    case "RemoteTaskAccepted":
+      return s.remote ? { ...s, remote: { ...s.remote, taskId: event.data.taskId, remoteContextId: event.data.remoteContextId || s.remote.remoteContextId } } : s;
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
@@ -255,8 +262,8 @@ const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "B
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
-  // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`. 5: `queued`.
-  version: 5,
+  // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`. 5: `queued`. 6: `remote`.
+  version: 6,
   // A control request is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,

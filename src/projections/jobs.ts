@@ -102,6 +102,9 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "BudgetRestored":
     case "ModelCallQueued":
     case "ModelCallAdmitted":
+    // A remote run's task: what it was sent and the remote task id are the contexts view's.
+    case "RemoteTaskSent":
+    case "RemoteTaskAccepted":
       return state;
     default: {
       const _exhaustive: never = event;

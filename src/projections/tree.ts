@@ -76,6 +76,9 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "BudgetRestored":
     case "ModelCallQueued":
     case "ModelCallAdmitted":
+    // A remote run's task: what it was sent and the remote task id are the contexts view's.
+    case "RemoteTaskSent":
+    case "RemoteTaskAccepted":
       return node;
     default: {
       const _exhaustive: never = event;

@@ -81,6 +81,9 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     // A queued call is billed by its reply, like any other.
     case "ModelCallQueued":
     case "ModelCallAdmitted":
+    // A remote run's task: what it was sent and the remote task id are the contexts view's.
+    case "RemoteTaskSent":
+    case "RemoteTaskAccepted":
       return u;
     default: {
       const _exhaustive: never = event;

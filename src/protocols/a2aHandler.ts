@@ -1,5 +1,6 @@
 // The runtime as an A2A agent: the SDK's request handler interface answered from the runtime and its log.
 // Requirements:
+// - A message whose id started a run before answers with that run's task (a retry starts nothing).
 // - A message starts a run of a root (a new root of the skill `metadata.skill` names, default profile otherwise; or
 //   the root its `contextId` names), recorded `via: "a2a"`; the task is that run (task id = run id, context id =
 //   the root's id). A message naming the task of a run in flight is an intervention in it.
@@ -57,10 +58,26 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     return task;
   }
 
+  /**
+   * The run a message with this id started before, or null: a client that sends a message again under the same id
+   * (a retry after it lost the answer, as actorzero's remote subordinates do after a restart) gets that task back.
+   */
+  private async startedBy(messageId: string): Promise<Located | null> {
+    const { rows } = await this.rt.store.sql.query<{ stream_id: string; run_id: string }>(
+      "SELECT stream_id, data->>'runId' AS run_id FROM events WHERE type = 'MessageReceived' AND data->>'via' = 'a2a' AND metadata->>'causationId' = $1 ORDER BY global_position LIMIT 1",
+      [messageId],
+    );
+    const row = rows[0];
+    return row ? { contextId: row.stream_id, runId: row.run_id } : null;
+  }
+
   /** Starts (or joins, as an intervention) the run the message asks for. `watch` is set up before the start, so nothing is missed. */
   private async start(params: SendMessageRequest, context: ServerCallContext): Promise<Located> {
     const message: Message | undefined = params.message;
     if (!message) throw new RequestMalformedError("message: required");
+    // Sent before (the same message id): the task it started, never a second one.
+    const before = message.messageId ? await this.startedBy(message.messageId) : null;
+    if (before) return before;
     const text = textOf(message.parts ?? []).trim();
     if (text === "") throw new RequestMalformedError("message.parts: at least one non-empty text part is required (this agent reads text only)");
     const meta = { ...(params.metadata ?? {}), ...(message.metadata ?? {}) } as Record<string, unknown>;
@@ -85,7 +102,7 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
       contextId = (await this.rt.createContext({ ...(skill ? { profile: skill } : {}), ...(name ? { name } : {}) })).id;
     }
     const traceparent = readTraceparent(headersOf(context)["traceparent"]);
-    const started = await this.rt.start(contextId, text, { via: "a2a", ...(traceparent ? { traceparent } : {}) });
+    const started = await this.rt.start(contextId, text, { via: "a2a", ...(traceparent ? { traceparent } : {}), ...(message.messageId ? { messageId: message.messageId } : {}) });
     started.ended.catch(() => undefined);
     return { contextId, runId: started.runId };
   }

@@ -39,6 +39,8 @@ export type Limits = {
    * queue, and their contexts show `queued`. None by default. A preset's `maxConcurrent` caps calls to it alone.
    */
   maxConcurrentModelCalls?: number;
+  /** How often a remote subordinate's run reads its A2A task (`tasks/get`) while it waits on it. */
+  remotePollMs: number;
 };
 
 export const DEFAULT_LIMITS: Limits = {
@@ -50,6 +52,7 @@ export const DEFAULT_LIMITS: Limits = {
   passivateAfterMs: 30_000,
   leaseTtlMs: 10_000,
   defaultMaxOutputTokens: 4096,
+  remotePollMs: 500,
 };
 
 export type RuntimeOptions = {
@@ -110,7 +113,11 @@ export type StartResult = { contextId: string; runId: string; intervention: bool
 
 /** Where a message came from: an agent protocol (recorded as the message's `via`), and the W3C trace it continues. */
 /** `budget`: what this message's work may spend, on top of what its tree has spent so far. */
-export type StartOptions = { via?: "mcp" | "a2a"; traceparent?: string; budget?: BudgetLimits };
+/**
+ * `messageId`: the protocol's id of the message (an A2A `messageId`), recorded as the causation of the run's start, so a
+ * message sent again under the same id can be found to have started that run (the A2A server answers with its task).
+ */
+export type StartOptions = { via?: "mcp" | "a2a"; traceparent?: string; budget?: BudgetLimits; messageId?: string };
 
 /** An enabled profile, as other agents are offered it (an MCP tool, an A2A skill). */
 export type ProfileInfo = { key: string; title: string; description: string; context: string };

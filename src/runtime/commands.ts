@@ -7,7 +7,8 @@
 // - A message to a run in flight that the log still shows open is an intervention of that run;
 //   otherwise it records MessageReceived, RunStarted and the run's first ModelCalled in one append (opened,
 //   for a fresh subordinate, by its ContextCreated: the writer holds it until then), then sends `run.start`
-//   (legal only from idle, stopped or failed). Once close() has begun, a message is refused as closed before
+//   (legal only from idle, stopped or failed). A remote subordinate's run records RemoteTaskSent in place of the
+//   ModelCalled (its A2A task, sent only after: remoteRun.ts). Once close() has begun, a message is refused as closed before
 //   its run's start is appended; a start already being appended ends as interrupted, as close ends a run in flight.
 // - A stop is the machine event `run.stop`; the invoked `stopRun` records it once. Stopping a
 //   context with no run in flight is a no-op.
@@ -65,7 +66,7 @@ const refuseIfClosed = (core: Core): void => {
 };
 
 /** Where a user's message came from, and the trace it continues (a W3C traceparent), recorded with the run's start. */
-export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string };
+export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string; messageId?: string };
 
 /** A message: an intervention for a run in flight, else a new run. */
 export const deliver = async (core: Core, ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> => {
@@ -98,7 +99,9 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
   refuseIfClosed(core);
   await takeLease(core, ac);
   const runId = asRunId(core.config.clock.uuid());
-  const model = modelFor(core.config, ac.view);
+  const remote = ac.view.kind === "remote" ? core.config.profiles.get(ac.view.profile)?.remote : undefined;
+  if (ac.view.kind === "remote" && !remote) throw new RuntimeError("invalid", `Context '${ac.id}' is a remote subordinate, and its profile '${ac.view.profile}' has no remote agent configured here.`);
+  const model = remote ? { model: `a2a ${remote.url}` } : modelFor(core.config, ac.view);
   const correlationId = superior ? (core.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
   // The run's first model call is recorded with its start: one append, before any effect of the run.
   const facts = await ac.writer.exclusive((append) => {
@@ -108,14 +111,20 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
         { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user", ...(origin.via ? { via: origin.via } : {}) } },
         { type: "RunStarted", data: { runId, model: model.model, superior } },
       ],
-      { correlationId, causationId: superior?.toolCallId ?? null, ...(origin.traceparent ? { traceparent: origin.traceparent } : {}) },
+      { correlationId, causationId: superior?.toolCallId ?? origin.messageId ?? null, ...(origin.traceparent ? { traceparent: origin.traceparent } : {}) },
     );
+    // A remote subordinate's first effect is its A2A task, recorded before it is sent (remoteRun.ts).
+    if (remote) {
+      // A continued child continues its conversation there too (the same agent's A2A context).
+      const remoteContextId = ac.view.remote?.url === remote.url ? ac.view.remote.remoteContextId : null;
+      return append([{ type: "RemoteTaskSent", data: { runId, url: remote.url, skill: remote.skill ?? null, messageId: runId, remoteContextId } }], { correlationId, causationId: runId });
+    }
     return append([{ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: model.model } }], { correlationId, causationId: runId });
   });
   ac.run = new RunHandle(ac.id, runId, correlationId);
-  ac.run.firstCallRecorded = true;
+  ac.run.firstCallRecorded = !remote;
   // A stop before the loop makes that call records it as aborted, as for any call in flight.
-  ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
+  if (!remote) ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
   const outcome = ac.outcome(runId);
   if (core.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
   else ac.actor.send({ type: "run.start", facts, runId });

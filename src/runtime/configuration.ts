@@ -14,6 +14,7 @@ import type { ContextView } from "../projections/contexts.ts";
 import { allowedMcpServers, mcpSecretValues, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
 import { addSecrets } from "../events/redact.ts";
 import { systemClock, type Clock } from "../events/clock.ts";
+import { markSecretEnv } from "../events/redact.ts";
 import { actorzeroTracer } from "../telemetry/tracing.ts";
 import { DEFAULT_LIMITS, type Limits, type RuntimeOptions } from "./api.ts";
 import { LiveDeltas } from "./liveDeltas.ts";
@@ -109,6 +110,8 @@ const configurationOf = (options: RuntimeOptions): Configuration => {
     deltas,
     observer,
   };
+  // A remote profile's credentials are redacted wherever their value shows up.
+  for (const p of profiles.values()) if (p.remote?.credentialsEnv) markSecretEnv(p.remote.credentialsEnv);
   // Every selection is checked now, so a misspelt server name is a refusal at start rather than a failed run later.
   for (const profile of profiles.keys()) {
     for (const project of [null, ...Object.keys(options.projects ?? {})]) {

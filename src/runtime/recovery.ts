@@ -121,7 +121,7 @@ const interrupt = async (core: Core, view: ContextView, reason?: string): Promis
 const openNamedChildren = async (core: Core, caller: ContextView, runId: string): Promise<void> => {
   const stream = await core.store.readStream(caller.id);
   const isEmpty = async (id: string) => !core.registry.active.has(id) && (await core.store.streamVersion(id)) === 0;
-  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(core.config, profile, project) };
+  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(core.config, profile, project), profiles: core.config.profiles };
   for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
     try {
       await core.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);

@@ -1,7 +1,8 @@
 // The actors the context machine invokes: `run` (the message loop of the current run) and `stopRun` (the recorded stop).
 //
 // Requirements:
-// - The run gets the context's model, system prompt, tools and transcript, and its tools get the run's scope.
+// - The run gets the context's model, system prompt, tools and transcript, and its tools get the run's scope;
+//   a remote subordinate's run follows its A2A task instead (remoteRun.ts).
 // - A run resuming after a restart (resume.ts) gets its plan, and its `parallel` jobs rebuilt from the log.
 // - A run that throws (a bug, a broken store) still ends in the log exactly once, as RunFailed; when
 //   that append is refused, the end goes again alone (the staged events that went with the refused
@@ -36,6 +37,7 @@ import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
 import { windowSettings } from "../models/presets.ts";
 import { delegatorOf } from "./delegation.ts";
+import { followRemoteTask } from "./remoteRun.ts";
 import type { Core } from "./core.ts";
 
 /** Whether the log still shows `handle`'s run open on this context. */
@@ -93,6 +95,8 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
   ac.resuming = null;
   try {
+    // A remote subordinate's run is its A2A task at the other agent: no model, tools or loop here.
+    if (view.kind === "remote") return { facts: await followRemoteTask(core, ac, handle, signal) };
     const model = modelFor(core.config, view);
     const profile = core.config.profiles.get(view.profile);
     const tools = await core.tools.forContext(view, signal);

@@ -47,13 +47,14 @@ export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartRes
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** A message's origin, checked: a known protocol, a well-formed W3C traceparent. */
-const checkOrigin = (opts: StartOptions): { via?: "mcp" | "a2a"; traceparent?: string } => {
+const checkOrigin = (opts: StartOptions): { via?: "mcp" | "a2a"; traceparent?: string; messageId?: string } => {
   const o = checkOptions(opts, "options");
   if (o.via !== undefined && o.via !== "mcp" && o.via !== "a2a") throw invalid("via", '"mcp" or "a2a"', JSON.stringify(o.via));
   if (o.traceparent !== undefined && (typeof o.traceparent !== "string" || !TRACEPARENT.test(o.traceparent))) {
     throw invalid("traceparent", "a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)", JSON.stringify(o.traceparent));
   }
-  return { ...(o.via ? { via: o.via } : {}), ...(o.traceparent ? { traceparent: o.traceparent } : {}) };
+  const messageId = checkOptionalString("messageId", o.messageId);
+  return { ...(o.via ? { via: o.via } : {}), ...(o.traceparent ? { traceparent: o.traceparent } : {}), ...(messageId ? { messageId } : {}) };
 };
 
 /** Runs a gone process left unfinished are recorded as interrupted, and so are parked runs whose caller that ended. */
@@ -146,6 +147,9 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       }
       const profile = requested || PROFILE_DEFAULT;
       checkProfileAndProject(core.config, profile, project);
+      if (core.config.profiles.get(profile)?.remote) {
+        throw new RuntimeError("invalid", `Agent profile '${profile}' is a remote agent: it is reached by call_subordinate, not as a root.`, { field: "profile", expected: "a local profile" });
+      }
       const budget =
         raw.budget !== undefined ? checkBudget("budget", raw.budget) : ((project ? core.config.options.projects?.[project]?.budget : undefined) ?? core.config.profiles.get(profile)?.budget);
       const id = asContextId(core.config.clock.uuid());
@@ -179,7 +183,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
     fork: (id, opts) => (assertOpen(), forkContext(core, id, opts)),
 
     profiles: () =>
-      enabledProfiles(core.config, null).map((key) => {
+      // A remote profile is another agent's: this one does not offer it as its own (an MCP tool, an A2A skill).
+      enabledProfiles(core.config, null).filter((key) => !core.config.profiles.get(key)?.remote).map((key) => {
         const p = core.config.profiles.get(key)!;
         return { key, title: p.title, description: p.description, context: p.context };
       }),

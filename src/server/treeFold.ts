@@ -48,6 +48,8 @@ export type TreeRow = {
   parkedOnBudget: string | null;
   /** For a root: the tokens of its whole tree (itself and every context below it); null for the others. */
   treeTokens: { inputTokens: number; outputTokens: number } | null;
+  /** A remote subordinate: the agent its task went to and that task's id (null for a local context). */
+  remote: ContextView["remote"];
   createdPosition: number;
   /** The last position applied to this context. */
   position: number;
@@ -125,6 +127,7 @@ export class TreeFold {
       outputTokens: u?.outputTokens ?? 0,
       modelCalls: u?.modelCalls ?? 0,
       treeTokens,
+      remote: v.remote,
       createdPosition: v.createdPosition,
       position: v.position,
     };

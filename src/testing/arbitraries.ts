@@ -8,6 +8,9 @@ import { jsonValueArb } from "./jsonArbitrary.ts";
 export { jsonValueArb } from "./jsonArbitrary.ts";
 import { budgetEventArb } from "./budgetArbitraries.ts";
 import { modelCallEventArb } from "./modelCallArbitraries.ts";
+import { remoteEventArb } from "./remoteArbitraries.ts";
+import { modelOverrideArb } from "./modelOverrideArbitrary.ts";
+export { modelOverrideArb } from "./modelOverrideArbitrary.ts";
 import {
   EVENT_TYPES,
   JobStatus,
@@ -15,7 +18,6 @@ import {
   type DomainEvent,
   type EventOf,
   type EventType,
-  type ModelOverride,
   type RecordedEvent,
   type Superior,
 } from "../events/schema.ts";
@@ -44,11 +46,6 @@ const cid = (p: IdPools) => p.contextId.map((s) => s as ContextId);
 const rid = (p: IdPools) => p.runId.map((s) => s as RunId);
 const jid = (p: IdPools) => p.jobId.map((s) => s as JobId);
 const nullable = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });
-
-export const modelOverrideArb: fc.Arbitrary<ModelOverride> = fc.oneof(
-  fc.record({ preset: fc.constantFrom("Default", "fast", "smart") }),
-  fc.record({ model: fc.constantFrom("gpt-4o-mini", "llama3"), baseURL: fc.constantFrom("http://localhost:1234/v1") }, { requiredKeys: ["model"] }),
-);
 
 const superiorArb = (p: IdPools): fc.Arbitrary<Superior> =>
   fc.record({ contextId: cid(p), runId: rid(p), toolCallId: p.toolCallId, jobId: nullable(jid(p)) });
@@ -169,6 +166,9 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "BudgetExhausted":
     case "BudgetRestored":
       return budgetEventArb(type, cid(p), rid(p));
+    case "RemoteTaskSent":
+    case "RemoteTaskAccepted":
+      return remoteEventArb(type, runId);
     default: {
       const _exhaustive: never = type;
       throw new Error(`no arbitrary for ${String(_exhaustive)}`);

@@ -267,7 +267,7 @@ export const checkNumbersAndDepths = (views: readonly ContextView[]): Violation[
     if (c.depth !== p.depth + 1) problems.push(`depth ${c.depth} under depth ${p.depth}`);
     if (c.parentAgentNumber !== p.agentNumber) problems.push(`records parent number ${c.parentAgentNumber}, the parent is A${p.agentNumber}`);
     if (c.rootContextId !== p.rootContextId) problems.push(`root ${c.rootContextId}, the parent's is ${p.rootContextId}`);
-    if (c.kind !== "subordinate") problems.push(`kind ${c.kind}`);
+    if (c.kind !== "subordinate" && c.kind !== "remote") problems.push(`kind ${c.kind}`);
     if (problems.length > 0) out.push(v("numbers-and-depths", c.id, problems.join("; ")));
   }
   return out;

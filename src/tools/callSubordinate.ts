@@ -8,7 +8,8 @@
 //   the newest child in the caller's slot is continued, or a fresh one created when there is none.
 // - Rule 4: continuing with another non-empty profile is refused. Rule 5: so is continuing a running child.
 // - Rule 6: a fresh child is A<n+1>, named from `name`, the message's first 80 characters or `A<n+1>`,
-//   inherits the project, and copies the caller's model override only when its configured preset is Default.
+//   inherits the project, and copies the caller's model override only when its configured preset is Default;
+//   a child of a remote profile is of kind `remote` (its runs are A2A tasks of that agent, runtime/remoteRun.ts).
 // - Rule 7: a non-empty `name` renames the child; it never renames the caller.
 // - The child runs in its own actor and stream; its answer returns with its `context_id`, and an answer of
 //   LEN_MIN characters or more gets a hint that it can be referenced instead of rewritten.
@@ -281,7 +282,7 @@ const findOrCreate = async (
  * inputs, so a restart that finds the child not yet recorded creates it as the cut-off call would have.
  */
 export const freshChildData = (
-  rt: Pick<Delegator, "configuredPresetOf">,
+  rt: Pick<Delegator, "configuredPresetOf" | "profiles">,
   caller: ContextView,
   input: CallSubordinateInput,
   message: string,
@@ -302,7 +303,8 @@ export const freshChildData = (
     project,
     agentNumber: number,
     depth: caller.depth + 1,
-    kind: "subordinate",
+    // A remote profile's child runs its tasks at that agent (runtime/remoteRun.ts), not here.
+    kind: rt.profiles.get(profile)?.remote ? "remote" : "subordinate",
     parentContextId: asContextId(caller.id),
     parentAgentNumber: caller.agentNumber,
     rootContextId: asContextId(caller.rootContextId),

@@ -16,7 +16,7 @@ import { parseToolArguments } from "./arguments.ts";
 
 /** The ContextCreated of each fresh child run `runId` of `caller` named but never recorded, in call order. */
 export const unopenedChildren = async (
-  rt: Pick<Delegator, "configuredPresetOf">,
+  rt: Pick<Delegator, "configuredPresetOf" | "profiles">,
   caller: ContextView,
   stream: readonly RecordedEvent[],
   runId: string,

@@ -7,7 +7,7 @@ import { EVENT_TYPES } from "../../src/events/schema.ts";
 
 // One frozen file per batch of types: rows are never regenerated, types added later get their own file.
 const frozen = (name: string) => (JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as { rows: EventRow[] }).rows;
-const fixture = { rows: [...frozen("events-v1.json"), ...frozen("events-v1-approvals.json"), ...frozen("events-v1-control.json"), ...frozen("events-v1-compaction.json"), ...frozen("events-v1-budgets.json"), ...frozen("events-v1-flow.json")] };
+const fixture = { rows: [...frozen("events-v1.json"), ...frozen("events-v1-approvals.json"), ...frozen("events-v1-control.json"), ...frozen("events-v1-compaction.json"), ...frozen("events-v1-budgets.json"), ...frozen("events-v1-flow.json"), ...frozen("events-v1-remote.json")] };
 
 const row = (over: Partial<EventRow>): EventRow => ({
   global_position: "41",

@@ -85,7 +85,8 @@ export const treeCommand = async (v: Values, io: Io): Promise<number> => {
         (t) => {
           return [
             p.bold(`A${t.agentNumber}`),
-            t.profile,
+            // A remote child: the agent its task went to, and that task's id (the remote side's run).
+            t.remote ? `${t.profile} ${p.dim(`@ ${t.remote.url}${t.remote.taskId ? ` task ${t.remote.taskId.slice(0, 8)}` : ""}`)}` : t.profile,
             t.name.length > 28 ? `${t.name.slice(0, 27)}…` : t.name,
             paintStatus(t.shownStatus, p) + statusNote(t, p),
             duration(t.elapsedMs),

@@ -35,6 +35,9 @@ export const timelineRows = (context) => {
         case "resumed":
           out.push({ ...base, text: e.kind });
           break;
+        case "remote_task":
+          out.push({ ...base, text: `remote task ${e.taskId ?? "(not taken yet)"} at ${e.url}${e.skill ? ` · skill ${e.skill}` : ""}` });
+          break;
         case "model_call": {
           const use = e.usage ? ` · ${e.usage.inputTokens} in / ${e.usage.outputTokens} out` : "";
           const what =

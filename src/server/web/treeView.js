@@ -126,7 +126,9 @@ export class TreeView {
     // A subordinate says who it is (name, profile) before its task: a researcher and a developer read apart.
     // (A name taken from the task itself is not said twice.)
     const named = r.task === null || !r.task.startsWith(r.name);
-    const who = r.parentId === null ? null : h("span", { class: "who" }, named ? `${r.name} · ${r.profile}` : r.profile);
+    // A remote subordinate also says where it runs: the agent's URL and the remote task's id.
+    const where = r.remote ? ` @ ${r.remote.url}${r.remote.taskId ? ` · task ${r.remote.taskId.slice(0, 8)}` : ""}` : "";
+    const who = r.parentId === null ? null : h("span", { class: "who" }, `${named ? `${r.name} · ${r.profile}` : r.profile}${where}`);
     const task = r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160);
     el.append(
       item.hasKids ? h("span", { class: "toggle", "aria-hidden": "true" }, this.expanded.has(r.id) ? "▾" : "▸") : h("span", { class: "toggle-space" }),
