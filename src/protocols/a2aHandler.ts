@@ -7,7 +7,8 @@
 // - SendMessage answers when the task is terminal or input-required (or at once with `returnImmediately`);
 //   SendStreamingMessage and SubscribeToTask stream the task, then a status update per change and the answer as an
 //   artifact, each read from the log as its facts arrive, until the task is terminal.
-// - GetTask reads the task from the log (any process, after a restart); CancelTask is a stop of the run's tree.
+// - GetTask reads the task from the log (any process, after a restart); CancelTask is a stop of the run's tree. Which
+//   context a task is in is found by one scan of the log, then remembered (TaskIndex), so polling a task scans nothing.
 // - Push notifications, ListTasks and the extended card are refused as unsupported; bad input names its field
 //   and writes nothing.
 import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from "@a2a-js/sdk";
@@ -19,6 +20,23 @@ import { ANSWER_ARTIFACT_ID, taskOf, TERMINAL_STATES, textOf } from "./a2aTask.t
 import { readTraceparent } from "./traceContext.ts";
 
 type Located = { contextId: string; runId: string };
+
+/**
+ * Which root context a task (run) id belongs to, remembered once found: that never changes, so a client that polls
+ * a task (`GetTask`, as remote subordinates do) finds it without a scan of the log each time. Bounded: the oldest
+ * entry goes first.
+ */
+export class TaskIndex {
+  private readonly contexts = new Map<string, string>();
+  constructor(private readonly max = 10_000) {}
+  get(taskId: string): string | undefined {
+    return this.contexts.get(taskId);
+  }
+  set(taskId: string, contextId: string): void {
+    if (this.contexts.size >= this.max && !this.contexts.has(taskId)) this.contexts.delete(this.contexts.keys().next().value!);
+    this.contexts.set(taskId, contextId);
+  }
+}
 const isTerminal = (t: Task): boolean => TERMINAL_STATES.includes(t.status!.state);
 const isSettled = (t: Task): boolean => isTerminal(t) || t.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED;
 
@@ -29,6 +47,7 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
   constructor(
     private readonly rt: Runtime,
     private readonly card: () => AgentCard,
+    private readonly index: TaskIndex = new TaskIndex(),
   ) {}
 
   getAgentCard = async (): Promise<AgentCard> => this.card();
@@ -39,12 +58,16 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
   /** The root and run a task id names (a run id recorded by a RunStarted of a root), or null. */
   private async locate(taskId: string): Promise<Located | null> {
     if (typeof taskId !== "string" || taskId.trim() === "") throw new RequestMalformedError("id: a task id is required");
-    const { rows } = await this.rt.store.sql.query<{ stream_id: string }>(
-      "SELECT stream_id FROM events WHERE type = 'RunStarted' AND data->>'runId' = $1 ORDER BY global_position LIMIT 1",
-      [taskId],
-    );
-    const contextId = rows[0]?.stream_id;
-    if (!contextId) return null;
+    let contextId = this.index.get(taskId);
+    if (contextId === undefined) {
+      const { rows } = await this.rt.store.sql.query<{ stream_id: string }>(
+        "SELECT stream_id FROM events WHERE type = 'RunStarted' AND data->>'runId' = $1 ORDER BY global_position LIMIT 1",
+        [taskId],
+      );
+      contextId = rows[0]?.stream_id;
+      if (!contextId) return null;
+      this.index.set(taskId, contextId);
+    }
     const view = await this.rt.context(contextId);
     return view && view.kind === "root" ? { contextId, runId: taskId } : null;
   }
@@ -103,6 +126,7 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     }
     const traceparent = readTraceparent(headersOf(context)["traceparent"]);
     const started = await this.rt.start(contextId, text, { via: "a2a", ...(traceparent ? { traceparent } : {}), ...(message.messageId ? { messageId: message.messageId } : {}) });
+    this.index.set(started.runId, contextId);
     started.ended.catch(() => undefined);
     return { contextId, runId: started.runId };
   }

@@ -8,7 +8,7 @@ import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from "@a2
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import type { Runtime } from "../runtime/api.ts";
 import { A2A_PATH, agentCardFor, agentCardJson } from "../protocols/a2aCard.ts";
-import { RuntimeA2AHandler } from "../protocols/a2aHandler.ts";
+import { RuntimeA2AHandler, TaskIndex } from "../protocols/a2aHandler.ts";
 
 const originOf = (c: Context): string => new URL(c.req.url).origin;
 
@@ -31,7 +31,9 @@ const sse = (c: Context, stream: AsyncGenerator<unknown>): Response => {
 };
 
 export const a2aRoute = (app: Hono, rt: Runtime, options: { bearer: boolean }): void => {
-  const handlerFor = (c: Context) => new RuntimeA2AHandler(rt, () => agentCardFor(rt, originOf(c), options.bearer));
+  // One per server: a task's context, once found, is remembered for every later request (a polling client's).
+  const index = new TaskIndex();
+  const handlerFor = (c: Context) => new RuntimeA2AHandler(rt, () => agentCardFor(rt, originOf(c), options.bearer), index);
   app.get("/.well-known/agent-card.json", (c) => c.json(agentCardJson(agentCardFor(rt, originOf(c), options.bearer)) as object));
   app.post(A2A_PATH, async (c) => {
     const handler = handlerFor(c);
