@@ -52,7 +52,8 @@ export const buildTools = (
       .map((k) => {
         const p = rt.profiles.get(k)!;
         const servers = hub ? mcpServersFor(config, k, project).sort() : [];
-        const mcp = hub ? ` (MCP tools from: ${servers.length > 0 ? servers.join(", ") : "none"})` : "";
+        // A remote profile's agent runs elsewhere, with its own tools: this runtime's MCP servers are not its.
+        const mcp = p.remote ? " (a remote agent)" : hub ? ` (MCP tools from: ${servers.length > 0 ? servers.join(", ") : "none"})` : "";
         return `  - ${describeProfileKeys([k], rt.profiles)}: ${p.context || p.description}${mcp}`;
       })
       .join("\n");
