@@ -1,6 +1,7 @@
 // Every fact the log can hold: one zod discriminated union, types inferred from it (DESIGN §3).
 import { z } from "zod";
 import { ApprovalId, ContextId, EventId, JobId, RunId } from "./ids.ts";
+import { RemoteTaskAccepted, RemoteTaskSent } from "./remoteFacts.ts";
 
 const Text = z.string();
 const Count = z.number().int().nonnegative();
@@ -302,22 +303,6 @@ export const ModelCallQueued = event("ModelCallQueued", {
 });
 /** The queued call got its place and is sent now. */
 export const ModelCallAdmitted = event("ModelCallAdmitted", { runId: RunId, step: Count, attempt: Count, waitedMs: Count });
-
-/**
- * A remote subordinate's run (its context's kind is `remote`) sends its message as an A2A task to `url`: recorded with
- * the run's start, before anything is sent, with the A2A message id it is sent under (`messageId`, the run's id), so a
- * retry after a restart sends the same message id and an agent that deduplicates it starts no second task.
- */
-export const RemoteTaskSent = event("RemoteTaskSent", {
-  runId: RunId,
-  url: Text,
-  skill: Text.nullable(),
-  messageId: Text.min(1),
-  /** The agent's A2A context the child's earlier task was in (a continued child continues it there), or null. */
-  remoteContextId: Text.nullable(),
-});
-/** The remote agent took the message: its task (and A2A context) id; from here the run only waits on that task. */
-export const RemoteTaskAccepted = event("RemoteTaskAccepted", { runId: RunId, taskId: Text.min(1), remoteContextId: Text, state: Text });
 
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [
