@@ -1,7 +1,10 @@
 // Two runtimes in two processes, each with its own log: A0 of the first delegates to `far`, a remote profile served
 // (A2A, with a token) by the second. The answer returns; a stop of the first's tree cancels the second's task; a
-// SIGKILL of the first mid-delegation, then a reopen, resumes waiting on the same task (the second runs it once).
+// SIGKILL of the first mid-delegation, then a reopen, resumes waiting on the same task (the second runs it once), even
+// when the kill came after the agent took the message but before its task id was recorded (sent again, same id).
 import { type ChildProcess, spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,9 +16,11 @@ import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 
 const TOKEN = "two-process-token-8d2e41c7";
 const children: ChildProcess[] = [];
+const servers: Server[] = [];
 const dirs: string[] = [];
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  for (const s of servers.splice(0)) s.closeAllConnections();
   for (const d of dirs.splice(0)) await removeDir(d);
 });
 
@@ -64,6 +69,37 @@ const profilesFor = (url: string): string => {
   mkdirSync(join(dir, "far"));
   writeFileSync(join(dir, "far", "profile.json"), JSON.stringify({ title: "Far", remote: { url, credentialsEnv: "FAR_TOKEN" } }));
   return dir;
+};
+
+/**
+ * A proxy to `target` on real HTTP: it forwards every request (the agent card rewritten to name the proxy), except that
+ * the answer to the first SendMessage is held back, never delivered: the agent has the message, its sender never
+ * learns the task id. `forwarded` resolves once that first send reached the agent and it answered.
+ */
+const swallowingProxy = async (target: string) => {
+  let swallowed = false;
+  let forwarded!: () => void;
+  const firstSendForwarded = new Promise<void>((resolve) => (forwarded = resolve));
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k)) as [string, string][]);
+    const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, ...(body ? { body } : {}) });
+    let text = await answer.text();
+    if (!swallowed && /"method":\s*"SendMessage"/.test(body)) {
+      swallowed = true;
+      forwarded();
+      return; // held: the socket stays open until the sender dies
+    }
+    text = text.split(target).join(url);
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
+    res.end(text);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, firstSendForwarded };
 };
 
 /** The second process's log, read once it has exited. */
@@ -146,5 +182,38 @@ describe("when A0 in one process delegates to a profile served by another", () =
     const runs = theirs.filter((e) => e.type === "RunStarted");
     expect(runs.map((e) => e.type === "RunStarted" && e.data.runId)).toEqual([taskId]);
     expect(theirs.some((e) => e.type === "RunCompleted")).toBe(true);
+  }, 180_000);
+
+  it("sends the message again under the same id after a SIGKILL between sending and recording the task: the other process still runs it once", async () => {
+    const remote = await startRemote();
+    const proxy = await swallowingProxy(remote.url);
+    const dataDir = await copyPgliteTemplate();
+    dirs.push(dataDir);
+    const profiles = profilesFor(proxy.url);
+    const first = launch("./delegatingAgent.ts", [dataDir, profiles, "hold the gate"], { FAR_TOKEN: TOKEN });
+    // The agent took the message and answered, but that answer never reached the sender: no task id on its log.
+    await proxy.firstSendForwarded;
+    await remote.line("model hold the gate");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    // Its log, as the kill left it: the task was recorded as sent, and no task id came back.
+    const cut = await openPgliteStore({ dataDir });
+    const types = (await cut.readAll(0, 10_000)).map((e) => e.type);
+    await cut.close();
+    expect(types).toContain("RemoteTaskSent");
+    expect(types).not.toContain("RemoteTaskAccepted");
+
+    const again = launch("./delegatingAgent.ts", [dataDir, profiles, "--reopen"], { FAR_TOKEN: TOKEN });
+    await again.line("open");
+    remote.send("release");
+    const done = await again.line("done ");
+    expect(done).toBe(`done RunCompleted ${JSON.stringify("A0 got: far side did: hold the gate")}`);
+    await again.exited;
+    remote.send("quit");
+    await remote.line("bye");
+
+    const theirs = await remoteLog(remote.dataDir);
+    expect(theirs.filter((e) => e.type === "MessageReceived").map((e) => e.type === "MessageReceived" && e.data.text)).toEqual(["hold the gate"]);
+    expect(theirs.filter((e) => e.type === "RunStarted")).toHaveLength(1);
   }, 180_000);
 });
