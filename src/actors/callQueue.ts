@@ -4,7 +4,9 @@
 // - A call the gate admits at once records nothing; one that must wait records ModelCallQueued before it waits,
 //   and ModelCallAdmitted when its place comes (handed to the call, which records it with its ModelCalled).
 // - While it waits the handle says `queued`: a stop then takes it out of the queue and the model is never called.
-// - The place is given back exactly once on every path: the reply, a failure, a stop (an interruption).
+// - The place is given back exactly once on every path: the reply, a failure, a stop (an interruption); the call
+//   says how it ended (`ticket.done(outcome)`) so a 429 pauses its preset for every caller.
+// - A retry after a 429 asks for its place as one (it goes before calls not sent yet).
 import * as Effect from "effect/Effect";
 import * as Exit from "effect/Exit";
 import type { DomainEvent } from "../events/schema.ts";
@@ -12,8 +14,11 @@ import type { CallGate, Ticket } from "../models/callGate.ts";
 import type { LogError } from "./loopErrors.ts";
 import type { RunHandle } from "./runHandle.ts";
 
-/** The runtime's gate and the preset whose limits this run's calls fall under (null: a model given by name). */
-export type GateEnv = { gate: CallGate; preset: string | null };
+/**
+ * The runtime's gate and the preset whose limits this run's calls fall under (null: a model given by name);
+ * `tokens` counts the request's input, for a preset with a `tokensPerMinute`.
+ */
+export type GateEnv = { gate: CallGate; preset: string | null; tokens?: () => Promise<number> };
 
 /** What the admitted call gets: the fact to record with its ModelCalled (when it waited), and its place. */
 export type Place = { admitted: DomainEvent | null; ticket: Ticket | null };
@@ -26,14 +31,15 @@ const NO_PLACE: Place = { admitted: null, ticket: null };
 export const withPlace = <A, E>(
   gate: GateEnv | undefined,
   handle: RunHandle,
-  at: { step: number; attempt: number },
+  at: { step: number; attempt: number; retry: boolean },
   record: (events: DomainEvent[]) => Effect.Effect<unknown, LogError>,
   use: (place: Place) => Effect.Effect<A, E | LogError>,
 ): Effect.Effect<A, E | LogError> => {
   if (gate === undefined) return use(NO_PLACE);
   return Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
-      const entry = gate.gate.enter(gate.preset);
+      const tokens = gate.tokens ? yield* restore(Effect.promise(gate.tokens)) : 0;
+      const entry = gate.gate.enter(gate.preset, { tokens, retry: at.retry });
       let ticket: Ticket;
       let admitted: DomainEvent | null = null;
       if ("ticket" in entry) ticket = entry.ticket;

@@ -7,7 +7,8 @@
 // - A failed model call is a ModelCallFailed error carrying the attempt and the delay recorded for
 //   the retry; the loop (messageLoop's `callModel`) waits exactly that delay, so the log says what the runtime did.
 // - The delay honours Retry-After (never shorter), grows exponentially from `retryBaseMs`, and is
-//   capped at `retryMaxMs`; there is none once retries are used up or the error is not retryable.
+//   capped at `retryMaxMs`; there is none once retries are used up (`rateLimitRetries` for a 429, at least
+//   `modelRetries`) or the error is not retryable.
 import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
 import { ConcurrencyError, EventValidationError, StoreError } from "../events/errors.ts";
@@ -16,6 +17,8 @@ import type { ModelError } from "../models/port.ts";
 export type LoopLimits = {
   /** Retries after a retryable model error (so attempts = retries + 1). */
   modelRetries: number;
+  /** Retries after a provider's 429 (its own allowance: a busy provider slows a fan-out, it does not fail its runs). */
+  rateLimitRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
 };
@@ -40,6 +43,6 @@ export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
 
 /** The delay before the retry after failed `attempt`, or null when there is none. */
 export const retryDelayMs = (limits: LoopLimits, attempt: number, err: ModelError): number | null =>
-  err.retryable && attempt <= limits.modelRetries
+  err.retryable && attempt <= (err.reason === "rate_limited" ? Math.max(limits.modelRetries, limits.rateLimitRetries) : limits.modelRetries)
     ? Math.min(limits.retryMaxMs, Math.max(err.retryAfterMs ?? 0, limits.retryBaseMs * 2 ** (attempt - 1)))
     : null;

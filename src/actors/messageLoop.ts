@@ -11,7 +11,8 @@
 //   loop returns parked (`handle.parked`); a run that goes on after the decisions (`env.parked`) first
 //   answers the parked step's open calls (a granted one runs, a denied one gets the reason), then steps on.
 // - A repeated identical reply, or an unusable (empty) reply, gets one warning; the next one fails the run.
-// - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded.
+// - Retryable model errors are retried with backoff (Retry-After honoured) and each failure is recorded; a 429 also
+//   pauses the call's preset for every caller (callQueue.ts), and may be retried `rateLimitRetries` times.
 // - Each step's model call reserves from the tree's budget first (budgetGate.ts); one that does not fit parks the run.
 // - Each attempt then waits for its place under the runtime's caps (callQueue.ts), visibly when it has to wait.
 // - The run ends exactly once: RunCompleted, RunFailed, or (recorded by the stop) RunStopped; it never
@@ -132,10 +133,11 @@ const toModelError = (e: unknown): ModelError =>
 
 /**
  * One attempt: ModelCalled, the request fitted to the window (compaction.ts), the call, and on failure
- * ModelCallFailed with the delay the retry will wait. `force`: the endpoint refused the last attempt as too long.
+ * ModelCallFailed with the delay the retry will wait. `force`: the endpoint refused the last attempt as too long;
+ * `retry`: the provider refused the last one with a 429 (its place in the queue comes before calls not sent yet).
  */
-const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: boolean) =>
-  withPlace(env.gate, env.handle, { step, attempt }, (events) => append(env, events), ({ admitted }) => Effect.gen(function* () {
+const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: boolean, retry = false) =>
+  withPlace(env.gate, env.handle, { step, attempt, retry }, (events) => append(env, events), ({ admitted, ticket }) => Effect.gen(function* () {
     const { runId } = env.handle;
     // The run's first call was recorded with its start (interventions since then wait for the next call).
     const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
@@ -166,11 +168,16 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: bo
       }))),
     );
     env.handle.inFlight = null;
-    if (Result.isSuccess(result)) return result.success;
+    if (Result.isSuccess(result)) {
+      ticket?.done({ kind: "replied", usage: result.success.usage ?? null });
+      return result.success;
+    }
     const err = result.failure;
     if (!(err instanceof ModelError)) return yield* Effect.fail(err);
     // The endpoint's own "too long" gets one compaction and a retry at once; a second one is final.
     const retryInMs = err.reason === "context_overflow" && err.status !== undefined && !force ? 0 : retryDelayMs(env.limits, attempt, err);
+    // A 429 pauses the preset for every caller of this runtime: as long as the provider said, else this call's wait.
+    ticket?.done(err.reason === "rate_limited" ? { kind: "rate_limited", pauseMs: err.retryAfterMs ?? retryInMs ?? env.limits.retryBaseMs } : { kind: "failed" });
     yield* append(env, [
       {
         type: "ModelCallFailed",
@@ -194,10 +201,12 @@ const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: b
 const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
   if (from?.failed && from.failed.retryInMs === null) return gaveUp(env, from.failed);
   // Not Effect.retry with a Schedule: building its driver cost every model call more than the call's own bookkeeping.
-  const attemptFrom = (attempt: number, force: boolean): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
-    attemptModelCall(env, step, attempt, force).pipe(
+  const attemptFrom = (attempt: number, force: boolean, retry = false): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
+    attemptModelCall(env, step, attempt, force, retry).pipe(
       Effect.catchTag("ModelCallFailed", (f) =>
-        f.retryInMs === null ? Effect.fail(f) : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1, force || f.error.reason === "context_overflow"))),
+        f.retryInMs === null
+          ? Effect.fail(f)
+          : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1, force || f.error.reason === "context_overflow", f.error.reason === "rate_limited"))),
       ),
     );
   const request = { step, messages: (): ChatMessage[] => [{ role: "system", content: env.systemPrompt }, ...env.transcript()], tools: env.toolSpecs };

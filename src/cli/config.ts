@@ -15,11 +15,15 @@ const Limits = z
     maxDepth: z.number().int().min(0),
     maxLiveChildrenPerRun: z.number().int().min(1),
     modelRetries: z.number().int().min(0),
+    /** Retries after a provider's 429. */
+    rateLimitRetries: z.number().int().min(0),
     retryBaseMs: z.number().int().min(0),
     retryMaxMs: z.number().int().min(0),
     passivateAfterMs: z.number().int().min(0),
     /** What a budgeted call reserves for its reply when its preset sets no `maxOutputTokens`. */
     defaultMaxOutputTokens: z.number().int().min(1),
+    /** Model calls of the runtime in flight at once; more wait in a queue. */
+    maxConcurrentModelCalls: z.number().int().min(1),
   })
   .partial()
   .strict();

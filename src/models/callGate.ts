@@ -1,16 +1,28 @@
-// The runtime's gate in front of the model port: concurrency caps, one FIFO queue.
+// The runtime's gate in front of the model port: concurrency caps, provider rate limits and 429 pauses, one FIFO queue.
 //
 // Requirements:
 // - At most `maxConcurrent` calls of the runtime are in flight at once, and at most a preset's own `maxConcurrent`
 //   to that preset; a call beyond waits in one queue, in the order the calls arrived.
-// - A waiter is admitted once its caps have room and no call queued before it for the same preset still waits
-//   (FIFO per preset); a preset at its cap does not hold back calls to other presets.
+// - A preset's `requestsPerMinute` and `tokensPerMinute` are rolling buckets (rollingBucket.ts) shared by every
+//   context of the runtime, counted over the preset's `rateWindowMs` (default a minute; the limit scaled to it).
+// - A 429 pauses its preset for every caller until its Retry-After (or the delay the loop chose) has passed; then
+//   calls go one at a time, twice as many after each reply, until the provider no longer refuses.
+// - A waiter is admitted once everything above has room and no call queued before it for the same preset still
+//   waits (FIFO per preset); a preset that is held does not hold back calls to other presets. A retry after a 429
+//   goes before calls that have not been sent yet, so no call starves behind newcomers.
 // - A waiter whose signal aborts leaves the queue and takes nothing; one admitted in the same turn gives its place back.
-// - A ticket is released exactly once (`done` is idempotent); its release admits the next waiter.
-// - With nothing configured there is no gate (`callGate` returns null), so the hot path pays nothing.
+// - A ticket is released exactly once (`done` is idempotent); its release admits the next waiters, and a timer wakes
+//   the queue when a pause ends or a bucket refills.
+import { RollingBucket, type Take } from "./rollingBucket.ts";
 
-/** The caps of one preset (its provider). */
-export type ProviderLimits = { maxConcurrent?: number | undefined };
+/** The limits of one preset (its provider). */
+export type ProviderLimits = {
+  maxConcurrent?: number | undefined;
+  requestsPerMinute?: number | undefined;
+  tokensPerMinute?: number | undefined;
+  /** The window the provider counts its limits over; the per-minute limits are scaled to it. Default 60 000. */
+  rateWindowMs?: number | undefined;
+};
 
 export type GateLimits = {
   /** Calls in flight at once across the runtime; none: no runtime-wide cap. */
@@ -19,8 +31,14 @@ export type GateLimits = {
   providers: Readonly<Record<string, ProviderLimits>>;
 };
 
+/** How an admitted call ended, for the preset's buckets and pause. */
+export type CallOutcome =
+  | { kind: "replied"; usage: { inputTokens: number; outputTokens: number } | null }
+  | { kind: "rate_limited"; pauseMs: number }
+  | { kind: "failed" };
+
 /** An admitted call's place; `done` gives it back. */
-export type Ticket = { readonly waitedMs: number; done(): void };
+export type Ticket = { readonly waitedMs: number; done(outcome?: CallOutcome): void };
 
 /** What `enter` answers: a place at once, or a place in the queue. */
 export type Entry =
@@ -34,29 +52,62 @@ export type Entry =
       cancel(): void;
     };
 
-type Provider = { readonly limits: ProviderLimits; active: number };
+export const MINUTE_MS = 60_000;
+/** After a 429, calls let through at once double with each reply; past this the provider is taken as recovered. */
+const RECOVERED = 256;
+
+type Provider = {
+  readonly limits: ProviderLimits;
+  active: number;
+  readonly requests: RollingBucket | null;
+  readonly tokens: RollingBucket | null;
+  pausedUntil: number;
+  /** Calls let through at once since the last 429 (Infinity when the provider has not refused). */
+  window: number;
+};
 
 type Waiter = {
-  readonly provider: Provider | null;
+  readonly provider: Provider;
+  readonly tokens: number;
+  readonly retry: boolean;
   readonly enqueuedAt: number;
   ticket: Ticket | null;
   cancelled: boolean;
   resolve: ((t: Ticket) => void) | null;
 };
 
+const perWindow = (perMinute: number | undefined, windowMs: number): number | null =>
+  perMinute === undefined ? null : Math.max(1, Math.floor((perMinute * windowMs) / MINUTE_MS));
+
+const providerOf = (limits: ProviderLimits): Provider => {
+  const windowMs = limits.rateWindowMs ?? MINUTE_MS;
+  const requests = perWindow(limits.requestsPerMinute, windowMs);
+  const tokens = perWindow(limits.tokensPerMinute, windowMs);
+  return {
+    limits,
+    active: 0,
+    requests: requests === null ? null : new RollingBucket(requests, windowMs),
+    tokens: tokens === null ? null : new RollingBucket(tokens, windowMs),
+    pausedUntil: 0,
+    window: Number.POSITIVE_INFINITY,
+  };
+};
+
+/** A model given by name (no preset): only the runtime's cap holds it, and its 429s pause one shared entry. */
+const BY_NAME = "\u0000by-name";
+
 export class CallGate {
   private active = 0;
   private readonly providers = new Map<string, Provider>();
   private readonly queue: Waiter[] = [];
+  private timer: { at: number; handle: ReturnType<typeof setTimeout> } | null = null;
   /** The most calls seen in flight at once (for tests and benchmarks). */
   peak = 0;
 
   constructor(
     private readonly limits: GateLimits,
     private readonly now: () => number = Date.now,
-  ) {
-    for (const [name, p] of Object.entries(limits.providers)) this.providers.set(name, { limits: p, active: 0 });
-  }
+  ) {}
 
   /** Calls in flight now. */
   get inFlight(): number {
@@ -68,16 +119,25 @@ export class CallGate {
     return this.queue.length;
   }
 
-  /** A place for a call to `preset` (null: a model given by name, under the runtime's cap only). */
-  enter(preset: string | null): Entry {
-    const provider = preset === null ? null : (this.providers.get(preset) ?? null);
-    const waiter: Waiter = { provider, enqueuedAt: this.now(), ticket: null, cancelled: false, resolve: null };
+  /** Whether calls to `preset` count tokens against a `tokensPerMinute` (so the caller counts them first). */
+  countsTokens(preset: string | null): boolean {
+    return preset !== null && this.limits.providers[preset]?.tokensPerMinute !== undefined;
+  }
+
+  /**
+   * A place for a call to `preset` (null: a model given by name). `tokens`: the request's counted input, for a
+   * `tokensPerMinute`; `retry`: the call is retried after a 429 (it goes before calls not sent yet).
+   */
+  enter(preset: string | null, opts: { tokens?: number; retry?: boolean } = {}): Entry {
+    const waiter: Waiter = { provider: this.provider(preset), tokens: opts.tokens ?? 0, retry: opts.retry === true, enqueuedAt: this.now(), ticket: null, cancelled: false, resolve: null };
     // FIFO: a call may pass only when nobody that competes with it waits already.
-    if (this.queue.length === 0 && this.fits(provider)) return { ticket: this.admit(waiter) };
-    const ahead = this.queue.length;
-    this.queue.push(waiter);
+    if (this.queue.length === 0 && this.fits(waiter, this.now())) return { ticket: this.admit(waiter) };
+    const at = waiter.retry ? this.queue.findIndex((w) => !w.retry) : -1;
+    if (at >= 0) this.queue.splice(at, 0, waiter);
+    else this.queue.push(waiter);
+    const ahead = at >= 0 ? at : this.queue.length - 1;
     this.pump();
-    // Only calls to other presets were waiting, held by their own caps: this one passes them.
+    // Only calls held by their own presets' limits were waiting: this one passes them.
     if (waiter.ticket) return { ticket: waiter.ticket };
     const cancel = () => {
       if (waiter.cancelled) return;
@@ -101,23 +161,55 @@ export class CallGate {
     };
   }
 
-  private fits(provider: Provider | null): boolean {
+  private provider(preset: string | null): Provider {
+    const key = preset ?? BY_NAME;
+    let p = this.providers.get(key);
+    if (!p) this.providers.set(key, (p = providerOf((preset !== null && this.limits.providers[preset]) || {})));
+    return p;
+  }
+
+  private fits(w: Waiter, now: number): boolean {
     if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) return false;
-    return provider?.limits.maxConcurrent === undefined || provider.active < provider.limits.maxConcurrent;
+    const p = w.provider;
+    if (p.limits.maxConcurrent !== undefined && p.active >= p.limits.maxConcurrent) return false;
+    if (p.active >= p.window || now < p.pausedUntil) return false;
+    return (p.requests === null || p.requests.fits(1, now)) && (p.tokens === null || p.tokens.fits(w.tokens, now));
+  }
+
+  /** When a held waiter may fit by time alone (a pause ending, a bucket refilling); null when only a release can help. */
+  private wakeAt(w: Waiter, now: number): number | null {
+    const p = w.provider;
+    const request = p.requests?.nextFreeAt(1, now);
+    const tokens = p.tokens?.nextFreeAt(w.tokens, now);
+    if (request === null || tokens === null) return null;
+    const t = Math.max(p.pausedUntil, request ?? now, tokens ?? now);
+    return t > now ? t : null;
   }
 
   private admit(waiter: Waiter): Ticket {
+    const p = waiter.provider;
     this.active++;
     this.peak = Math.max(this.peak, this.active);
-    if (waiter.provider) waiter.provider.active++;
+    p.active++;
+    const request: Take | null = p.requests?.take(1) ?? null;
+    const tokens: Take | null = p.tokens?.take(waiter.tokens) ?? null;
     let released = false;
     const ticket: Ticket = {
       waitedMs: this.now() - waiter.enqueuedAt,
-      done: () => {
+      done: (outcome = { kind: "failed" }) => {
         if (released) return;
         released = true;
+        const now = this.now();
         this.active--;
-        if (waiter.provider) waiter.provider.active--;
+        p.active--;
+        if (request) p.requests!.end(request, now);
+        if (tokens) p.tokens!.end(tokens, now, outcome.kind === "replied" && outcome.usage ? outcome.usage.inputTokens + outcome.usage.outputTokens : undefined);
+        if (outcome.kind === "rate_limited") {
+          p.pausedUntil = Math.max(p.pausedUntil, now + outcome.pauseMs);
+          p.window = 1;
+        } else if (outcome.kind === "replied" && p.window !== Number.POSITIVE_INFINITY) {
+          p.window = p.window * 2 >= RECOVERED ? Number.POSITIVE_INFINITY : p.window * 2;
+        }
         this.pump();
       },
     };
@@ -134,12 +226,18 @@ export class CallGate {
 
   /** Admits every waiter that fits, in queue order; a preset whose first waiter does not fit holds its later ones back. */
   private pump(): void {
-    const held = new Set<Provider | null>();
+    const now = this.now();
+    const held = new Set<Provider>();
+    let wake: number | null = null;
     for (let i = 0; i < this.queue.length; ) {
       const waiter = this.queue[i]!;
-      if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) return;
-      if (held.has(waiter.provider) || !this.fits(waiter.provider)) {
-        held.add(waiter.provider);
+      if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) break;
+      if (held.has(waiter.provider) || !this.fits(waiter, now)) {
+        if (!held.has(waiter.provider)) {
+          held.add(waiter.provider);
+          const at = this.wakeAt(waiter, now);
+          if (at !== null && (wake === null || at < wake)) wake = at;
+        }
         i++;
         continue;
       }
@@ -147,11 +245,20 @@ export class CallGate {
       const ticket = this.admit(waiter);
       waiter.resolve?.(ticket);
     }
+    this.schedule(wake);
+  }
+
+  /** One timer, at the earliest moment a held waiter may fit by time; none when nothing waits on time. */
+  private schedule(at: number | null): void {
+    if (this.timer && (at === null || this.timer.at !== at)) {
+      clearTimeout(this.timer.handle);
+      this.timer = null;
+    }
+    if (at === null || this.timer) return;
+    const handle = setTimeout(() => {
+      this.timer = null;
+      this.pump();
+    }, Math.max(0, at - this.now()));
+    this.timer = { at, handle };
   }
 }
-
-/** The gate a runtime needs for these caps, or null when none is set (calls then pass straight through). */
-export const callGate = (limits: GateLimits, now?: () => number): CallGate | null => {
-  const any = limits.maxConcurrent !== undefined || Object.values(limits.providers).some((p) => p.maxConcurrent !== undefined);
-  return any ? new CallGate(limits, now) : null;
-};

@@ -206,14 +206,38 @@ const TOO_LONG = /context_length_exceeded|maximum context length|context window|
 export const tooLong = (error: { code?: unknown }, detail: string): boolean =>
   error.code === "context_length_exceeded" || TOO_LONG.test(detail);
 
-/** `retry-after-ms` (OpenAI's own), else `retry-after` in seconds or as an HTTP date. */
-const retryAfter = (headers: Headers | undefined): number | undefined => {
+/**
+ * `retry-after-ms` (OpenAI's own), else `retry-after` in seconds or as an HTTP date, else the reset of the limit
+ * that ran out (`x-ratelimit-reset-requests` / `-tokens`, e.g. `1s`, `6m0s`, `20ms`; the later of the two when
+ * neither says it is the one at 0).
+ */
+export const retryAfter = (headers: Headers | undefined): number | undefined => {
   const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
   if (Number.isFinite(ms) && ms >= 0) return Math.round(ms);
   const raw = headers?.get("retry-after");
-  if (!raw) return undefined;
-  const seconds = Number.parseFloat(raw);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
-  const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  if (raw) {
+    const seconds = Number.parseFloat(raw);
+    if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+    const date = Date.parse(raw);
+    if (!Number.isNaN(date)) return Math.max(0, date - Date.now());
+  }
+  const resets = (["requests", "tokens"] as const).flatMap((kind) => {
+    const reset = durationMs(headers?.get(`x-ratelimit-reset-${kind}`) ?? "");
+    return reset === undefined ? [] : [{ reset, out: headers?.get(`x-ratelimit-remaining-${kind}`)?.trim() === "0" }];
+  });
+  const out = resets.filter((r) => r.out);
+  const chosen = out.length > 0 ? out : resets;
+  return chosen.length === 0 ? undefined : Math.max(...chosen.map((r) => r.reset));
+};
+
+/** A duration as rate-limit headers write it (`1s`, `6m0s`, `1h2m3.5s`, `20ms`), or a bare number of seconds. */
+const durationMs = (text: string): number | undefined => {
+  const t = text.trim();
+  if (t === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number.parseFloat(t) * 1000);
+  if (!/^(\d+(\.\d+)?(ms|h|m|s))+$/.test(t)) return undefined;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+  let total = 0;
+  for (const [, n, , u] of t.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g)) total += Number.parseFloat(n!) * unit[u as keyof typeof unit];
+  return Math.round(total);
 };

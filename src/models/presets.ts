@@ -25,6 +25,11 @@ export const Preset = z
     /** The provider's rate limits, shared by every context of the runtime. */
     requestsPerMinute: z.int().positive().optional(),
     tokensPerMinute: z.int().positive().optional(),
+    /**
+     * The window the provider counts those limits over (default 60,000 ms); the limits are scaled to it, so a
+     * provider that enforces 600 a minute as 10 a second takes `{ requestsPerMinute: 600, rateWindowMs: 1000 }`.
+     */
+    rateWindowMs: z.int().positive().optional(),
   })
   .strict();
 export type Preset = z.infer<typeof Preset>;

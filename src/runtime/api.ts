@@ -26,6 +26,8 @@ export type Limits = {
   /** Most subordinates one run may have running at once. */
   maxLiveChildrenPerRun: number;
   modelRetries: number;
+  /** Retries after a provider's 429 (at least `modelRetries`): a busy provider slows a fan-out rather than failing it. */
+  rateLimitRetries: number;
   retryBaseMs: number;
   retryMaxMs: number;
   /** How long an idle context keeps its actor before it is passivated. */
@@ -47,6 +49,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxDepth: 5,
   maxLiveChildrenPerRun: 8,
   modelRetries: 3,
+  rateLimitRetries: 10,
   retryBaseMs: 500,
   retryMaxMs: 30_000,
   passivateAfterMs: 30_000,

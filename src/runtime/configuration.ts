@@ -4,7 +4,7 @@
 // - A bad option (missing prompts or profiles folder, a profiles list that is not one, a store or model
 //   that is not a port) is a RuntimeError naming the option, before the log is touched.
 // - Approval settings (`approvals`, projects' and tools' `needsApproval`) are checked here too (approvalPolicy.ts).
-// - Concurrency caps (`limits.maxConcurrentModelCalls`, presets' `maxConcurrent`) make the runtime's call gate (flow.ts).
+// - Concurrency caps and rate limits (`limits.maxConcurrentModelCalls`, presets' flow settings) make the call gate (flow.ts).
 // - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
 //   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
@@ -37,8 +37,8 @@ export type Configuration = {
   readonly observer: RunObserver;
   readonly approvals: ApprovalSettings;
   readonly recovery: Recovery;
-  /** The concurrency caps every model call waits on; null when none is set. */
-  readonly gate: CallGate | null;
+  /** The concurrency caps, rate limits and 429 pauses every model call waits on. */
+  readonly gate: CallGate;
 };
 
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */

@@ -35,6 +35,7 @@ import { runApprovals } from "./runApprovals.ts";
 import { type ActiveContext, callKey } from "./activeContext.ts";
 import { stopContext } from "./commands.ts";
 import { modelFor } from "./configuration.ts";
+import { gateEnvOf } from "./flow.ts";
 import { windowSettings } from "../models/presets.ts";
 import { delegatorOf } from "./delegation.ts";
 import { followRemoteTask } from "./remoteRun.ts";
@@ -111,6 +112,10 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
       signal: sig,
       run: scope,
     });
+    const system = systemPrompt(core.config.library, profile, {
+      agentNumber: view.agentNumber,
+      superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
+    });
     const recordedJobs = resuming?.jobs ?? jobsFromLog;
     if (recordedJobs) resumeJobs(scope, tools.byName, recordedJobs, (id) => toolContext(id, signal, recordedJobs.stepOf.get(id)));
     const facts = await Effect.runPromise(
@@ -121,10 +126,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         profile: view.profile,
         model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
         modelPort: core.config.options.model,
-        systemPrompt: systemPrompt(core.config.library, profile, {
-          agentNumber: view.agentNumber,
-          superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
-        }),
+        systemPrompt: system,
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
         runOpen: () => runOpen(ac, handle),
@@ -141,7 +143,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         resume: resuming?.plan ?? null,
         ...windowOf(core, model.presetName, ac),
         budget: budgetPortFor(core, ac, handle, model),
-        ...(core.config.gate ? { gate: { gate: core.config.gate, preset: model.presetName } } : {}),
+        gate: gateEnvOf(core.config.gate, model, () => [{ role: "system", content: system }, ...ac.transcript()], tools.specs),
       }),
       { signal },
     );

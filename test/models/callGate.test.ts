@@ -1,6 +1,6 @@
-// The call gate alone: caps, FIFO order, a preset at its cap not holding back others, leaving the queue.
+// The call gate alone: caps, FIFO order, a preset at its cap not holding back others, leaving the queue, rate limits, 429 pauses.
 import { describe, expect, it } from "vitest";
-import { CallGate, callGate, type Entry, type Ticket } from "../../src/models/callGate.ts";
+import { CallGate, type Entry, type Ticket } from "../../src/models/callGate.ts";
 
 const ticketOf = (e: Entry): Ticket => {
   if (!("ticket" in e)) throw new Error("expected a place at once");
@@ -12,9 +12,12 @@ const queuedOf = (e: Entry) => {
 };
 
 describe("when nothing is capped", () => {
-  it("makes no gate at all", () => {
-    expect(callGate({ providers: { Default: {} } })).toBeNull();
-    expect(callGate({ maxConcurrent: 2, providers: {} })).toBeInstanceOf(CallGate);
+  it("lets every call through at once", () => {
+    const gate = new CallGate({ providers: { Default: {} } });
+    const tickets = Array.from({ length: 50 }, (_, i) => ticketOf(gate.enter(i % 2 ? "Default" : null)));
+    expect(gate.inFlight).toBe(50);
+    for (const t of tickets) t.done({ kind: "replied", usage: null });
+    expect(gate.inFlight).toBe(0);
   });
 });
 
@@ -84,5 +87,66 @@ describe("when a preset is capped at 1", () => {
     (await bDone).done();
     (await cDone).done();
     expect(order).toEqual(["b", "c"]);
+  });
+});
+
+describe("when a preset allows 2 requests per 100 ms window", () => {
+  it("admits the third request one window after an earlier one ended, not before", async () => {
+    const gate = new CallGate({ providers: { p: { requestsPerMinute: 1200, rateWindowMs: 100 } } });
+    const a = ticketOf(gate.enter("p"));
+    const b = ticketOf(gate.enter("p"));
+    const c = queuedOf(gate.enter("p"));
+    const admitted = c.admitted().then(() => Date.now());
+    // Both in flight: nothing comes back before they end, however long that takes.
+    a.done({ kind: "replied", usage: null });
+    const endedAt = Date.now();
+    expect(gate.waiting).toBe(1);
+    expect((await admitted) - endedAt).toBeGreaterThanOrEqual(100);
+    b.done();
+  });
+
+  it("counts tokens too: a call waits until the window has room for its counted input", async () => {
+    const gate = new CallGate({ providers: { p: { tokensPerMinute: 60_000, rateWindowMs: 100 } } }); // 100 tokens a window
+    const a = ticketOf(gate.enter("p", { tokens: 60 }));
+    const b = queuedOf(gate.enter("p", { tokens: 60 }));
+    const admitted = b.admitted().then(() => Date.now());
+    a.done({ kind: "replied", usage: { inputTokens: 60, outputTokens: 10 } });
+    const endedAt = Date.now();
+    expect((await admitted) - endedAt).toBeGreaterThanOrEqual(100);
+  });
+});
+
+describe("when a call gets a 429", () => {
+  it("pauses its preset for every caller, then lets calls through one at a time, twice as many after each reply", async () => {
+    const gate = new CallGate({ providers: {} });
+    const first = ticketOf(gate.enter("p"));
+    first.done({ kind: "rate_limited", pauseMs: 80 });
+    const pausedAt = Date.now();
+    const waiters = Array.from({ length: 4 }, () => queuedOf(gate.enter("p")));
+    // Another preset is not paused.
+    ticketOf(gate.enter("other")).done();
+    const probe = await waiters[0]!.admitted();
+    expect(Date.now() - pausedAt).toBeGreaterThanOrEqual(80);
+    expect(gate.inFlight).toBe(1);
+    expect(gate.waiting).toBe(3);
+    probe.done({ kind: "replied", usage: null });
+    const [second, third] = await Promise.all([waiters[1]!.admitted(), waiters[2]!.admitted()]);
+    expect(gate.waiting).toBe(1);
+    second.done({ kind: "replied", usage: null });
+    third.done({ kind: "replied", usage: null });
+    (await waiters[3]!.admitted()).done();
+  });
+
+  it("puts its retry before calls that were not sent yet", async () => {
+    const gate = new CallGate({ providers: { p: { maxConcurrent: 1 } } });
+    const holder = ticketOf(gate.enter("p"));
+    const fresh = queuedOf(gate.enter("p"));
+    const retry = queuedOf(gate.enter("p", { retry: true }));
+    expect(retry.ahead).toBe(0);
+    const order: string[] = [];
+    const done = [fresh.admitted().then((t) => (order.push("fresh"), t.done())), retry.admitted().then((t) => (order.push("retry"), t.done()))];
+    holder.done();
+    await Promise.all(done);
+    expect(order).toEqual(["retry", "fresh"]);
   });
 });
