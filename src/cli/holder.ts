@@ -38,7 +38,7 @@ export type Opened = { store: EventStore; holder?: never } | { holder: Holder; s
  * Opens the log as `openLog` does; on a PGlite data dir another process holds, returns that process
  * (over its control socket) instead.
  */
-export const openLogOrHolder = async (where: LogLocation, options: { create: boolean; readOnly?: boolean }): Promise<Opened> => {
+export const openLogOrHolder = async (where: LogLocation, options: { create: boolean; readOnly?: boolean; schema?: "existing" }): Promise<Opened> => {
   if (where.kind !== "pglite") return { store: await openLog(where, options) };
   const deadline = Date.now() + WAIT_FOR_HOLDER_MS;
   for (;;) {

@@ -22,6 +22,7 @@ import {
   CreateContextBody,
   describeIssues,
   EventsQuery,
+  ForkBody,
   NoOptionsBody,
   SendMessageBody,
   StreamQuery,
@@ -204,6 +205,14 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
       throw new ApiError("conflict", `context ${id} is not running (${now.status}); nothing to stop`);
     }
     return c.json({ contextId: id, outcome, context: await known(id) });
+  });
+
+  // A new root whose history is the context's own up to `at` (the act role, as creating a context is).
+  app.post("/v1/contexts/:id/fork", async (c) => {
+    const id = idOf(c);
+    const body = parse(ForkBody, await jsonBody(c, false), "body");
+    await known(id);
+    return c.json(await rt.fork(id, { at: body.at }), 201);
   });
 
   for (const action of ["pause", "resume"] as const) {

@@ -7,6 +7,7 @@ import {
   ApprovalsQuery,
   ApproveBody,
   ContextIdParam,
+  ForkBody,
   ContextsQuery,
   CreateContextBody,
   ErrorBody,
@@ -16,7 +17,7 @@ import {
   SendMessageBody,
   StreamQuery,
 } from "./schemas.ts";
-import { AuditQuery, TreeQuery } from "./webRoutes.ts";
+import { AuditQuery, TreeQuery, VerificationQuery } from "./webRoutes.ts";
 
 const schemaOf = (s: z.ZodType) => {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
@@ -88,8 +89,17 @@ export const openApiDocument = (): Record<string, unknown> =>
       },
       "/v1/log/verification": {
         get: {
-          summary: "Whether the log holds together, as `actorzero audit` says: its hash chain, stream versions, rows and append-only guard",
-          responses: { "200": ok("{ ok, events, head: { position, hash }, chainAfter, unchained, problems: [{ position, problem }] }"), ...common },
+          summary: "Whether the log holds together, as `actorzero audit` says: its hash chain, stream versions, rows and append-only guard (full=true: also the projections against a rebuild, as `actorzero verify-log` checks; since: the log only grew since that anchor)",
+          parameters: paramsOf(VerificationQuery, "query"),
+          responses: { "200": ok("{ ok, events, head: { position, hash }, chainAfter, unchained, problems: [{ position, problem }] }; with full or since, as `verify-log --json` prints it"), ...common },
+        },
+      },
+      "/v1/contexts/{id}/fork": {
+        post: {
+          summary: "A new root whose history is the context's own up to the event at log position `at` (role act)",
+          parameters: paramsOf(ContextIdParam, "path"),
+          requestBody: body(ForkBody, true),
+          responses: { "201": ok("The new root context (its ContextCreated records forkedFrom: the source and position)"), ...withContext },
         },
       },
       "/v1/contexts/{id}/history": { get: { summary: "Its transcript", parameters: paramsOf(ContextIdParam, "path"), responses: { "200": ok("{ history }"), ...withContext } } },

@@ -75,6 +75,11 @@ export const StreamQuery = z.strictObject({
   contextId: z.uuid({ error: "must be a context id (a UUID)" }).optional(),
 });
 
+/** A fork of the context at one of its events' log positions (`rt.fork(id, { at })`). */
+export const ForkBody = z.strictObject({
+  at: z.number({ error: "must be the log position of one of the context's events (a whole number, 1 or more)" }).int({ error: "must be the log position of one of the context's events (a whole number, 1 or more)" }).min(1, { error: "must be the log position of one of the context's events (a whole number, 1 or more)" }),
+});
+
 export const ErrorBody = z.strictObject({
   error: z.strictObject({ code: z.string(), message: z.string() }),
 });

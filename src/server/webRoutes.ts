@@ -10,11 +10,14 @@
 // - Reads never go past the store's settled position, so a row never misses an event that commits late.
 // - `GET /v1/log/verification` answers whether the log holds together, as `actorzero audit` says it (the store's
 //   verify: hash chain, stream versions, rows, append-only guard); one check at a time, shared by whoever asks
-//   meanwhile, since it reads the whole log.
+//   meanwhile, since it reads the whole log. With `full=true` (and `since=<position>:<hash>`) it answers what
+//   `actorzero verify-log --json` prints, the projections compared with a rebuild too: the command asks the
+//   process holding a data dir this way.
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Runtime } from "../runtime/api.ts";
-import type { LogVerification } from "../events/verifyLog.ts";
+import { parseAnchor, type LogVerification } from "../events/verifyLog.ts";
+import { verifyWholeLog } from "../projections/wholeLogVerification.ts";
 import { loadAudit } from "../projections/auditLoad.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
 import { ApiError } from "./errors.ts";
@@ -38,6 +41,14 @@ export const TreeQuery = z.strictObject({
 export const AuditQuery = z.strictObject({
   at: position.optional(),
   children: z.enum(["full", "summary"]).optional(),
+});
+
+export const VerificationQuery = z.strictObject({
+  full: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  since: z
+    .string()
+    .refine((t) => parseAnchor(t) !== undefined, { error: "must be <position>:<hash> as verify-log --print-head prints it" })
+    .optional(),
 });
 
 const parse = <S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> => {
@@ -90,6 +101,11 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
 
   let verifying: Promise<LogVerification> | null = null;
   app.get("/v1/log/verification", async (c) => {
+    const q = parse(VerificationQuery, c.req.query(), "query");
+    if (q.full === "true" || q.since !== undefined) {
+      const since = q.since === undefined ? undefined : parseAnchor(q.since)!;
+      return c.json(await verifyWholeLog(rt.store, since ? { since } : {}, rt.projections));
+    }
     verifying ??= rt.store.verify().finally(() => {
       verifying = null;
     });

@@ -9,7 +9,7 @@ import { StoreError } from "../../src/events/errors.ts";
 import { pgliteStartParams, walSegmentBytes } from "../../src/events/pgliteImage.ts";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openProjections } from "../../src/projections/engine.ts";
-import { verifyWholeLog, type WholeLogVerification } from "../../src/cli/logVerification.ts";
+import { verifyWholeLog, type WholeLogVerification } from "../../src/projections/wholeLogVerification.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { cli, expectOneLineError, jsonLines } from "./support.ts";
 

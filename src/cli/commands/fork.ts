@@ -5,7 +5,9 @@ import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
 import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { chooseModel } from "../modelChoice.ts";
-import { locate, locationFlags, openLog } from "../openLog.ts";
+import type { ContextView } from "../../projections/contexts.ts";
+import { holderContexts, holderRefused, openLogOrHolder } from "../holder.ts";
+import { locate, locationFlags } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 
 const Values = StoreFlags.extend({
@@ -27,6 +29,7 @@ export const forkSpec: CommandSpec<Values> = {
   details: `The source is untouched. The fork is a root of its own (forking a subordinate forks only it), its
 history is a copy of the source's events up to and including the one at --at, and it records where it came
 from (audit shows the link). A run that the cut leaves open is recorded as interrupted in the fork.
+On a data dir that actorzero run, send or serve holds, that process records the fork (its control socket).
 Continue it with actorzero send <fork id> "<message>", e.g. with another --model.
 --json: { contextId, forkedFrom: { contextId, position } }.`,
   schema: Values as z.ZodType<Values>,
@@ -34,24 +37,35 @@ Continue it with actorzero send <fork id> "<message>", e.g. with another --model
 
 export const forkCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "fork");
-  const store = await openLog(where, { create: false });
-  try {
-    const { openProjections } = await import("../../projections/engine.ts");
-    const source = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
-    const rt = await runtimeFor(store, loadConfig(io.cwd), await chooseModel({ offline: true }, {}, io.env));
+  const opened = await openLogOrHolder(where, { create: false });
+  let source: ContextView;
+  let forkId: string;
+  if (opened.holder) {
+    // The process holding the data dir records the fork (the same route `serve` offers, under the act role).
+    source = await resolveContext(holderContexts(opened.holder), v.positionals["<id>"]!, where);
+    const answer = await opened.holder.call("POST", `/v1/contexts/${source.id}/fork`, { at: v.at });
+    if (answer.status !== 201) throw holderRefused(answer);
+    forkId = (answer.body as ContextView).id;
+  } else {
+    const store = opened.store;
     try {
-      const fork = await rt.fork(source.id, { at: v.at });
-      if (v.json) {
-        io.print(JSON.stringify({ contextId: fork.id, forkedFrom: { contextId: source.id, position: v.at } }));
-        return EXIT.ok;
+      const { openProjections } = await import("../../projections/engine.ts");
+      source = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
+      const rt = await runtimeFor(store, loadConfig(io.cwd), await chooseModel({ offline: true }, {}, io.env));
+      try {
+        forkId = (await rt.fork(source.id, { at: v.at })).id;
+      } finally {
+        await rt.close();
       }
-      io.print(`forked A${source.agentNumber} ${source.profile} ${source.id.slice(0, 8)} at log position ${v.at} into a new root ${fork.id}`);
-      io.print(io.paint.dim(`continue it: actorzero send ${fork.id.slice(0, 8)} "<message>"${locationFlags(where)}`));
-      return EXIT.ok;
     } finally {
-      await rt.close();
+      await store.close();
     }
-  } finally {
-    await store.close();
   }
+  if (v.json) {
+    io.print(JSON.stringify({ contextId: forkId, forkedFrom: { contextId: source.id, position: v.at } }));
+    return EXIT.ok;
+  }
+  io.print(`forked A${source.agentNumber} ${source.profile} ${source.id.slice(0, 8)} at log position ${v.at} into a new root ${forkId}`);
+  io.print(io.paint.dim(`continue it: actorzero send ${forkId.slice(0, 8)} "<message>"${locationFlags(where)}`));
+  return EXIT.ok;
 };

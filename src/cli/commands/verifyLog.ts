@@ -6,8 +6,9 @@ import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { duration } from "../format.ts";
-import { verifyWholeLog, type WholeLogVerification } from "../logVerification.ts";
-import { describeLocation, locate, openLog, type LogLocation } from "../openLog.ts";
+import { verifyWholeLog, type WholeLogVerification } from "../../projections/wholeLogVerification.ts";
+import { holderRefused, openLogOrHolder, type Opened } from "../holder.ts";
+import { describeLocation, locate, type LogLocation } from "../openLog.ts";
 
 const Values = StoreFlags.extend({
   positionals: positionals("verify-log", []),
@@ -30,7 +31,8 @@ export const verifyLogSpec: CommandSpec<Values> = {
     since: { type: "string", value: "<position>:<hash>", description: "also prove the log only grew since an anchor printed earlier" },
     ...JSON_OPTION,
   },
-  details: `verify-log reads the whole log and writes nothing to it. It checks that every event's hash follows
+  details: `verify-log reads the whole log and writes nothing to it (on a data dir that actorzero run, send or serve
+holds, that process checks it and answers through its control socket). It checks that every event's hash follows
 from the one before (an edit, insert, deletion or move anywhere breaks the chain), that each stream's
 versions run 1, 2, 3… in log order, that every event decodes in full, that the append-only trigger is on,
 and that the projections equal a rebuild. It prints the first bad position and what is wrong with it.
@@ -45,14 +47,22 @@ export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "verify-log");
   const since = v.since === undefined ? undefined : parseAnchor(v.since);
   const started = Date.now();
-  const store = await openExisting(where);
+  const opened = await openExisting(where);
   let result: WholeLogVerification;
-  try {
-    result = await verifyWholeLog(store, since ? { since } : {}).catch((e: unknown) => {
-      throw e instanceof StoreError && e.reason === "refused" ? new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage) : e;
-    });
-  } finally {
-    await store.close();
+  if (opened.holder) {
+    // The process holding the data dir checks it (the whole log and its live projections) and answers.
+    const answer = await opened.holder.call("GET", `/v1/log/verification?full=true${v.since ? `&since=${encodeURIComponent(v.since)}` : ""}`);
+    if (answer.status !== 200) throw holderRefused(answer);
+    result = answer.body as WholeLogVerification;
+  } else {
+    const store = opened.store;
+    try {
+      result = await verifyWholeLog(store, since ? { since } : {}).catch((e: unknown) => {
+        throw e instanceof StoreError && e.reason === "refused" ? new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage) : e;
+      });
+    } finally {
+      await store.close();
+    }
   }
   const code = result.ok ? EXIT.ok : EXIT.failed;
   const anchor = result.head.hash === null ? undefined : formatAnchor({ position: result.head.position, hash: result.head.hash });
@@ -84,10 +94,13 @@ export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
 
 const where1 = (position: number | null) => (position === null ? "" : `position ${position}: `);
 
-/** Opens the log as it is: a missing, foreign or damaged one is exit 2, and nothing is created or upgraded. */
-const openExisting = async (where: LogLocation) => {
+/**
+ * Opens the log as it is: a missing, foreign or damaged one is exit 2, and nothing is created or upgraded.
+ * A data dir another process holds is verified by that process (its control socket).
+ */
+const openExisting = async (where: LogLocation): Promise<Opened> => {
   try {
-    return await openLog(where, { create: false, schema: "existing" });
+    return await openLogOrHolder(where, { create: false, schema: "existing" });
   } catch (e) {
     if (e instanceof CliError) throw new CliError(e.message, EXIT.usage);
     if (e instanceof StoreError && e.reason !== "locked") throw new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage);
