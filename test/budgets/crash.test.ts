@@ -93,7 +93,10 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
       // Spent is the usage of the replies the log holds: each call counted once, none lost, none twice.
       // The log holds this one tree.
       const replies = log.filter((e): e is Extract<RecordedEvent, { type: "ModelReplied" }> => e.type === "ModelReplied");
-      expect(replies.length).toBe(1 + FAN + FAN * FAN + 1 + FAN);
+      // One reply per step of every run; a job the kill cut off before its subordinate started is answered as
+      // interrupted when its run resumes (as without a budget), so its leaf may never have run.
+      expect(replies.length).toBeLessThanOrEqual(1 + FAN + FAN * FAN + 1 + FAN);
+      expect(replies.length).toBeGreaterThan(FAN * FAN);
       const sum = (f: (r: (typeof replies)[number]) => number) => replies.reduce((a, r) => a + f(r), 0);
       expect(budget.spent).toMatchObject({
         inputTokens: sum((r) => r.data.usage!.inputTokens),
