@@ -26,6 +26,7 @@ const MODULES: Record<string, () => Promise<{ run: () => Promise<Row[]> }>> = {
   ecosystem: () => import("./ecosystem.bench.ts"),
   windows: () => import("./windows.bench.ts"),
   capacity: () => import("./capacity.bench.ts"),
+  limits: () => import("./limits.bench.ts"),
 };
 
 const quick = process.env.BENCH_QUICK === "1";
