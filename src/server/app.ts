@@ -283,6 +283,7 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     let released = false;
     return eventStream(c, {
       next: () => client.next(),
+      ready: () => client.ready(),
       get endReason() {
         return client.endReason;
       },

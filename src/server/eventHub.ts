@@ -24,6 +24,8 @@ export type EndReason = "overflow" | "stalled" | "closed";
 export type HubClient = {
   /** The next event for this client, or null once it has been cut off or the hub closed. */
   next(): Promise<LiveEvent | null>;
+  /** The next event if one is in memory now, else null (never reads the log nor waits): to send several at once. */
+  ready(): LiveEvent | null;
   /** Why the stream ended (null while it runs). */
   readonly endReason: EndReason | null;
   /** Settles with the reason once the stream ends, however it ends. */
@@ -93,6 +95,11 @@ export class EventHub {
         if (e !== null) m.idleSince = Date.now();
         return e;
       },
+      ready() {
+        const e = m.ended ? null : hub.queued(m);
+        if (e !== null) m.idleSince = Date.now();
+        return e;
+      },
       get endReason() {
         return m.ended;
       },
@@ -111,16 +118,22 @@ export class EventHub {
     for (const m of [...this.members]) this.end(m, "closed");
   }
 
+  /** The next queued event not delivered yet, or null. */
+  private queued(m: Member): LiveEvent | null {
+    for (let e = m.queue.shift(); e; e = m.queue.shift()) {
+      if (isLiveDelta(e)) return e;
+      if (e.globalPosition <= m.delivered) continue;
+      m.delivered = e.globalPosition;
+      return e;
+    }
+    return null;
+  }
+
   private async take(m: Member): Promise<LiveEvent | null> {
     for (;;) {
       if (m.ended) return null;
-      const e = m.queue.shift();
-      if (e && isLiveDelta(e)) return e;
-      if (e) {
-        if (e.globalPosition <= m.delivered) continue;
-        m.delivered = e.globalPosition;
-        return e;
-      }
+      const e = this.queued(m);
+      if (e) return e;
       if (!m.live) {
         try {
           await this.readPage(m);
