@@ -7,10 +7,12 @@
 // - The ids the context owns (job and approval ids) are renamed in the copy, the same id alike wherever it
 //   appears: the jobs and approvals projections find them by id across contexts, and the source keeps its
 //   own, so a decision on the source's approval cannot land on the fork's. An approval id stays a UUID.
-//   A run's `superior` names its caller's ids (the caller's job among them), which the fork does not own:
-//   copied as they are.
+// - The fork is a root, so its copied runs have no superior (`superior: null`): a run of the fork never names a
+//   run of another tree (the source's caller), and the link to the source is `forkedFrom`.
 // - A copied approval request names the fork as its context, so the fork's approvals are its own.
-// - A run the cut leaves open is recorded as interrupted in the fork, so the fork takes a new message.
+// - A run the cut leaves open is recorded as interrupted in the fork, so the fork takes a new message; a cut
+//   between a message and its run's start closes that run too (its RunStarted, as the source has it, then
+//   RunInterrupted): every copied event belongs to a run that started and ended in the fork.
 // - `at` must be the position of an event in the source's stream: anything else is a RuntimeError naming
 //   the field, and nothing is written.
 import { createHash } from "node:crypto";
@@ -38,25 +40,40 @@ export const forkContext = async (core: Core, id: string, options: ForkOptions):
     throw new RuntimeError("invalid", `at: expected ${expected}, got ${at}.`, { field: "at", expected });
   }
   const forkId = asContextId(core.config.clock.uuid());
-  await core.store.append(forkId, forkEvents(source.slice(0, cut + 1), forkId, at), { expectedVersion: "no_stream" });
+  await core.store.append(forkId, forkEvents(source.slice(0, cut + 1), source.slice(cut + 1), forkId, at), { expectedVersion: "no_stream" });
   await core.projections.catchUp();
   return (await core.projections.contexts.get(forkId))!;
 };
 
-const forkEvents = (history: RecordedEvent[], forkId: ContextId, at: number): NewEvent[] => {
+const forkEvents = (history: RecordedEvent[], after: RecordedEvent[], forkId: ContextId, at: number): NewEvent[] => {
   const open = new Set<string>();
+  // Messages whose run the cut left unstarted, by run id.
+  const unstarted = new Set<string>();
+  const started = new Set<string>();
+  let model = "unknown";
   const out: NewEvent[] = history.map((e): NewEvent => {
-    if (e.type === "RunStarted") open.add(e.data.runId);
+    if (e.type === "MessageReceived" && !started.has(e.data.runId)) unstarted.add(e.data.runId);
+    if (e.type === "RunStarted") {
+      started.add(e.data.runId);
+      open.add(e.data.runId);
+      unstarted.delete(e.data.runId);
+      model = e.data.model;
+    }
     if (RUN_ENDS.has(e.type)) open.delete((e.data as { runId: string }).runId);
     if (e.type === "ContextCreated") {
       const data = { ...e.data, contextId: forkId, agentNumber: 0, depth: 0, kind: "root" as const, parentContextId: null, parentAgentNumber: null, rootContextId: forkId, slot: null, forkedFrom: { contextId: e.streamId, position: at } };
       return { type: e.type, data, metadata: e.metadata };
     }
     const data = renameOwnedIds(e.data, forkId) as Record<string, unknown>;
-    if (e.type === "RunStarted") data["superior"] = e.data.superior;
+    if (e.type === "RunStarted") data["superior"] = null;
     return { type: e.type, data: e.type === "ApprovalRequested" ? { ...data, contextId: forkId } : data, metadata: e.metadata } as NewEvent;
   });
   for (const runId of open) out.push({ type: "RunInterrupted", data: { runId } } as NewEvent);
+  for (const runId of unstarted) {
+    const start = after.find((e) => e.type === "RunStarted" && e.data.runId === runId);
+    const runModel = start?.type === "RunStarted" ? start.data.model : model;
+    out.push({ type: "RunStarted", data: { runId, model: runModel, superior: null } } as NewEvent, { type: "RunInterrupted", data: { runId } } as NewEvent);
+  }
   return out;
 };
 

@@ -7,7 +7,7 @@ export { exportFixture, fixtureText } from "../fixtures/export.ts";
 export { parseFixture, type Fixture } from "../fixtures/format.ts";
 export { reply, callTool, delegate, respond, fail, scriptByAgent, nextCallId, type AgentScript, type AgentKey, type DelegateArgs } from "./script.ts";
 
-export { checkInvariants, assertInvariants, readTree, type InvariantOptions, type TreeLog } from "./runtimeInvariants.ts";
+export { checkInvariants, assertInvariants, checkSuperiorsInTree, readTree, type InvariantOptions, type TreeLog } from "./runtimeInvariants.ts";
 export {
   checkLogShape,
   checkOneRunAtATime,

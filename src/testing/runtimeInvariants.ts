@@ -87,9 +87,13 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
   out.push(...checkLogShape(streams));
   if (options.memory) out.push(...options.memory.check(streams), ...options.memory.checkParents(views));
 
-  // Every child a stream says it created is in the tree.
+  // Every child a stream says it created is in the tree; a fork's copy of its source's call names the source's
+  // child (a context of the source's tree, which the fork does not own).
   for (const e of events) {
     if (e.type === "SubordinateCalled" && !streams.has(e.data.childContextId)) {
+      const first = streams.get(e.streamId)?.[0];
+      const source = first?.type === "ContextCreated" ? first.data.forkedFrom?.contextId : undefined;
+      if (source !== undefined && (await rt.projections.contexts.get(e.data.childContextId))?.parentContextId === source) continue;
       out.push(v("parent-links", e.streamId, `${at(e)} names child ${e.data.childContextId}, which the projections do not list in the tree`));
     }
   }
@@ -105,6 +109,7 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
   out.push(...checkNumbersAndDepths(views));
   out.push(...checkParentLinks(views, streams, tree.children));
   out.push(...checkNoRunOutlivesItsSuperior(events));
+  out.push(...checkSuperiorsInTree(views, events));
 
   for (const root of views.filter((c) => c.parentContextId === null)) {
     const inTree = views.filter((c) => c.rootContextId === root.id);
@@ -122,6 +127,25 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
     }
   } else if (rebuild === "scoped") {
     out.push(...(await checkScopedRebuild(rt, tree)));
+  }
+  return out;
+};
+
+/**
+ * A run's superior is a run of its own tree, in its parent: a fork (a root of its own) or any other context
+ * never names a run of another tree as its caller.
+ */
+export const checkSuperiorsInTree = (views: readonly ContextView[], events: readonly RecordedEvent[]): Violation[] => {
+  const byId = new Map(views.map((c) => [c.id, c]));
+  const out: Violation[] = [];
+  for (const e of events) {
+    if (e.type !== "RunStarted" || e.data.superior === null) continue;
+    const self = byId.get(e.streamId);
+    const sup = e.data.superior;
+    if (self && sup.contextId !== self.parentContextId) {
+      const where = byId.get(sup.contextId)?.rootContextId === self.rootContextId ? "a context that is not its parent" : "a context of another tree";
+      out.push(v("parent-links", e.streamId, `${at(e)} names superior run ${sup.runId} of ${sup.contextId}, ${where}`));
+    }
   }
   return out;
 };

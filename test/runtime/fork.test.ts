@@ -71,7 +71,7 @@ describe("when a subordinate is forked", () => {
 });
 
 describe("when a subordinate a parallel job started is forked", () => {
-  it("keeps the caller's ids in its copied RunStarted (the caller's job is not the fork's to rename)", async () => {
+  it("gives its copied RunStarted no superior: the fork is a root, and names no run of the source's tree", async () => {
     const model = scriptedModel((req) => {
       if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
         const job = { name: "call_subordinate", arguments: { message: "look it up", reset: true } };
@@ -88,7 +88,8 @@ describe("when a subordinate a parallel job started is forked", () => {
       if (started?.type !== "RunStarted" || started.data.superior?.jobId == null) throw new Error("the child's run has no job");
       const fork = await jobs.fork(child, { at: await positionOf(child, "RunCompleted") });
       const copied = (await store.readStream(fork.id)).find((e) => e.type === "RunStarted");
-      expect(copied?.type === "RunStarted" && copied.data.superior).toEqual(started.data.superior);
+      expect(copied?.type === "RunStarted" && copied.data.runId).toBe(started.data.runId);
+      expect(copied?.type === "RunStarted" && copied.data.superior).toBeNull();
     } finally {
       await jobs.close();
     }
