@@ -175,11 +175,16 @@ const fillLog = async (store: EventStore, count: number) => {
   }
 };
 
+/**
+ * Opens read-only: the big log is filled by INSERT … SELECT, with no hash chain, which an open for writing
+ * rightly refuses as tampered (a log the product wrote opens for writing after checking only what came since
+ * its last checked seal). Both the empty and the big store are opened the same way.
+ */
 const timeOpen = async (dataDir: string) => {
   const times: number[] = [];
   for (let i = 0; i < OPENS; i++) {
     const started = performance.now();
-    const store = await openPgliteStore({ dataDir });
+    const store = await openPgliteStore({ dataDir, readOnly: true });
     await store.headPosition();
     times.push(performance.now() - started);
     await store.close();
@@ -246,12 +251,12 @@ export async function run(): Promise<Row[]> {
 
     const emptyMs = await timeOpen(emptyDir);
     const bigMs = await timeOpen(bigDir);
-    const emptyName = "open an empty store (median of 3)";
+    const emptyName = "open an empty store read-only (median of 3)";
     rows.push(
       { name: `fill ${BIG_LOG.toLocaleString("en")} events by INSERT … SELECT`, value: fillMs / 1000, unit: "s" },
       { name: emptyName, value: emptyMs / 1000, unit: "s" },
       {
-        name: `open a store of ${BIG_LOG.toLocaleString("en")} events (median of 3)`,
+        name: `open a store of ${BIG_LOG.toLocaleString("en")} events read-only (median of 3)`,
         value: bigMs / 1000,
         unit: "s",
         compareTo: emptyName,
