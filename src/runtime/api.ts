@@ -49,7 +49,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxDepth: 5,
   maxLiveChildrenPerRun: 8,
   modelRetries: 3,
-  rateLimitRetries: 10,
+  rateLimitRetries: 100,
   retryBaseMs: 500,
   retryMaxMs: 30_000,
   passivateAfterMs: 30_000,
