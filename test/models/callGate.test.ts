@@ -98,8 +98,9 @@ describe("when a preset allows 2 requests per 100 ms window", () => {
     const c = queuedOf(gate.enter("p"));
     const admitted = c.admitted().then(() => Date.now());
     // Both in flight: nothing comes back before they end, however long that takes.
-    a.done({ kind: "replied", usage: null });
+    // The clock is read before the call ends: the gate's own reading is no earlier, so the bound holds.
     const endedAt = Date.now();
+    a.done({ kind: "replied", usage: null });
     expect(gate.waiting).toBe(1);
     expect((await admitted) - endedAt).toBeGreaterThanOrEqual(100);
     b.done();
@@ -110,8 +111,8 @@ describe("when a preset allows 2 requests per 100 ms window", () => {
     const a = ticketOf(gate.enter("p", { tokens: 60 }));
     const b = queuedOf(gate.enter("p", { tokens: 60 }));
     const admitted = b.admitted().then(() => Date.now());
-    a.done({ kind: "replied", usage: { inputTokens: 60, outputTokens: 10 } });
     const endedAt = Date.now();
+    a.done({ kind: "replied", usage: { inputTokens: 60, outputTokens: 10 } });
     expect((await admitted) - endedAt).toBeGreaterThanOrEqual(100);
   });
 });
@@ -120,8 +121,9 @@ describe("when a call gets a 429", () => {
   it("pauses its preset for every caller, then lets calls through one at a time, twice as many after each reply", async () => {
     const gate = new CallGate({ providers: {} });
     const first = ticketOf(gate.enter("p"));
-    first.done({ kind: "rate_limited", pauseMs: 80 });
+    // Read before the 429 is reported: read after it, a millisecond tick in between made the bound fail (79 < 80).
     const pausedAt = Date.now();
+    first.done({ kind: "rate_limited", pauseMs: 80 });
     const waiters = Array.from({ length: 4 }, () => queuedOf(gate.enter("p")));
     // Another preset is not paused.
     ticketOf(gate.enter("other")).done();
