@@ -22,9 +22,9 @@ export const SINGLE_TOKEN_NAME = "admin";
 const MIN_SECRET = 16;
 
 export const NamedToken = z.strictObject({
-  name: z
-    .string({ error: "must be a name (letters, digits, . _ @ -)" })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, { error: "must be a name of 1 to 100 letters, digits, . _ @ - (starting with a letter or digit)" }),
+  name: z.string({ error: "must be a name (letters, digits, . _ @ -)" }).regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, {
+    error: "must be a name of 1 to 100 letters, digits, . _ @ - (starting with a letter or digit)",
+  }),
   token: z.string({ error: `must be a secret of at least ${MIN_SECRET} characters` }).min(MIN_SECRET, { error: `must be a secret of at least ${MIN_SECRET} characters` }),
   role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }),
 });
