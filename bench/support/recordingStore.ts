@@ -7,7 +7,6 @@ export type RecordedAppend = { streamId: string; events: NewEvent[] };
 export const recordingStore = (store: EventStore): EventStore & { appends: RecordedAppend[] } => {
   const appends: RecordedAppend[] = [];
   return Object.assign(Object.create(store) as EventStore, {
-    kind: store.kind,
     sql: store.sql,
     appends,
     append: (streamId: string, events: readonly NewEvent[], options: Parameters<EventStore["append"]>[2]) => {

@@ -50,7 +50,6 @@ export const remoteLog = async (holder: Holder): Promise<RemoteLog> => {
   }
   const follows = new Set<{ close(): void }>();
   const store: EventStore = {
-    kind: "pglite",
     append: async () => {
       throw new CliError("this log is read through the process that holds it: it cannot be written from here");
     },

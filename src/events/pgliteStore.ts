@@ -188,7 +188,6 @@ type Subscription = {
 };
 
 class PgliteStore implements EventStore {
-  readonly kind = "pglite" as const;
   readonly sql: SqlExecutor;
   #closed = false;
   #closing: Promise<void> | undefined;

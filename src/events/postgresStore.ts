@@ -120,7 +120,6 @@ type Subscription = {
 };
 
 class PostgresStore implements EventStore {
-  readonly kind = "postgres" as const;
   readonly sql: SqlExecutor;
   #closed = false;
   #closing: Promise<void> | undefined;

@@ -36,8 +36,6 @@ export interface SqlExecutor {
 }
 
 export interface EventStore {
-  /** `pglite` or `postgres`: which adapter this is. */
-  readonly kind: "pglite" | "postgres";
   /**
    * Appends `events` to `streamId` in one transaction and one round trip.
    * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
@@ -58,6 +56,7 @@ export interface EventStore {
    * The highest position at or below which no event can still appear. With several writer processes an
    * append may commit below a position already visible, so a reader that pages on and keeps a checkpoint
    * (projections) reads only this far. Absent when one process writes: every committed position is final.
+   * Its presence is the store's one capability the runtime asks about (`sharedByProcesses`).
    */
   settledPosition?(): Promise<number>;
   /**
@@ -75,3 +74,10 @@ export interface EventStore {
   readonly sql: SqlExecutor;
   close(): Promise<void>;
 }
+
+/**
+ * Whether other processes may append to this log (PostgreSQL; a PGlite data dir belongs to one process): runs are
+ * then driven under leases, a run another process drives is asked through the log, and what others append is
+ * followed. Only such a store has a `settledPosition`, so the capability is read from it rather than from a name.
+ */
+export const sharedByProcesses = (store: Pick<EventStore, "settledPosition">): boolean => store.settledPosition !== undefined;

@@ -10,7 +10,7 @@
 //   meanwhile loses its lease; the run is then recorded as interrupted (by the sweeper) and that is the answer.
 import { asContextId, asRunId } from "../events/ids.ts";
 import type { RecordedEvent } from "../events/schema.ts";
-import type { Unsubscribe } from "../events/store.ts";
+import { sharedByProcesses, type Unsubscribe } from "../events/store.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { pause, resume, stopContext } from "./commands.ts";
 import type { Core } from "./core.ts";
@@ -41,7 +41,7 @@ export const answerControlRequest = (core: Core, e: RecordedEvent): void => {
  * null when no other process drives a run of the context (the caller acts itself).
  */
 export const requestControl = async (core: Core, contextId: string, action: ControlAction): Promise<{ outcome: RunOutcome | null } | null> => {
-  if (core.store.kind === "pglite") return null;
+  if (!sharedByProcesses(core.store)) return null;
   await core.projections.catchUp();
   const view = await core.projections.contexts.get(contextId);
   if (!view || view.status !== "running" || !view.currentRunId) return null;

@@ -14,6 +14,7 @@
 //   (budgetRecovery.ts), before it resumes or is interrupted.
 // - A run parked awaiting approval is neither: its machine restores parked (running), and the decision goes on with it.
 // - Closing the runtime records the runs still in flight as interrupted.
+import { sharedByProcesses } from "../events/store.ts";
 import type { RunId } from "../events/ids.ts";
 import { asRunId } from "../events/ids.ts";
 import type { DomainEvent } from "../events/schema.ts";
@@ -41,7 +42,7 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
   if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
   // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
   // The lease says the stream's version: an actor already there reads nothing.
-  if (core.store.kind !== "pglite" && lease.version !== ac.view.version) await core.registry.catchUp(ac);
+  if (sharedByProcesses(core.store) && lease.version !== ac.view.version) await core.registry.catchUp(ac);
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
   const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
   if (ac.view.status === "running" && !machine.matches("running")) {
@@ -60,7 +61,7 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
     if (runId) ac.answer(runId, null);
     // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
     // lease in the log: take it again past it, or another process could take it while our run goes on.
-    if (core.store.kind !== "pglite") {
+    if (sharedByProcesses(core.store)) {
       const again = await core.leases.acquire(ac.id);
       if (!again.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
     }

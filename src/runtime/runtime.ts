@@ -14,7 +14,7 @@ import { fromPromise } from "xstate";
 import { hostname } from "node:os";
 import { ModelOverride, type RecordedEvent } from "../events/schema.ts";
 import { asContextId } from "../events/ids.ts";
-import type { Unsubscribe } from "../events/store.ts";
+import { sharedByProcesses, type Unsubscribe } from "../events/store.ts";
 import { type ContextMachineContext, contextMachine, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
@@ -70,7 +70,7 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   const projections = await openProjections(options.store);
   const owner = options.owner ?? `${hostname()}:${process.pid}:${config.clock.uuid().slice(0, 8)}`;
   // A PGlite data dir belongs to one process (its lock sees to that): no other runtime can hold a lease.
-  const shared = options.store.kind !== "pglite";
+  const shared = sharedByProcesses(options.store);
   const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
   const registry = new Registry();
   const store = config.observer.store(options.store);

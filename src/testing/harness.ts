@@ -91,7 +91,6 @@ export const crashableStore = (store: EventStore): CrashableStore => {
     transaction: track((fn: (tx: SqlExecutor) => Promise<unknown>) => store.sql.transaction(fn)) as SqlExecutor["transaction"],
   };
   return {
-    kind: store.kind,
     sql,
     append: track((s, e, o) => store.append(s, e, o)),
     readStream: track((s, v) => store.readStream(s, v)),
@@ -99,6 +98,7 @@ export const crashableStore = (store: EventStore): CrashableStore => {
     readAll: track((a, l) => store.readAll(a, l)),
     iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
     headPosition: track(() => store.headPosition()),
+    ...(store.settledPosition ? { settledPosition: track(() => store.settledPosition!()) } : {}),
     verify: track((o) => store.verify(o)),
     subscribe: (after, listener) => store.subscribe(after, (e) => (dead ? undefined : listener(e))),
     // The store outlives its handles: the test closes it.

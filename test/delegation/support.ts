@@ -66,7 +66,6 @@ export const eventsOf = async <T extends string>(rt: Runtime, id: string, type: 
 
 /** The store, except that an append for which `hold` returns a promise waits for it before going to the database. */
 export const holdingStore = (store: EventStore, hold: (streamId: string, types: string[]) => Promise<void> | undefined): EventStore => ({
-  kind: store.kind,
   sql: store.sql,
   append: async (streamId, events, options) => {
     await hold(streamId, events.map((e) => e.type));
@@ -77,6 +76,7 @@ export const holdingStore = (store: EventStore, hold: (streamId: string, types: 
   readAll: (after, limit) => store.readAll(after, limit),
   iterateAll: (after, pageSize) => store.iterateAll(after, pageSize),
   headPosition: () => store.headPosition(),
+  ...(store.settledPosition ? { settledPosition: () => store.settledPosition!() } : {}),
   verify: (options) => store.verify(options),
   subscribe: (after, listener) => store.subscribe(after, listener),
   close: () => store.close(),

@@ -51,7 +51,6 @@ export const removeDir = async (dir: string) => {
 };
 
 const withDataDir = (store: EventStore, dataDir: string | undefined): FreshPgliteStore => ({
-  kind: store.kind,
   sql: store.sql,
   dataDir,
   append: (streamId, events, options) => store.append(streamId, events, options),
