@@ -20,6 +20,7 @@ export const recordingStore = (store: EventStore): EventStore & { appends: Recor
     headPosition: store.headPosition.bind(store),
     verify: store.verify.bind(store),
     subscribe: store.subscribe.bind(store),
+    onAppend: store.onAppend.bind(store),
     close: store.close.bind(store),
     // A PostgreSQL store's own method (its private fields need it bound); PGlite's has none.
     ...(store.settledPosition ? { settledPosition: store.settledPosition.bind(store) } : {}),

@@ -53,6 +53,8 @@ export const remoteLog = async (holder: Holder): Promise<RemoteLog> => {
     append: async () => {
       throw new CliError("this log is read through the process that holds it: it cannot be written from here");
     },
+    // Nothing is appended through it.
+    onAppend: () => () => undefined,
     readStream: async (id, fromVersion = 1) => (streams.get(id) ?? []).filter((e) => e.streamVersion >= fromVersion),
     streamVersion: async (id) => streams.get(id)?.at(-1)?.streamVersion ?? 0,
     readAll: async (after = 0, limit = 1000) => events.filter((e) => e.globalPosition > after).slice(0, limit),

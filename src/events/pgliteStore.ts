@@ -4,12 +4,14 @@ import path from "node:path";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, JSON_ROWS, sqlReads } from "./sqlReads.ts";
-import { acquireDataDirLock, LOCK_FILE_NAME, type DataDirLock } from "./dataDirLock.ts";
+import { acquireDataDirLock, type DataDirLock } from "./dataDirLock.ts";
+import { inspectDataDir, NEW_DATA_DIR_BYTES, type DataDirState } from "./pgliteDataDir.ts";
 import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, diskFullError, StoreError } from "./errors.ts";
 import { checkSpaceToOpen, diskReserve, type DiskReserve } from "./diskReserve.ts";
 import { appendBatcher } from "./appendBatcher.ts";
+import { AppendHooks, type AppendHook } from "./appendHooks.ts";
 import { execRaw } from "./pgliteRawExec.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
@@ -105,47 +107,6 @@ const createDb = async (options: PgliteStoreOptions, found: DataDirState | undef
 /** What a seal may write, counted against the disk's reserve as an append's SQL text is. */
 const SEAL_BYTES = 8192;
 
-/** Room a new data dir takes (the image is about 8 MB), on top of the reserve. */
-const NEW_DATA_DIR_BYTES = 16 * 1024 * 1024;
-
-/** The PostgreSQL major version this PGlite runs; a data dir of another one cannot be opened. */
-const PG_MAJOR = "18";
-
-/** Missing or empty (a new log goes there), a write of the image cut short (done again), or a database. */
-type DataDirState = "empty" | "partial" | "database";
-
-/**
- * What `dataDir` holds; anything but a PGlite database or what this store writes is refused before
- * a byte is written, so a wrong --data-dir cannot damage what it points at.
- */
-const inspectDataDir = (dataDir: string): DataDirState => {
-  let entries: string[];
-  try {
-    entries = fs.readdirSync(dataDir);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return "empty";
-    throw new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${code === "ENOTDIR" ? "it is not a directory" : (e as Error).message}`);
-  }
-  const refuse = (reason: string) => new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${reason}; it was left untouched`);
-  if (!entries.includes("PG_VERSION")) {
-    if (entries.every((f) => f === LOCK_FILE_NAME)) return "empty";
-    if (entries.includes(IMAGE_PARTIAL_MARK)) return "partial";
-    throw refuse("it holds other files but no PostgreSQL database (no PG_VERSION)");
-  }
-  let major: string;
-  try {
-    major = fs.readFileSync(path.join(dataDir, "PG_VERSION"), "utf8").trim();
-  } catch (e) {
-    throw refuse(`its PG_VERSION cannot be read (${(e as Error).message})`);
-  }
-  if (major !== PG_MAJOR) throw refuse(`it holds a PostgreSQL ${JSON.stringify(major.slice(0, 20))} database, and PGlite runs PostgreSQL ${PG_MAJOR}`);
-  if (!fs.existsSync(path.join(dataDir, "global", "pg_control")) || !fs.existsSync(path.join(dataDir, "base"))) {
-    throw refuse("it is damaged (global/pg_control or base/ is missing)");
-  }
-  return "database";
-};
-
 /**
  * A tarball of a closed data dir, to pass as `loadDataDir` (e.g. to start in-memory stores from a
  * prepared database without paying for initdb each time). Holds the data dir's lock meanwhile.
@@ -217,9 +178,10 @@ class PgliteStore implements EventStore {
     this.#sealer = new Sealer(sealQuery, () => this.headPosition());
   }
 
-  async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+  async append(streamId: string, given: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
     this.#guard();
     const expected = options.expectedVersion;
+    const events = this.#hooks.stamp(streamId, given);
     const rows = appendRows(streamId, events, expected);
     const recordedAt = this.now();
     let outcome: AppendOutcome;
@@ -231,9 +193,16 @@ class PgliteStore implements EventStore {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    this.#hooks.appended(streamId, events);
     this.#sealer?.soon();
     this.#wakeSubscribers();
     return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
+  }
+
+  readonly #hooks = new AppendHooks();
+
+  onAppend(hook: AppendHook): Unsubscribe {
+    return this.#hooks.add(hook);
   }
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;

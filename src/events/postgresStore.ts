@@ -1,5 +1,4 @@
 // The event store on a PostgreSQL server, shared by many runtime processes: the only file that loads `pg` (postgresLogTail.ts takes its clients from here).
-import { createHash } from "node:crypto";
 import type pg from "pg";
 import { schemaAction } from "./schemaCheck.ts";
 import { decodeRow, type EventRow } from "./codec.ts";
@@ -8,6 +7,7 @@ import { COLUMN_ROWS, DEFAULT_PAGE, sqlReads } from "./sqlReads.ts";
 import { ConcurrencyError, diskFullError, StoreError } from "./errors.ts";
 import { appendRows } from "./appendRows.ts";
 import { appendBatcher } from "./appendBatcher.ts";
+import { AppendHooks, type AppendHook } from "./appendHooks.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import {
@@ -29,6 +29,7 @@ import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, SubscribeOptions, Unsubscribe } from "./store.ts";
 import { LISTENER_APPLICATION_NAME, LogTail } from "./postgresLogTail.ts";
 import { OWN_UNREAD_MAX, OwnPositions } from "./ownPositions.ts";
+import { isConnectionError, pgExecutor, prepared } from "./postgresSql.ts";
 
 export { LISTENER_APPLICATION_NAME } from "./postgresLogTail.ts";
 
@@ -101,15 +102,6 @@ const ensureSchema = async (pool: pg.Pool, schema: "create" | "existing") => {
   if (schemaAction(version, schema, "") === "run-schema-sql") await pool.query(SCHEMA_SQL);
 };
 
-/** Our own hot statements are prepared once per connection, under a name derived from their text. */
-const statementName = (sql: string) => `az_${createHash("sha1").update(sql).digest("hex").slice(0, 16)}`;
-const PREPARED = new Map<string, string>();
-const prepared = (sql: string, values: unknown[]): pg.QueryConfig => {
-  let name = PREPARED.get(sql);
-  if (name === undefined) PREPARED.set(sql, (name = statementName(sql)));
-  return { name, text: sql, values };
-};
-
 type Subscription = {
   cursor: number;
   listener: (event: RecordedEvent) => void | Promise<void>;
@@ -134,7 +126,7 @@ class PostgresStore implements EventStore {
     private readonly now: () => Date,
     private readonly onSubscriberError: (error: unknown) => void,
   ) {
-    this.sql = this.#executor(pool, false);
+    this.sql = pgExecutor(pool, () => this.#guard());
     this.#tail = new LogTail(
       () => new Pg!.Client({ ...clientConfig, application_name: LISTENER_APPLICATION_NAME }),
       (values) => this.#query<{ horizon: LogHorizon }>(LOG_HORIZON_SQL, values),
@@ -154,9 +146,10 @@ class PostgresStore implements EventStore {
     this.#sealer = new Sealer(this.#query, () => this.settledPosition());
   }
 
-  async append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+  async append(streamId: string, given: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
     this.#guard();
     const expected = options.expectedVersion;
+    const events = this.#hooks.stamp(streamId, given);
     const rows = appendRows(streamId, events, expected);
     const recordedAt = this.now();
     let outcome: AppendOutcome;
@@ -172,6 +165,7 @@ class PostgresStore implements EventStore {
       throw this.#mapError(e);
     }
     if (outcome.conflict) throw new ConcurrencyError(streamId, expected, outcome.version);
+    this.#hooks.appended(streamId, events);
     this.#sealer?.soon();
     return { nextExpectedVersion: outcome.version, positions: outcome.positions.map(Number), events: recorded };
   }
@@ -190,6 +184,12 @@ class PostgresStore implements EventStore {
   );
 
   readonly #sendAppend: SendAppend = (params) => this.#lanes[laneOf(params[0] as string)]!.run(appendStatement(params));
+
+  readonly #hooks = new AppendHooks();
+
+  onAppend(hook: AppendHook): Unsubscribe {
+    return this.#hooks.add(hook);
+  }
 
   readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
     (await this.pool.query<R & pg.QueryResultRow>(prepared(sql, params))).rows;
@@ -356,40 +356,4 @@ class PostgresStore implements EventStore {
     // The server ran out of disk (SQLSTATE 53100): nothing of the append committed; it goes through once space is freed.
     return diskFullError(e, "the PostgreSQL server's data") ?? e;
   }
-
-  /** The SQL door; a transaction inside a transaction runs in the outer one. */
-  #executor(q: pg.Pool | pg.PoolClient, inTransaction: boolean): SqlExecutor {
-    return {
-      query: async <R = Record<string, unknown>>(sql: string, params?: unknown[]) => {
-        this.#guard();
-        const { rows } = await q.query<R & pg.QueryResultRow>(sql, params);
-        return { rows: rows as R[] };
-      },
-      exec: async (sql: string) => {
-        this.#guard();
-        await q.query(sql);
-      },
-      transaction: async <T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
-        this.#guard();
-        if (inTransaction) return fn(this.#executor(q, true));
-        const client = await this.pool.connect();
-        let broken: Error | undefined;
-        try {
-          await client.query("BEGIN");
-          const result = await fn(this.#executor(client, true));
-          await client.query("COMMIT");
-          return result;
-        } catch (e) {
-          await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-          throw e;
-        } finally {
-          client.release(broken);
-        }
-      },
-    };
-  }
 }
-
-/** Class 08 (connection exception), 57P (operator intervention), or a socket error. */
-const isConnectionError = (code: unknown) =>
-  typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"].includes(code));

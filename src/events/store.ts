@@ -1,4 +1,5 @@
 // The event store port: one append-only log, read by stream, in pages, or live (DESIGN §3).
+import type { AppendHook } from "./appendHooks.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
 import type { LogVerification, VerifyLogOptions } from "./verifyLog.ts";
 
@@ -64,6 +65,11 @@ export interface EventStore {
    * each new one as it commits; never skips one that committed out of order.
    */
   subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options?: SubscribeOptions): Unsubscribe;
+  /**
+   * Calls `hook` around every append made through this store object (appendHooks.ts): `stamp` before it is
+   * stored, `appended` once it committed. A runtime observes the facts it writes this way.
+   */
+  onAppend(hook: AppendHook): Unsubscribe;
   /**
    * Checks the whole log against itself (verifyLog.ts): the hash chain, stream versions contiguous
    * from 1, every row decodable, the append-only guard in place; with `since`, that the log only grew

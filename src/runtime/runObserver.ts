@@ -1,7 +1,7 @@
-// What the runtime's runs look like from outside: live model deltas and OpenTelemetry spans, wired in as decorators.
+// What the runtime's runs look like from outside: live model deltas and OpenTelemetry spans, wired in as decorators and an append hook.
 //
 // Requirements:
-// - Fed by the facts this process appends (a decorated store): a run span from RunStarted to the run's end,
+// - Fed by the facts this process appends (the store's append hook): a run span from RunStarted to the run's end,
 //   the model call in flight per context from ModelCalled; no other part of the runtime knows about it.
 // - A decorated model port: a span per call (gen_ai.*), and the call's deltas to live listeners when there are
 //   any (else the adapter is not asked to stream). A decorated tool: a span per call.
@@ -12,7 +12,7 @@
 //   `traceparent`, and nothing here can fail a run.
 import type { Context, Span, Tracer } from "@opentelemetry/api";
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
-import type { EventStore } from "../events/store.ts";
+import type { EventStore, Unsubscribe } from "../events/store.ts";
 import type { ModelPort, ModelRequest, ModelTurn } from "../models/port.ts";
 import { runEndOf, type RunEnd } from "../projections/runStatus.ts";
 import type { Tool, ToolContext } from "../tools/defineTool.ts";
@@ -54,28 +54,13 @@ export class RunObserver {
     private readonly deltas: LiveDeltas,
   ) {}
 
-  /** The store, observed: every append of this process passes here on its way to the log. */
-  store(store: EventStore): EventStore {
+  /** Observes the store: every append of this process passes the hook on its way to the log (stopped by the result). */
+  observe(store: EventStore): Unsubscribe {
     this.log = store;
-    const target = store;
-    const append: EventStore["append"] = async (streamId, events, options) => {
-      const withTrace = events.map((e) => this.traced(e));
-      const result = await target.append(streamId, withTrace, options);
-      for (const e of withTrace) this.appended(streamId, e);
-      return result;
-    };
-    const bound = new WeakMap<(...args: never[]) => unknown, unknown>();
-    // The proxy's own target is an empty object: a frozen store's properties would bind what `get` may answer.
-    return new Proxy({} as EventStore, {
-      has: (_, prop) => prop in target,
-      get: (_, prop) => {
-        if (prop === "append") return append;
-        // The adapter's own methods run on the adapter itself (its private fields are not the proxy's).
-        const value: unknown = Reflect.get(target, prop, target);
-        if (typeof value !== "function") return value;
-        const fn = value as (...args: never[]) => unknown;
-        if (!bound.has(fn)) bound.set(fn, fn.bind(target));
-        return bound.get(fn);
+    return store.onAppend({
+      stamp: (_streamId, event) => this.traced(event),
+      appended: (streamId, events) => {
+        for (const e of events) this.appended(streamId, e);
       },
     });
   }

@@ -64,7 +64,9 @@ const recover = async (core: Core): Promise<void> => {
 };
 
 /** Opens the runtime's parts on a store; the sweeper takes over runs of dead processes on a shared log. */
-const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper: NodeJS.Timeout | null; stopAnswering: () => void }> => {
+const openCore = async (
+  options: RuntimeOptions,
+): Promise<{ core: Core; sweeper: NodeJS.Timeout | null; stopAnswering: () => void; stopObserving: () => void }> => {
   // Configuration first: a bad folder is refused before the log is touched.
   const config = loadConfiguration(options);
   const projections = await openProjections(options.store);
@@ -73,7 +75,9 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
   const shared = sharedByProcesses(options.store);
   const leases = shared ? await sqlLeases(options.store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
   const registry = new Registry();
-  const store = config.observer.store(options.store);
+  const store = options.store;
+  // Spans and live deltas follow the facts this runtime appends, through the store's append hook.
+  const stopObserving = config.observer.observe(store);
   const core: Core = { config, store, projections, leases, registry, tools: null as never, closed: false, budgets: new BudgetLedger(store) };
   registry.core = core;
   config.observer.subject = (id) => registry.active.get(id)?.view;
@@ -108,7 +112,7 @@ const openCore = async (options: RuntimeOptions): Promise<{ core: Core; sweeper:
     sweeper = setInterval(() => void recover(core).catch(() => undefined), config.limits.leaseTtlMs);
     sweeper.unref();
   }
-  return { core, sweeper, stopAnswering };
+  return { core, sweeper, stopAnswering, stopObserving };
 };
 
 const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: string; limit?: number } => {
@@ -124,7 +128,7 @@ const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: strin
  * const rt = await createRuntime({ store: await openPgliteStore(), model: scriptedModel(() => ({ text: "hi" })) });
  */
 export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> => {
-  const { core, sweeper, stopAnswering } = await openCore(options);
+  const { core, sweeper, stopAnswering, stopObserving } = await openCore(options);
   const { store, projections, registry } = core;
   const assertOpen = () => {
     if (core.closed) throw new RuntimeError("closed", "The runtime is closed.");
@@ -359,6 +363,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       await core.leases.close();
       await core.tools.close();
       await projections.catchUp();
+      stopObserving();
     },
   };
   // Only the interface's members: an embedder cannot reach (or come to depend on) the parts behind it.

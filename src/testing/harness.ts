@@ -101,6 +101,7 @@ export const crashableStore = (store: EventStore): CrashableStore => {
     ...(store.settledPosition ? { settledPosition: track(() => store.settledPosition!()) } : {}),
     verify: track((o) => store.verify(o)),
     subscribe: (after, listener) => store.subscribe(after, (e) => (dead ? undefined : listener(e))),
+    onAppend: (hook) => store.onAppend(hook),
     // The store outlives its handles: the test closes it.
     close: async () => undefined,
     crash: async () => {

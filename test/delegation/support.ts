@@ -79,5 +79,6 @@ export const holdingStore = (store: EventStore, hold: (streamId: string, types: 
   ...(store.settledPosition ? { settledPosition: () => store.settledPosition!() } : {}),
   verify: (options) => store.verify(options),
   subscribe: (after, listener) => store.subscribe(after, listener),
+  onAppend: (hook) => store.onAppend(hook),
   close: () => store.close(),
 });

@@ -61,6 +61,7 @@ const withDataDir = (store: EventStore, dataDir: string | undefined): FreshPglit
   headPosition: () => store.headPosition(),
   verify: (options) => store.verify(options),
   subscribe: (after, listener) => store.subscribe(after, listener),
+  onAppend: (hook) => store.onAppend(hook),
   close: async () => {
     await store.close();
     if (dataDir !== undefined) await removeDir(dataDir);

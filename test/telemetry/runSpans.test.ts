@@ -173,8 +173,8 @@ describeWithPostgres("given runs on PostgreSQL and another process that runs the
       const otherExporter = new InMemorySpanExporter();
       const otherProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(otherExporter)] });
       const observer = new RunObserver(actorzeroTracer(otherProvider), new LiveDeltas());
-      const observed = observer.store(other);
-      await observed.append(child!.id, [{ type: "ModelCalled", data: { runId: started.data.runId, step: 2, attempt: 1, model: "m" } }], {
+      observer.observe(other);
+      await other.append(child!.id, [{ type: "ModelCalled", data: { runId: started.data.runId, step: 2, attempt: 1, model: "m" } }], {
         expectedVersion: stream.at(-1)!.streamVersion,
       });
       await observer.model(scriptedModel(() => ({ text: "later" }))).call({
