@@ -8,22 +8,10 @@ export { parseFixture, type Fixture } from "../fixtures/format.ts";
 export { reply, callTool, delegate, respond, fail, scriptByAgent, nextCallId, type AgentScript, type AgentKey, type DelegateArgs } from "./script.ts";
 
 export { checkInvariants, assertInvariants, checkSuperiorsInTree, readTree, type InvariantOptions, type TreeLog } from "./runtimeInvariants.ts";
-export {
-  checkLogShape,
-  checkOneRunAtATime,
-  checkStatus,
-  checkNoRunOutlivesItsSuperior,
-  checkNumbersAndDepths,
-  checkParentLinks,
-  checkTranscript,
-  lifecycleOf,
-  openRunOf,
-  LogMemory,
-  InvariantViolation,
-  type Violation,
-  type InvariantName,
-  type Lifecycle,
-} from "./invariants.ts";
+export { checkLogShape, LogMemory, InvariantViolation, type Violation, type InvariantName } from "./invariants.ts";
+export { checkOneRunAtATime, checkStatus, checkNoRunOutlivesItsSuperior, lifecycleOf, openRunOf, type Lifecycle } from "./runInvariants.ts";
+export { checkNumbersAndDepths, checkParentLinks } from "./treeInvariants.ts";
+export { checkTranscript } from "./transcriptInvariant.ts";
 
 import {
   initialModel,
@@ -88,10 +76,9 @@ export {
   modelOverrideArb,
   eventOfTypeArb,
   domainEventArb,
-  recordedSequenceArb,
   type IdPools,
-  type SequenceOptions,
 } from "./arbitraries.ts";
+export { recordedSequenceArb, type SequenceOptions } from "./sequenceArbitraries.ts";
 export {
   awkwardStringArb,
   invalidJsonArb,

@@ -8,21 +8,10 @@ import { contextsProjection } from "../projections/contexts.ts";
 import { usageProjection } from "../projections/usage.ts";
 import { treeProjection } from "../projections/tree.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
-import {
-  checkLogShape,
-  checkNoRunOutlivesItsSuperior,
-  checkNumbersAndDepths,
-  checkOneRunAtATime,
-  checkParentLinks,
-  checkStatus,
-  checkTranscript,
-  InvariantViolation,
-  violation as v,
-  at,
-  LogMemory,
-  type InvariantName,
-  type Violation,
-} from "./invariants.ts";
+import { checkLogShape, InvariantViolation, violation as v, at, LogMemory, type InvariantName, type Violation } from "./invariants.ts";
+import { checkNoRunOutlivesItsSuperior, checkOneRunAtATime, checkStatus } from "./runInvariants.ts";
+import { checkNumbersAndDepths, checkParentLinks } from "./treeInvariants.ts";
+import { checkTranscript } from "./transcriptInvariant.ts";
 // ------------------------------------------------------------------------------------------ usage
 
 type UsageSum = { inputTokens: number; outputTokens: number; modelCalls: number };

@@ -1,6 +1,7 @@
 // What a log written by many runtime processes must show once they are done: each check returns its problems.
 import type { RecordedEvent } from "../../src/events/schema.ts";
-import { checkLogShape, checkOneRunAtATime, openRunOf } from "../../src/testing/invariants.ts";
+import { checkLogShape } from "../../src/testing/invariants.ts";
+import { checkOneRunAtATime, openRunOf } from "../../src/testing/runInvariants.ts";
 
 /** An event a process reported as committed: `ack <position> <streamId> <type>`. */
 export type Ack = { by: string; position: number; streamId: string; type: string };

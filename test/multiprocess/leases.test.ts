@@ -5,7 +5,8 @@ import type { EventStore } from "../../src/events/store.ts";
 import { scriptedModel } from "../../src/models/scripted.ts";
 import type { ModelTurn } from "../../src/models/port.ts";
 import { createRuntime, internalsOf, RuntimeError, type Runtime } from "../../src/runtime/runtime.ts";
-import { checkLogShape, checkOneRunAtATime } from "../../src/testing/invariants.ts";
+import { checkLogShape } from "../../src/testing/invariants.ts";
+import { checkOneRunAtATime } from "../../src/testing/runInvariants.ts";
 import { eventually, settledWithin } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 

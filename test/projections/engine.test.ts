@@ -10,7 +10,7 @@ import { ALL_PROJECTIONS } from "../../src/projections/all.ts";
 import { contextsProjection } from "../../src/projections/contexts.ts";
 import { foldSnapshot, openProjections } from "../../src/projections/engine.ts";
 import { NOT_RUN_RESULT } from "../../src/projections/transcript.ts";
-import { recordedSequenceArb } from "../../src/testing/arbitraries.ts";
+import { recordedSequenceArb } from "../../src/testing/sequenceArbitraries.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { eventually } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";

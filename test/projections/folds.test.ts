@@ -5,7 +5,8 @@ import { decodeRow, encodeEvent } from "../../src/events/codec.ts";
 import { DomainEvent, EVENT_TYPES, type RecordedEvent } from "../../src/events/schema.ts";
 import { ALL_PROJECTIONS } from "../../src/projections/index.ts";
 import { foldEvents, type Projection } from "../../src/projections/projection.ts";
-import { domainEventArb, eventOfTypeArb, recordedSequenceArb } from "../../src/testing/arbitraries.ts";
+import { domainEventArb, eventOfTypeArb } from "../../src/testing/arbitraries.ts";
+import { recordedSequenceArb } from "../../src/testing/sequenceArbitraries.ts";
 
 const projections = ALL_PROJECTIONS as readonly Projection<unknown>[];
 
