@@ -35,13 +35,15 @@
 // - Children are spawned with the child's context id as `id` and `systemId` (`child.activate`) and
 //   stopped on passivation (`child.passivate`); stopping an actor is not stopping a run.
 // - `run.ended` (an action the runtime provides) runs once per run this process drove, as it ends.
-import { type AnyActorLogic, type AnyActorRef, assign, enqueueActions, fromPromise, setup, waitFor } from "xstate";
+import { type AnyActorLogic, assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
 import { type ContextStatus, statusOf } from "../projections/runStatus.ts";
 import { applyFacts, type ContextMachineContext, type ContextMachineInput } from "./contextFacts.ts";
 
 export { applyFacts, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "./contextFacts.ts";
+// What the runtime asks of the machine (its states, by name) lives beside it: contextQueries.ts.
+export { type ContextActor, type ContextSnapshot, whileNotPaused } from "./contextQueries.ts";
 
 export type LifecycleStatus = ContextStatus;
 
@@ -142,11 +144,6 @@ export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | nu
     default:
       return null;
   }
-};
-
-/** Resolves once the machine is not paused (at once when it is not); rejects when `signal` aborts. */
-export const whileNotPaused = async (actor: AnyActorRef, signal: AbortSignal): Promise<void> => {
-  await waitFor(actor, (s) => !(s.context as ContextMachineContext).paused, { timeout: Infinity, signal });
 };
 
 export const contextMachine = setup({

@@ -1,5 +1,4 @@
 // An activated context: its actor, its writer, and the in-memory folds of its stream (view and transcript).
-import type { AnyActorRef } from "xstate";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId } from "../events/ids.ts";
 import { contextsProjection, type ContextView } from "../projections/contexts.ts";
@@ -11,6 +10,7 @@ import type { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
+import type { ContextActor } from "../actors/contextQueries.ts";
 import type { Resuming } from "./resume.ts";
 import { RuntimeError } from "./errors.ts";
 
@@ -28,7 +28,7 @@ export class ActiveContext {
   readonly subordinateCalls = new Map<string, string>();
   /** Answers of subordinates by the tool call that asked, for `§§result(...)` references. */
   readonly storedResults = new Map<string, string>();
-  actor!: AnyActorRef;
+  actor!: ContextActor;
   writer!: StreamWriter;
   run: RunHandle | null = null;
   /** A run resuming here after a restart, until its loop has taken the plan (runs.ts). */

@@ -1,6 +1,6 @@
 // The runtime's public shape (DESIGN §8): what `createRuntime` returns and the options it takes.
 // The implementation is internal; embedders see only this interface, so nothing else leaks.
-import type { AnyActorRef } from "xstate";
+import type { ContextActor } from "../actors/contextQueries.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
 import type { BudgetLimits, ModelOverride, RecordedEvent } from "../events/schema.ts";
@@ -187,7 +187,7 @@ export interface Runtime {
    */
   subscribe(listener: (e: LiveEvent) => void, opts: { after?: number; deltas: true }): Promise<Unsubscribe>;
   /** The context's actor while it is active (for inspection), else undefined. */
-  actor(id: string): AnyActorRef | undefined;
+  actor(id: string): ContextActor | undefined;
   /**
    * Passivates every actor; runs still in flight (and their jobs) are recorded as interrupted. A run parked
    * awaiting approval stays parked in the log (a later runtime decides it); waiters on its end are rejected as "closed".

@@ -14,7 +14,8 @@
 // - A pending approval with `expiresAt` is denied by "actorzero" with the reason "timed out" once that
 //   time has passed, by whichever process has the parked context active (the others are refused).
 import { setTimeout as sleep } from "node:timers/promises";
-import type { ContextMachineContext, RunActorInput } from "../actors/contextMachine.ts";
+import type { RunActorInput } from "../actors/contextMachine.ts";
+import { isActive, isParked, openRunId } from "../actors/contextQueries.ts";
 import { ApprovalId, asApprovalId, asRunId } from "../events/ids.ts";
 import { approvalsProjection, type ApprovalView, decisionRefusal, pendingApprovals } from "../projections/approvals.ts";
 import { foldEvents } from "../projections/projection.ts";
@@ -64,8 +65,6 @@ export const listApprovals = async (core: Core, contextId?: string): Promise<App
 
 const refusalError = (r: NonNullable<ReturnType<typeof decisionRefusal>>) => new RuntimeError(r.reason, r.message);
 
-type Snapshot = { matches(s: unknown): boolean; can(e: unknown): boolean; context: ContextMachineContext };
-
 /** Records a decision for a pending approval (see the requirements above); resolves once it is on the log. */
 export const decide = async (core: Core, approvalId: string, decision: Decision): Promise<void> => {
   await core.projections.catchUp();
@@ -75,15 +74,15 @@ export const decide = async (core: Core, approvalId: string, decision: Decision)
   if (refused || !view) throw refusalError(refused!);
   const ac = await core.registry.activate(view.contextId);
   await ac.serialize(async () => {
-    const snapshot = () => ac.actor.getSnapshot() as Snapshot;
+    const snapshot = () => ac.actor.getSnapshot();
     // A run in flight here holds the lease already; otherwise take it (and catch up with the log).
-    const ownRunInFlight = snapshot().matches({ running: "active" });
+    const ownRunInFlight = isActive(snapshot());
     if (!ownRunInFlight) await takeLease(core, ac);
     try {
       await ac.writer.exclusive(async (append) => {
         const s = snapshot();
         if (!s.can({ type: "approval.decide", approvalId, facts: [] })) {
-          const settled = s.context.runId !== view.runId || s.context.status !== "running";
+          const settled = openRunId(s) !== view.runId || s.context.status !== "running";
           throw settled
             ? new RuntimeError("run_ended", `Approval '${approvalId}' is closed: its run ended before a decision.`)
             : new RuntimeError("already_decided", `Approval '${approvalId}' was already decided; a decision is used once.`);
@@ -97,7 +96,7 @@ export const decide = async (core: Core, approvalId: string, decision: Decision)
       });
     } finally {
       // Approvals still pending (or a refusal): the lease goes back, so any process may decide the rest.
-      if (!ownRunInFlight && !snapshot().matches({ running: "active" })) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
     }
   });
 };
@@ -113,14 +112,14 @@ export const interruptOrphanedParkedRuns = async (core: Core): Promise<void> => 
     if (byId.get(superior.contextId)?.currentRunId === superior.runId) continue;
     const ac = await core.registry.activate(view.id);
     await ac.serialize(async () => {
-      if (!(ac.actor.getSnapshot() as Snapshot).matches({ running: "parked" })) return;
+      if (!isParked(ac.actor.getSnapshot())) return;
       try {
         await takeLease(core, ac);
       } catch (e) {
         if (e instanceof RuntimeError && e.reason === "busy") return;
         throw e;
       }
-      const runId = (ac.actor.getSnapshot() as Snapshot).context.runId;
+      const runId = openRunId(ac.actor.getSnapshot());
       if (!runId || ac.view.currentRunId !== runId) return;
       // Through the writer, so the machine follows (a run end read while parked ends it here too).
       await ac.writer.append([{ type: "RunInterrupted", data: { runId, reason: "The run that called it ended while it waited for approval." } }]);

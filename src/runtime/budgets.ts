@@ -20,6 +20,7 @@ import { type EffectiveModel, type Preset, presetTable } from "../models/presets
 import { type BudgetState, fitOf, limitsFrom, type TreeBudget, treeBudgetOf, ZERO } from "../projections/budget.ts";
 import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
+import { isActive } from "../actors/contextQueries.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
@@ -92,8 +93,8 @@ export const budgetReport = async (core: Core, rootContextId: string): Promise<B
 const restore = async (core: Core, contextId: string, exhaustionId: string, runId: string): Promise<void> => {
   const ac = await core.registry.activate(contextId);
   await ac.serialize(async () => {
-    const snapshot = () => ac.actor.getSnapshot() as { matches(s: unknown): boolean; can(e: unknown): boolean };
-    const ownRunInFlight = snapshot().matches({ running: "active" });
+    const snapshot = () => ac.actor.getSnapshot();
+    const ownRunInFlight = isActive(snapshot());
     if (!ownRunInFlight) {
       try {
         await takeLease(core, ac);
@@ -109,7 +110,7 @@ const restore = async (core: Core, contextId: string, exhaustionId: string, runI
         await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
       });
     } finally {
-      if (!ownRunInFlight && !snapshot().matches({ running: "active" })) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
     }
   });
 };

@@ -16,11 +16,11 @@
 //   the command asks the machine whether it may (its guards), in the writer's turn, then records the
 //   fact, which reaches the machine as that event. Pausing a paused context, or resuming one that is
 //   not paused, records nothing.
-import { type AnyActorRef, waitFor } from "xstate";
+import { waitFor } from "xstate";
 import type { Superior } from "../events/schema.ts";
 import { asRunId } from "../events/ids.ts";
 import { RunHandle } from "../actors/runHandle.ts";
-import type { ContextMachineContext, ContextMachineEvent } from "../actors/contextMachine.ts";
+import { acceptsMessage, type ContextSnapshot, isParked, isRunning, isStoppedActor, openRunId } from "../actors/contextQueries.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
@@ -31,34 +31,29 @@ import { RuntimeError } from "./errors.ts";
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
 export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
 
-type Snapshot = { matches(state: unknown): boolean; can(event: ContextMachineEvent): boolean; context: ContextMachineContext };
-const snapshotOf = (ac: ActiveContext): Snapshot => (ac.actor as AnyActorRef).getSnapshot() as Snapshot;
-
-/** A run is in flight (or parked) here and the log still shows it open: a message joins it, a stop reaches it. */
-export const runAccepting = (s: Snapshot): boolean =>
-  (s.matches({ running: "active" }) || s.matches({ running: "parked" })) && s.context.status === "running";
+const snapshotOf = (ac: ActiveContext): ContextSnapshot => ac.actor.getSnapshot();
 
 /**
  * Waits until the machine's state satisfies `ready`. A machine a close stopped answers no more, and the wait
  * is refused as closed: XState's waitFor rejects a wait it had begun with an error of its own, and would
  * never settle one begun after.
  */
-const machineReady = async (ac: ActiveContext, ready: (s: Snapshot) => boolean): Promise<void> => {
-  const stopped = () => (ac.actor.getSnapshot() as { status: string }).status === "stopped";
+const machineReady = async (ac: ActiveContext, ready: (s: ContextSnapshot) => boolean): Promise<void> => {
+  const stopped = () => isStoppedActor(ac.actor);
   const closed = () => new RuntimeError("closed", `The runtime closed while a command waited for context '${ac.id}'.`);
   if (stopped()) throw closed();
   try {
-    await waitFor(ac.actor, (s) => ready(s as Snapshot), { timeout: Infinity });
+    await waitFor(ac.actor, ready, { timeout: Infinity });
   } catch (e) {
     throw stopped() ? closed() : e;
   }
 };
 
 /** Waits until the machine has no run in flight. */
-const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running"));
+const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !isRunning(s));
 
 /** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
-const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !s.matches("running") || runAccepting(s));
+const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !isRunning(s) || acceptsMessage(s));
 
 /** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
 const refuseIfClosed = (core: Core): void => {
@@ -73,14 +68,14 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string, origi
   await steady(ac);
   const s = snapshotOf(ac);
   // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
-  if (runAccepting(s) && ac.run?.runId !== s.context.runId) {
-    ac.run = RunHandle.fromLog(ac.id, s.context.runId!, await core.store.readStream(ac.id), ac.run, { parked: true });
+  if (acceptsMessage(s) && ac.run?.runId !== openRunId(s)) {
+    ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await core.store.readStream(ac.id), ac.run, { parked: true });
   }
   const handle = ac.run;
-  if (handle && runAccepting(snapshotOf(ac))) {
+  if (handle && acceptsMessage(snapshotOf(ac))) {
     const delivered = await ac.writer.exclusive(async (append) => {
       // Asked in the writer's turn: the run may have appended its end meanwhile.
-      if (!runAccepting(snapshotOf(ac)) || !snapshotOf(ac).can({ type: "run.intervene", facts: [] })) return false;
+      if (!acceptsMessage(snapshotOf(ac)) || !snapshotOf(ac).can({ type: "run.intervene", facts: [] })) return false;
       await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], { correlationId: handle.correlationId });
       return true;
     });
@@ -135,14 +130,14 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
   const ac = await core.registry.activate(id);
   return ac.serialize(async () => {
     const s = snapshotOf(ac);
-    if (!s.matches("running")) return null;
+    if (!isRunning(s)) return null;
     // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
-    if (s.matches({ running: "parked" })) await takeLease(core, ac);
+    if (isParked(s)) await takeLease(core, ac);
     const now = snapshotOf(ac);
-    if (!now.matches("running")) return ac.lastEnd?.runId === s.context.runId ? ac.lastEnd : null;
-    const runId = now.context.runId!;
+    if (!isRunning(now)) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
+    const runId = openRunId(now)!;
     // A run already stopping or ending is waited for; its end is the answer.
-    if (runAccepting(now)) {
+    if (acceptsMessage(now)) {
       // A parked run restored here has no handle yet: nothing of it is in flight.
       if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await core.store.readStream(ac.id), ac.run, { parked: true });
       ac.run.stopRequestedBy ??= by;
@@ -162,7 +157,7 @@ const recordPause = async (ac: ActiveContext, type: "run.pause" | "run.resume"):
   await ac.writer.exclusive(async (append) => {
     const s = snapshotOf(ac);
     if (!s.can({ type, facts: [] })) return;
-    const runId = s.matches("running") && s.context.status === "running" ? (ac.run?.runId ?? null) : null;
+    const runId = isRunning(s) && s.context.status === "running" ? (ac.run?.runId ?? null) : null;
     await append([{ type: type === "run.pause" ? "ContextPaused" : "ContextResumed", data: { runId } }]);
   });
 };

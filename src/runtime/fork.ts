@@ -19,13 +19,12 @@ import { createHash } from "node:crypto";
 import { asContextId, type ContextId } from "../events/ids.ts";
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { ContextView } from "../projections/contexts.ts";
+import { runEndOf } from "../projections/runStatus.ts";
 import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
 import { checkId, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export type ForkOptions = { at: number };
-
-const RUN_ENDS = new Set(["RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
 
 /** Forks context `id` at log position `options.at`; returns the fork's view. */
 export const forkContext = async (core: Core, id: string, options: ForkOptions): Promise<ContextView> => {
@@ -59,7 +58,8 @@ const forkEvents = (history: RecordedEvent[], after: RecordedEvent[], forkId: Co
       unstarted.delete(e.data.runId);
       model = e.data.model;
     }
-    if (RUN_ENDS.has(e.type)) open.delete((e.data as { runId: string }).runId);
+    const end = runEndOf(e);
+    if (end) open.delete(end.runId);
     if (e.type === "ContextCreated") {
       const data = { ...e.data, contextId: forkId, agentNumber: 0, depth: 0, kind: "root" as const, parentContextId: null, parentAgentNumber: null, rootContextId: forkId, slot: null, forkedFrom: { contextId: e.streamId, position: at } };
       return { type: e.type, data, metadata: e.metadata };

@@ -23,7 +23,7 @@ import type { ContextView } from "../projections/contexts.ts";
 import { jobFinished } from "../tools/jobs.ts";
 import { unopenedChildren } from "../tools/unopenedChildren.ts";
 import { configuredPresetOf } from "./configuration.ts";
-import type { ContextMachineContext } from "../actors/contextMachine.ts";
+import { isRunning } from "../actors/contextQueries.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { Core } from "./core.ts";
 import { RuntimeError } from "./errors.ts";
@@ -44,8 +44,8 @@ export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery
   // The lease says the stream's version: an actor already there reads nothing.
   if (sharedByProcesses(core.store) && lease.version !== ac.view.version) await core.registry.catchUp(ac);
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
-  const machine = ac.actor.getSnapshot() as { matches(s: string): boolean; context: ContextMachineContext };
-  if (ac.view.status === "running" && !machine.matches("running")) {
+  const machine = ac.actor.getSnapshot();
+  if (ac.view.status === "running" && !isRunning(machine)) {
     // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
     await settleLeftOpen(core, ac.view);
     const unrecorded = machine.context.unrecorded;
@@ -79,7 +79,7 @@ export const recoverInterruptedRuns = async (core: Core): Promise<void> => {
     const ac = await core.registry.activate(view.id);
     // In the context's command queue: no run of this process can start on it meanwhile.
     await ac.serialize(async () => {
-      if (ac.actor.getSnapshot().matches("running")) return;
+      if (isRunning(ac.actor.getSnapshot())) return;
       try {
         // A resumed run keeps the lease; its end in the log frees it.
         if ((await takeLease(core, ac, core.config.recovery)) === "resumed") return;

@@ -18,12 +18,13 @@
 //   a subordinate replaced in its slot (a fresh call_subordinate: its parent can no longer continue it) at
 //   once. XState copies a machine's children on every spawn and stop, its runs' included, so each live
 //   child costs its parent's every run: a long conversation keeps one per slot, not one per delegation.
-import { createActor, type AnyActorLogic, type AnyActorRef } from "xstate";
+import { createActor } from "xstate";
 import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
 import { outcomeOf } from "../projections/runOutcome.ts";
 import { unrecordedView } from "../projections/contexts.ts";
-import { commandEventOf, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "../actors/contextMachine.ts";
+import { commandEventOf, type ContextMachine, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "../actors/contextMachine.ts";
+import { childActor, hasChildIn, isRunning, runsElsewhere } from "../actors/contextQueries.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
@@ -33,7 +34,7 @@ export class Registry {
   readonly active = new Map<string, ActiveContext>();
   private readonly activating = new Map<string, Promise<ActiveContext>>();
   /** The context machine with this runtime's run actors; set once the runtime is built. */
-  machine!: AnyActorLogic;
+  machine!: ContextMachine;
   core!: Core;
 
   /** Makes a context's actor live, activating its ancestors first. */
@@ -45,7 +46,7 @@ export class Registry {
   async activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext> {
     const ac = await this.activateFrom(id, events);
     // Idle until its first message, which touches it: passivated like any idle context meanwhile.
-    if (!ac.actor.getSnapshot().matches("running")) this.schedulePassivation(ac);
+    if (!isRunning(ac.actor.getSnapshot())) this.schedulePassivation(ac);
     return ac;
   }
 
@@ -75,7 +76,7 @@ export class Registry {
     const ac = this.active.get(id);
     if (!ac || ac.writer.opened) return;
     await ac.writer.append([]);
-    if (!ac.actor.getSnapshot().matches("running") && !this.core.closed) this.schedulePassivation(ac);
+    if (!isRunning(ac.actor.getSnapshot()) && !this.core.closed) this.schedulePassivation(ac);
   }
 
   /** Appends the first events of a new stream. */
@@ -109,7 +110,7 @@ export class Registry {
     if (ac.view.parentContextId) {
       const parent = await this.activate(ac.view.parentContextId);
       parent.actor.send({ type: "child.activate", contextId: ac.id, logic: this.machine, input });
-      const ref = parent.actor.getSnapshot().children[ac.id] as AnyActorRef | undefined;
+      const ref = childActor(parent.actor, ac.id);
       if (!ref) throw new Error(`actor for context ${id} was not spawned`);
       ac.actor = ref;
     } else {
@@ -135,11 +136,11 @@ export class Registry {
     // A command's fact goes as its command event (the command asked the machine first); should the
     // machine no longer allow it, the fact is on the log all the same and is applied as a fact.
     const command = commandEventOf(facts);
-    const snapshot = ac.actor.getSnapshot() as { can(e: unknown): boolean; matches(state: string): boolean; context: ContextMachineContext };
+    const snapshot = ac.actor.getSnapshot();
     if (command && snapshot.can(command)) ac.actor.send(command);
     // A running machine only assigns what facts change: most of a run's own facts (a reply, a tool's
     // call and result) change nothing it holds, and sending them cost about a tenth of a step's JavaScript.
-    else if (!snapshot.matches("running") || factsChangeContext(snapshot.context, facts)) ac.actor.send({ type: "facts.apply", facts });
+    else if (!isRunning(snapshot) || factsChangeContext(snapshot.context, facts)) ac.actor.send({ type: "facts.apply", facts });
     for (const id of replaced) {
       const child = this.active.get(id);
       if (child) this.passivate(child);
@@ -182,24 +183,18 @@ export class Registry {
   /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
   followLog(fact: RecordedEvent): void {
     const ac = this.active.get(fact.streamId);
-    if (!ac || this.core.closed || fact.streamVersion <= ac.view.version || !this.runsElsewhere(ac)) return;
+    if (!ac || this.core.closed || fact.streamVersion <= ac.view.version || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
     void ac
       .serialize(async () => {
-        if (this.core.closed || !this.runsElsewhere(ac)) return;
+        if (this.core.closed || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
         const newer = await this.catchUp(ac);
         const end = ac.lastEnd;
         // The end of a run this process parked, recorded where it went on: its waiters here have their answer.
         if (!newer.some((f) => outcomeOf(f) !== null) || !end) return;
         if (ac.outcomes.has(end.runId)) ac.answer(end.runId, null);
-        if (!ac.actor.getSnapshot().matches("running")) this.schedulePassivation(ac);
+        if (!isRunning(ac.actor.getSnapshot())) this.schedulePassivation(ac);
       })
       .catch(() => undefined);
-  }
-
-  /** The log shows the context's run open, and no run of this process is in flight there (it is parked, or went on elsewhere). */
-  private runsElsewhere(ac: ActiveContext): boolean {
-    const machine = ac.actor.getSnapshot() as { matches(s: unknown): boolean };
-    return ac.view.status === "running" && !machine.matches({ running: "active" }) && !machine.matches({ running: "stopping" });
   }
 
   private schedulePassivation(ac: ActiveContext): void {
@@ -215,9 +210,8 @@ export class Registry {
     if (this.active.get(ac.id) !== ac) return;
     // Not on the log yet: passivated now, it could not be loaded back. Its first append schedules it again.
     if (!ac.writer.opened) return;
-    if (ac.actor.getSnapshot().matches("running")) return;
-    const hasActiveChild = Object.keys(ac.actor.getSnapshot().children).some((k) => this.active.has(k));
-    if (hasActiveChild) {
+    if (isRunning(ac.actor.getSnapshot())) return;
+    if (hasChildIn(ac.actor, this.active)) {
       this.schedulePassivation(ac);
       return;
     }

@@ -10,7 +10,6 @@
 //   read from another process, or the run's end), then reads the decision from the log.
 import { setTimeout as sleep } from "node:timers/promises";
 import { waitFor } from "xstate";
-import type { ContextMachineContext } from "../actors/contextMachine.ts";
 import { asApprovalId } from "../events/ids.ts";
 import { callNeedsApproval, type Decision } from "../tools/approval.ts";
 import type { RunApprovals } from "../tools/delegator.ts";
@@ -51,10 +50,7 @@ export const runApprovals = (core: Core, ac: ActiveContext, handle: RunHandle): 
       try {
         await waitFor(
           ac.actor,
-          (s) => {
-            const c = s.context as ContextMachineContext;
-            return c.version >= (mine?.version ?? 0) && !c.jobApprovals.includes(approvalId);
-          },
+          (s) => s.context.version >= (mine?.version ?? 0) && !s.context.jobApprovals.includes(approvalId),
           { timeout: Infinity, signal },
         );
       } finally {

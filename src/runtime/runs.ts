@@ -19,7 +19,8 @@
 import * as Effect from "effect/Effect"; // a subpath: the package root loads all of effect
 import { ConcurrencyError } from "../events/errors.ts";
 import type { DomainEvent } from "../events/schema.ts";
-import { type ContextMachineContext, type RunActorInput, type RunOutput, whileNotPaused } from "../actors/contextMachine.ts";
+import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
+import { whileNotPaused } from "../actors/contextQueries.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
 import { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
@@ -130,9 +131,9 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
         runOpen: () => runOpen(ac, handle),
-        paused: () => (ac.actor.getSnapshot().context as ContextMachineContext).paused,
+        paused: () => ac.actor.getSnapshot().context.paused,
         whileNotPaused: (sig) => whileNotPaused(ac.actor, sig),
-        interventionPending: () => (ac.actor.getSnapshot().context as ContextMachineContext).interventionPending,
+        interventionPending: () => ac.actor.getSnapshot().context.interventionPending,
         cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
         tools: tools.byName,
         toolSpecs: tools.specs,

@@ -15,7 +15,8 @@ import { hostname } from "node:os";
 import { ModelOverride, type RecordedEvent } from "../events/schema.ts";
 import { asContextId } from "../events/ids.ts";
 import { sharedByProcesses, type Unsubscribe } from "../events/store.ts";
-import { type ContextMachineContext, contextMachine, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
+import { contextMachine, type RunActorInput, type RunOutput } from "../actors/contextMachine.ts";
+import { isInFlight, parkedRun } from "../actors/contextQueries.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import { openProjections } from "../projections/engine.ts";
@@ -344,10 +345,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       // What the machines say before they stop: which runs are in flight, which ended unrecorded, which are parked.
       // A parked run is not in flight: it stays parked on the log, for this or another process to go on with.
       const atClose = actives.map((ac) => {
-        const s = ac.actor.getSnapshot() as { matches(v: unknown): boolean; context: ContextMachineContext };
-        const isParked = s.matches({ running: "parked" });
-        const parked = isParked && s.context.runId ? { runId: s.context.runId, approvals: s.context.awaitingApproval } : null;
-        return { ac, inFlight: s.matches("running") && !isParked, unrecorded: s.context.unrecorded, parked };
+        const s = ac.actor.getSnapshot();
+        return { ac, inFlight: isInFlight(s), unrecorded: s.context.unrecorded, parked: parkedRun(s) };
       });
       // A fresh child whose run never started is not on the log yet, though its caller's SubordinateCalled may name it.
       await Promise.all(actives.map((ac) => registry.recordOpening(ac.id).catch(() => undefined)));
@@ -367,19 +366,15 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
     },
   };
   // Only the interface's members: an embedder cannot reach (or come to depend on) the parts behind it.
-  // The one door behind it is a symbol not exported from the package, for this repository's own tests.
-  Object.defineProperty(rt, INTERNALS, {
-    value: {
-      active: registry.active,
-      recoverInterruptedRuns: () => recover(core),
-      requestParts: (view: ContextView) => requestPartsOf(core, view),
-      promptSetup: () => promptSetupOf(core),
-    },
+  // The one door behind it is a map not exported from the package, for this repository's own tests.
+  INTERNALS.set(rt, {
+    active: registry.active,
+    recoverInterruptedRuns: () => recover(core),
+    requestParts: (view: ContextView) => requestPartsOf(core, view),
+    promptSetup: () => promptSetupOf(core),
   });
   return Object.freeze(rt);
 };
-
-const INTERNALS = Symbol("actorzero.internals");
 
 type Internals = {
   active: Core["registry"]["active"];
@@ -389,6 +384,11 @@ type Internals = {
   promptSetup(): PromptSetup;
 };
 
+const INTERNALS = new WeakMap<Runtime, Internals>();
+
 /** For this package's own parts and tests (not exported by the package): the live actors, a sweep on demand, request parts. */
-export const internalsOf = (rt: Runtime): Internals =>
-  (rt as unknown as Record<symbol, Internals>)[INTERNALS]!;
+export const internalsOf = (rt: Runtime): Internals => {
+  const internals = INTERNALS.get(rt);
+  if (!internals) throw new Error("not a runtime made by createRuntime");
+  return internals;
+};

@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { EventStore } from "../../events/store.ts";
 import type { BudgetLimits } from "../../events/schema.ts";
 import type { BudgetReport } from "../../runtime/budgets.ts";
+import { isActive, isParked, isStopping } from "../../actors/contextQueries.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
@@ -78,15 +79,16 @@ type Rt = Awaited<ReturnType<typeof runtimeFor>>;
 const treeQuiet = async (rt: Rt, root: string): Promise<boolean> => {
   const views = await rt.contexts({ rootContextId: root });
   const parentOf = new Map(views.map((v) => [v.id, v.parentContextId]));
-  const snapshot = (id: string) => rt.actor(id)?.getSnapshot() as { matches(s: unknown): boolean } | undefined;
+  const snapshot = (id: string) => rt.actor(id)?.getSnapshot();
   const blocked = new Set<string>();
   for (const v of views) {
-    if (!snapshot(v.id)?.matches({ running: "parked" })) continue;
+    const s = snapshot(v.id);
+    if (!s || !isParked(s)) continue;
     for (let at = parentOf.get(v.id) ?? null; at !== null && !blocked.has(at); at = parentOf.get(at) ?? null) blocked.add(at);
   }
   return views.every((v) => {
     const s = snapshot(v.id);
-    return !s || blocked.has(v.id) || !(s.matches({ running: "active" }) || s.matches({ running: "stopping" }));
+    return !s || blocked.has(v.id) || !(isActive(s) || isStopping(s));
   });
 };
 
