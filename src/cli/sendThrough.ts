@@ -8,7 +8,7 @@ import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { SendResult } from "../runtime/runtime.ts";
 import type { Io } from "./context.ts";
 import { resolveContext, withLog } from "./context.ts";
-import type { RecordedEvent } from "../events/schema.ts";
+import type { BudgetLimits, RecordedEvent } from "../events/schema.ts";
 import { HolderGone, holderContexts, holderRefused, type Holder } from "./holder.ts";
 import { oneLine } from "./format.ts";
 import { screenWidth, wrapText } from "./screen.ts";
@@ -19,7 +19,7 @@ import { runSession, type SessionRuntime, type ShowMode } from "./runSession.ts"
 
 export const sendThrough = async (
   holder: Holder,
-  o: { v: { positionals: Record<string, string | undefined>; json?: boolean | undefined; events?: boolean | undefined }; io: Io; command: string; where: LogLocation; message: string; mode: ShowMode; banner: string },
+  o: { v: { positionals: Record<string, string | undefined>; json?: boolean | undefined; events?: boolean | undefined; budget?: BudgetLimits | undefined }; io: Io; command: string; where: LogLocation; message: string; mode: ShowMode; banner: string },
 ): Promise<number> => {
   const { io, where, message } = o;
   const contexts = holderContexts(holder);
@@ -77,7 +77,7 @@ export const sendThrough = async (
     },
   };
   const start = async (): Promise<SendResult> => {
-    const answer = await holder.call("POST", `/v1/contexts/${view.id}/messages`, { text: message, wait: true });
+    const answer = await holder.call("POST", `/v1/contexts/${view.id}/messages`, { text: message, wait: true, ...(o.v.budget ? { budget: o.v.budget } : {}) });
     if (answer.status !== 200) throw holderRefused(answer);
     return answer.body as SendResult;
   };

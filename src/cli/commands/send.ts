@@ -14,18 +14,29 @@ import { reportSession } from "../runReport.ts";
 import { runSession, type ShowMode } from "../runSession.ts";
 import { listenForControl } from "../controlListener.ts";
 import { runtimeFor } from "../runtimeFor.ts";
+import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
 import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
 
 const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
   positionals: positionals("send", [{ name: "<id>", id: true }, { name: "<message>" }]),
+  budget: budgetFlag("--budget").optional(),
 });
 type Values = z.infer<typeof Values>;
 
 export const sendSpec: CommandSpec<Values> = {
   name: "send",
   summary: "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
-  usage: ['send <id> "<message>" [--model <m>] [--offline] [--events] [--json]'],
-  options: { ...STORE_OPTIONS, ...MODEL_OPTIONS, ...JSON_OPTION },
+  usage: ['send <id> "<message>" [--budget <limits>] [--model <m>] [--offline] [--events] [--json]'],
+  options: {
+    ...STORE_OPTIONS,
+    budget: {
+      type: "string",
+      value: "<limits>",
+      description: `what the tree may spend on this message, added to what it has spent and holds: ${BUDGET_SYNTAX}; keys as for run --budget`,
+    },
+    ...MODEL_OPTIONS,
+    ...JSON_OPTION,
+  },
   details: `Shown like run: live on a terminal, a line per event otherwise; Ctrl-C stops the context's tree. Exit status as for run.
 On a data dir that actorzero run, send or serve holds, the message goes to that process (its control socket) and
 runs there, with that process's model; this command shows the run and reports it the same way.`,
@@ -55,7 +66,7 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
         io.print(wrapText(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`, screenWidth(io.out), "  "));
         io.print("");
       }
-      const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message) });
+      const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message, v.budget ? { budget: v.budget } : undefined) });
       return await reportSession({ io, store, projections: rt.projections, contextId: view.id, session, flags: v, where, command });
     } finally {
       await control.close();
