@@ -4,23 +4,27 @@
 // - Each step reserves once, before its first attempt (so its ModelCalled is not recorded when it parks); its
 //   retries draw on that one reservation, so a retried call never counts twice against the budget.
 // - The reply settles the reservation to the call's real usage (the counted input when the model reports none)
-//   and the number of tool calls it asked for, once its ModelReplied is on the log (`settleReply`): after a
-//   crash, a reservation still open is settled from the reply the log holds, or released when it holds none
-//   (budgetRecovery.ts), so what a tree spent is always the usage of the replies it recorded. A call given up
-//   settles to nothing; a call cut off by a stop settles to its counted input (the provider saw it).
+//   and the number of tool calls it asked for: its ModelReplied carries the settle (`replySettles`), so the reply
+//   and its settle reach the log in one append, whatever ends the run after it (a stop, a crash). A reservation
+//   left open (a crash before the reply was appended) is released when the run is taken over (budgetRecovery.ts),
+//   so what a tree spent is always the usage of the replies it recorded. A call given up settles to nothing; a
+//   call cut off by a stop settles to its counted input (the provider saw it).
 // - A call that does not fit parks the run: the gate has recorded BudgetExhausted in the run's stream (and
 //   BudgetRestored with it when an extension landed meanwhile: then the machine goes on at once).
 import * as Effect from "effect/Effect";
-import type { RecordedEvent } from "../events/schema.ts";
+import type { BudgetAmount, RecordedEvent } from "../events/schema.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { ModelTurn, ToolSpec } from "../models/port.ts";
 import { type LogError, logWrite } from "./loopErrors.ts";
 import type { RunHandle } from "./runHandle.ts";
 
+/** What a reply records to settle its call's reservation (ModelReplied's `settles`). */
+export type ReplySettle = { reservationId: string; spent: BudgetAmount };
+
 /** An open reservation: settled exactly once. */
 export type Reservation = {
-  /** Puts what the run staged (the call's ModelReplied) on the log, then settles to the call's usage. */
-  settle(usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): Promise<void>;
+  /** The settle the call's ModelReplied carries: what the call spent. */
+  settles(usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): ReplySettle;
   /** Nothing spent (`cut`: the call was sent, so its counted input was). */
   release(cut: boolean): Promise<void>;
 };
@@ -57,23 +61,17 @@ export const withBudget = <E>(
           Effect.tapError(() => logWrite(() => reservation.release(false))),
         );
         const toolCalls = Array.isArray(turn.toolCalls) ? turn.toolCalls.length : 0;
-        handle.unsettled = () => reservation.settle(turn.usage ?? null, toolCalls);
+        handle.unsettled = reservation.settles(turn.usage ?? null, toolCalls);
         return turn;
       });
 
-/**
- * Settles the reply's reservation (if its tree has a budget) once the loop has staged its ModelReplied. The run
- * does not wait for it: the reply goes out with the run's next append (or a flush asked now), the settle follows
- * it in the tree's turn, and the tree's next reservation or report waits for it there. A settle the store
- * refuses leaves the reservation open: the next process to take the run over settles it from the log.
- */
-export const settleReply = (handle: RunHandle): Effect.Effect<void> =>
-  Effect.sync(() => {
-    const settle = handle.unsettled;
-    if (settle === null) return;
-    handle.unsettled = null;
-    void settle().catch(() => undefined);
-  });
+/** The settle the reply being recorded carries (none when its tree has no budget); taken once. */
+export const replySettles = (handle: RunHandle): { settles?: ReplySettle } => {
+  const settles = handle.unsettled;
+  if (settles === null) return {};
+  handle.unsettled = null;
+  return { settles };
+};
 
 /**
  * Whether run `runId`'s step-1 model call is on the log with no reply or failure after it: a run that parked on

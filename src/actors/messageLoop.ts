@@ -35,7 +35,7 @@ import { asLogError, type LogError, logWrite, type LoopLimits, ModelCallFailed, 
 import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages, type WindowEnv } from "./compaction.ts";
 import { type NormalizedCall, normalizeCalls, replyKeyOf } from "./replies.ts";
-import { type BudgetPort, settleReply, withBudget } from "./budgetGate.ts";
+import { type BudgetPort, replySettles, withBudget } from "./budgetGate.ts";
 import { type GateEnv, withPlace } from "./callQueue.ts";
 
 export type { LoopLimits } from "./loopErrors.ts";
@@ -363,10 +363,10 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
             text,
             toolCalls: calls,
             usage: turn.usage ? { inputTokens: turn.usage.inputTokens, outputTokens: turn.usage.outputTokens } : null,
+            ...replySettles(env.handle),
           },
         },
       ]);
-      yield* settleReply(env.handle);
 
       if (text === null && calls.length === 0) {
         if (warnedUnusable) return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");

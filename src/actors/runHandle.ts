@@ -4,6 +4,7 @@
 import type { ContextId, RunId } from "../events/ids.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Job } from "../tools/jobs.ts";
+import type { ReplySettle } from "./budgetGate.ts";
 
 export type InFlight =
   | { kind: "model"; step: number; attempt: number }
@@ -22,8 +23,8 @@ export class RunHandle {
   readonly jobs = new Map<string, Job>();
   /** Delegations past the live-children guard whose child is not running yet. */
   reservedChildren = 0;
-  /** A budgeted call that got its reply: settled once its ModelReplied is on the log (budgetGate.ts `settleReply`). */
-  unsettled: (() => Promise<void>) | null = null;
+  /** A budgeted call that got its reply: the settle its ModelReplied carries (budgetGate.ts `replySettles`). */
+  unsettled: ReplySettle | null = null;
   /** The loop returned because calls wait for approval (the run is not over: the machine parks it). */
   parked = false;
   /** Who asked for the stop, recorded in RunStopped. */

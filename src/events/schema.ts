@@ -92,12 +92,23 @@ export const MessageReceived = event("MessageReceived", {
 export const InterventionReceived = event("InterventionReceived", { runId: RunId, text: Text });
 export const RunStarted = event("RunStarted", { runId: RunId, model: Text, superior: Superior.nullable() });
 export const ModelCalled = event("ModelCalled", { runId: RunId, step: Count, attempt: Count, model: Text });
+/** What one model call reserves, or what it spent. */
+export const BudgetAmount = z.object({
+  inputTokens: Count,
+  outputTokens: Count,
+  costUsd: z.number().nonnegative(),
+  modelCalls: Count,
+  toolCalls: Count,
+});
+export type BudgetAmount = z.infer<typeof BudgetAmount>;
 export const ModelReplied = event("ModelReplied", {
   runId: RunId,
   step: Count,
   text: Text.nullable(),
   toolCalls: z.array(ToolCallRecord),
   usage: Usage.nullable(),
+  /** A budgeted call's reservation settled to what it spent (absent without a budget, and on older logs). */
+  settles: z.object({ reservationId: z.string().min(1), spent: BudgetAmount }).optional(),
 });
 export const ModelCallFailed = event("ModelCallFailed", {
   runId: RunId,
@@ -243,15 +254,6 @@ export const BudgetLimits = z
   })
   .strict();
 export type BudgetLimits = z.infer<typeof BudgetLimits>;
-/** What one model call reserves, or what it spent. */
-export const BudgetAmount = z.object({
-  inputTokens: Count,
-  outputTokens: Count,
-  costUsd: z.number().nonnegative(),
-  modelCalls: Count,
-  toolCalls: Count,
-});
-export type BudgetAmount = z.infer<typeof BudgetAmount>;
 
 // The budget facts below (but BudgetExhausted and BudgetRestored) live in the stream `<rootContextId>:budget`, appended
 // with the version their check read, so every reservation of a tree is checked against all the others.
@@ -267,7 +269,10 @@ export const BudgetReserved = event("BudgetReserved", {
   step: Count,
   amount: BudgetAmount,
 });
-/** The reservation replaced by what the call really spent (zeros for a call that never got a reply). */
+/**
+ * The reservation replaced by what the call really spent, when no reply settles it: zeros for a call that never got
+ * a reply, the counted input for one a stop cut off, a reply recorded without `settles` (older logs, a takeover).
+ */
 export const BudgetSettled = event("BudgetSettled", { reservationId: z.string().min(1), spent: BudgetAmount });
 /**
  * In the run's own stream: its next model call did not fit the tree's budget; the run parks (like a run awaiting

@@ -3,12 +3,13 @@
 // Requirements:
 // - The one loader of `actorzero audit --json` and of the HTTP API's audit route, so both show the same facts.
 // - `until` cuts every stream at that global position: the audit as it was then (contexts created later are left out).
-// - The report carries the budget of the audited context's tree (its root's budget stream, cut at `until` too).
+// - The report carries the budget of the audited context's tree (its root's budget stream and the replies that
+//   settle its reservations, cut at `until` too).
 import type { EventStore } from "../events/store.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Projections } from "./api.ts";
 import { buildAudit, type AuditReport } from "./auditReport.ts";
-import { budgetStreamOf, foldBudget, treeBudgetOf } from "./budget.ts";
+import { initBudget, readBudget, treeBudgetOf } from "./budget.ts";
 
 /** Every context under `id` (itself included), depth first in creation order. */
 export const subtreeIds = async (projections: Projections, id: string): Promise<string[]> => {
@@ -34,6 +35,6 @@ export const loadAudit = async (
     streams.set(id, (await store.readStream(id)).filter((e) => e.globalPosition <= until));
   }
   const treeRoot = (await projections.contexts.get(rootId))?.rootContextId ?? rootId;
-  const budget = foldBudget((await store.readStream(budgetStreamOf(treeRoot))).filter((e) => e.globalPosition <= until));
+  const budget = await readBudget(store, treeRoot, initBudget(), until);
   return { ...buildAudit(rootId, streams), budget: budget.version === 0 ? null : treeBudgetOf(treeRoot, budget) };
 };

@@ -3,10 +3,14 @@
 // Requirements:
 // - Pure and idempotent: a fact at or below the folded version changes nothing; a reservation is counted once
 //   (a second BudgetReserved with its id is ignored), a settle only settles a reservation still open.
+// - A reservation is settled by the ModelReplied that carries its id (`settles`, in the calling context's stream:
+//   no append of its own), or by a BudgetSettled (a call with no reply, one cut off, an older log). Both are
+//   folded in log order (`readBudget`): whichever comes first settles it, the other changes nothing.
 // - Spent is what settled calls really used; reserved is what open reservations hold. A call fits when, for
 //   every limit, spent + reserved + asked stays within it (wall clock: the time since the budget was set).
 // - `totalTokens` is input plus output; `costUsd` comes from the preset's price.
 import type { BudgetAmount, BudgetLimits, RecordedEvent } from "../events/schema.ts";
+import type { EventStore } from "../events/store.ts";
 
 export type BudgetKey = keyof BudgetLimits;
 export const BUDGET_KEYS: readonly BudgetKey[] = ["inputTokens", "outputTokens", "totalTokens", "costUsd", "modelCalls", "toolCalls", "wallClockMs"];
@@ -18,6 +22,8 @@ export type BudgetState = {
   spent: BudgetAmount;
   /** Open reservations by id. */
   open: Readonly<Record<string, BudgetAmount>>;
+  /** The context each open reservation was made for (whose stream holds the reply that settles it). */
+  openIn: Readonly<Record<string, string>>;
   reserved: BudgetAmount;
   /** When the budget was first set (ISO time), the start of its wall clock. */
   since: string | null;
@@ -39,7 +45,7 @@ export const treeBudgetOf = (rootContextId: string, s: BudgetState): TreeBudget 
 
 export const ZERO: BudgetAmount = { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0 };
 
-export const initBudget = (): BudgetState => ({ rootContextId: null, limits: null, spent: ZERO, open: {}, reserved: ZERO, since: null, version: 0 });
+export const initBudget = (): BudgetState => ({ rootContextId: null, limits: null, spent: ZERO, open: {}, openIn: {}, reserved: ZERO, since: null, version: 0 });
 
 export const addAmounts = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
   inputTokens: a.inputTokens + sign * b.inputTokens,
@@ -64,7 +70,18 @@ export const addLimits = (limits: BudgetLimits | null, more: BudgetLimits): Budg
 export const amountOf = (a: BudgetAmount, key: Exclude<BudgetKey, "wallClockMs">): number =>
   key === "totalTokens" ? a.inputTokens + a.outputTokens : a[key];
 
+/** The reservation replaced by what it spent (a reservation no longer open stays as it was). */
+const settle = (s: BudgetState, reservationId: string, spent: BudgetAmount): BudgetState => {
+  const held = s.open[reservationId];
+  if (!held) return s;
+  const { [reservationId]: _settled, ...open } = s.open;
+  const { [reservationId]: _in, ...openIn } = s.openIn;
+  return { ...s, open, openIn, reserved: addAmounts(s.reserved, held, -1), spent: addAmounts(s.spent, spent) };
+};
+
 export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
+  // A reply is in its context's stream: it settles, but is no step of the budget stream's version.
+  if (e.type === "ModelReplied") return e.data.settles ? settle(s, e.data.settles.reservationId, e.data.settles.spent) : s;
   if (e.streamVersion <= s.version) return s;
   const next = { ...s, version: e.streamVersion };
   switch (e.type) {
@@ -74,19 +91,44 @@ export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
       return { ...next, rootContextId: e.data.rootContextId, limits: addLimits(s.limits, e.data.more), since: s.since ?? e.recordedAt };
     case "BudgetReserved":
       if (s.open[e.data.reservationId]) return next;
-      return { ...next, open: { ...s.open, [e.data.reservationId]: e.data.amount }, reserved: addAmounts(s.reserved, e.data.amount) };
-    case "BudgetSettled": {
-      const held = s.open[e.data.reservationId];
-      if (!held) return next;
-      const { [e.data.reservationId]: _settled, ...open } = s.open;
-      return { ...next, open, reserved: addAmounts(s.reserved, held, -1), spent: addAmounts(s.spent, e.data.spent) };
-    }
+      return {
+        ...next,
+        open: { ...s.open, [e.data.reservationId]: e.data.amount },
+        openIn: { ...s.openIn, [e.data.reservationId]: e.data.contextId },
+        reserved: addAmounts(s.reserved, e.data.amount),
+      };
+    case "BudgetSettled":
+      return settle(next, e.data.reservationId, e.data.spent);
     default:
       return next;
   }
 };
 
 export const foldBudget = (events: readonly RecordedEvent[], from: BudgetState = initBudget()): BudgetState => events.reduce(evolveBudget, from);
+
+/**
+ * `from` brought up to the log (up to position `until`): the budget stream's facts after it, and the replies that
+ * settle the reservations open then, read from their contexts' streams, folded in one pass in log order. A reply
+ * always follows its reservation on the log (it is appended after the reservation committed), on every store.
+ */
+export const readBudget = async (
+  store: Pick<EventStore, "readStream">,
+  rootContextId: string,
+  from: BudgetState = initBudget(),
+  until = Number.POSITIVE_INFINITY,
+): Promise<BudgetState> => {
+  const facts = (await store.readStream(budgetStreamOf(rootContextId), from.version + 1)).filter((e) => e.globalPosition <= until);
+  const reserved = foldBudget(facts, from);
+  const contexts = new Set(Object.values(reserved.openIn));
+  const replies: RecordedEvent[] = [];
+  for (const contextId of contexts) {
+    for (const e of await store.readStream(contextId)) {
+      if (e.type === "ModelReplied" && e.data.settles && reserved.open[e.data.settles.reservationId] && e.globalPosition <= until) replies.push(e);
+    }
+  }
+  if (replies.length === 0) return reserved;
+  return foldBudget([...facts, ...replies].sort((a, b) => a.globalPosition - b.globalPosition), from);
+};
 
 /** Why a call does not fit: the first limit it would pass. */
 export type Overrun = { limit: BudgetKey; allowed: number; used: number; asked: number };

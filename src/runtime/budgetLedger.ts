@@ -6,12 +6,16 @@
 // - Every change is decided against the folded state and appended with that state's version as the expected
 //   version: a reservation is checked in the append that records it, so two processes (or two jobs) cannot
 //   both take the last of a budget. A conflict reads what the other writer appended and decides again.
+// - A reply settles its reservation with no append of its own (ModelReplied's `settles`): this process folds its
+//   own replies as they are appended (`replied`) and other processes' as its subscription delivers them. A state
+//   that has not seen a settle yet only holds more than the log says; before a call is refused, the replies of
+//   the open reservations are read from the log (`readBudget`), so a refusal is exact.
 // - Changes to one tree are serialized in this process (no needless conflicts between its own parallel jobs).
 // - A tree without a budget costs its model calls nothing but a map lookup after its first.
 import { ConcurrencyError } from "../events/errors.ts";
 import type { BudgetAmount, DataOf, DomainEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
-import { BUDGET_STREAM_SUFFIX, type BudgetState, budgetStreamOf, evolveBudget, fitOf, foldBudget, initBudget, type Overrun } from "../projections/budget.ts";
+import { BUDGET_STREAM_SUFFIX, type BudgetState, budgetStreamOf, evolveBudget, fitOf, foldBudget, initBudget, type Overrun, readBudget } from "../projections/budget.ts";
 
 export { BUDGET_STREAM_SUFFIX, budgetStreamOf };
 
@@ -29,10 +33,12 @@ export class BudgetLedger {
     return (await this.tree(rootContextId)).state;
   }
 
-  /** Reads what the budget stream holds beyond the state known here. */
-  async refresh(rootContextId: string): Promise<BudgetState> {
+  /** Reads what the budget stream holds beyond the state known here; `replies`: and the replies that settled open reservations. */
+  async refresh(rootContextId: string, replies = true): Promise<BudgetState> {
     const tree = await this.tree(rootContextId);
-    tree.state = foldBudget(await this.store.readStream(budgetStreamOf(rootContextId), tree.state.version + 1), tree.state);
+    tree.state = replies
+      ? await readBudget(this.store, rootContextId, tree.state)
+      : foldBudget(await this.store.readStream(budgetStreamOf(rootContextId), tree.state.version + 1), tree.state);
     return tree.state;
   }
 
@@ -55,20 +61,16 @@ export class BudgetLedger {
         return result;
       } catch (e) {
         if (!(e instanceof ConcurrencyError)) throw e;
-        await this.refresh(rootContextId);
+        await this.refresh(rootContextId, false);
       }
     }
   }
 
-  /**
-   * Settles the reservation once `after` has resolved (the call's reply on the log), in the tree's turn from
-   * now: whatever this process asks of the tree later (a report, another call's reservation) sees it settled.
-   */
-  settleAfter(rootContextId: string, reservationId: string, after: Promise<unknown>, spent: BudgetAmount): Promise<void> {
-    return this.serialized(rootContextId, async (tree) => {
-      await after;
-      await this.decideAndAppend(rootContextId, tree, (s) => ({ events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [], result: undefined }));
-    });
+  /** Folds the settles of replies this process appended (their reservations are of trees it reserved from). */
+  replied(rootContextId: string, facts: readonly RecordedEvent[]): void {
+    const tree = this.trees.get(rootContextId);
+    if (!tree) return;
+    for (const e of facts) if (e.type === "ModelReplied" && e.data.settles) tree.state = evolveBudget(tree.state, e);
   }
 
   /** Resolves once every change this process asked of the tree so far has been recorded (or failed). */
@@ -77,11 +79,15 @@ export class BudgetLedger {
   }
 
   /** Records the reservation when it fits the tree's budget at `nowMs()`; else what it would pass, and the state it was judged on. */
-  reserve(rootContextId: string, r: DataOf<"BudgetReserved">, nowMs: () => number): Promise<{ over: Overrun; state: BudgetState } | null> {
-    return this.change(rootContextId, (state) => {
+  async reserve(rootContextId: string, r: DataOf<"BudgetReserved">, nowMs: () => number): Promise<{ over: Overrun; state: BudgetState } | null> {
+    const decide = (state: BudgetState): Decision<{ over: Overrun; state: BudgetState } | null> => {
       const over = fitOf(state, r.amount, nowMs());
       return over ? { events: [], result: { over, state } } : { events: [{ type: "BudgetReserved", data: r }], result: null };
-    });
+    };
+    if ((await this.change(rootContextId, decide)) === null) return null;
+    // Refused on what this process knows: settles of other processes' replies may not have reached it yet.
+    await this.serialized(rootContextId, () => this.refresh(rootContextId));
+    return this.change(rootContextId, decide);
   }
 
   /** Replaces the reservation by what was spent; a reservation already settled stays as it was. */
@@ -106,6 +112,11 @@ export class BudgetLedger {
 
   /** A budget fact another process appended (read from the shared log's subscription). */
   observe(e: RecordedEvent): void {
+    if (e.type === "ModelReplied") {
+      // Whose tree it settles is not in the reply: every tree known here that holds the reservation open.
+      if (e.data.settles) for (const tree of this.trees.values()) if (tree.state.open[e.data.settles.reservationId]) tree.state = evolveBudget(tree.state, e);
+      return;
+    }
     if (!e.streamId.endsWith(BUDGET_STREAM_SUFFIX)) return;
     const tree = this.trees.get(e.streamId.slice(0, -BUDGET_STREAM_SUFFIX.length));
     if (tree && e.streamVersion === tree.state.version + 1) tree.state = evolveBudget(tree.state, e);
@@ -117,8 +128,8 @@ export class BudgetLedger {
     if (known) return Promise.resolve(known);
     let loading = this.loading.get(rootContextId);
     if (!loading) {
-      loading = this.store.readStream(budgetStreamOf(rootContextId)).then((events) => {
-        const tree: Tree = { state: foldBudget(events, initBudget()), turn: Promise.resolve() };
+      loading = readBudget(this.store, rootContextId).then((state) => {
+        const tree: Tree = { state, turn: Promise.resolve() };
         this.trees.set(rootContextId, tree);
         this.loading.delete(rootContextId);
         return tree;

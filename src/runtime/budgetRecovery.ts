@@ -1,11 +1,12 @@
 // Reservations a gone process left open: settled from the log when a run it drove is taken over here.
 //
 // Requirements:
-// - A budgeted call's ModelReplied reaches the log before its reservation is settled (budgetGate.ts), so a
-//   reservation found open for a run whose process is gone is either a call with its reply on the log (settled
-//   now to that reply's usage, as the gone process would have) or a call with none (released to nothing: the
-//   resumed run makes it again, under a reservation of its own). What a tree spent is then exactly the usage
-//   of the replies its log holds, and nothing stays reserved.
+// - A budgeted call's ModelReplied settles its reservation (`settles`, budgetGate.ts), so a reservation found
+//   open for a run whose process is gone (the fold has read the replies: budgetLedger.ts `refresh`) is a call
+//   with no reply on the log (released to nothing: the resumed run makes it again, under a reservation of its
+//   own), or, on a log written before replies settled, a call whose reply carries no settle (settled now to that
+//   reply's usage, as the gone process would have). What a tree spent is then exactly the usage of the replies
+//   its log holds, and nothing stays reserved.
 // - Only the open reservations of the run taken over; a settle already recorded (by the gone process, or by
 //   another one taking over first) is left as it is (the ledger's conditional append).
 import type { RecordedEvent } from "../events/schema.ts";
@@ -32,7 +33,7 @@ export const settleLeftOpen = async (core: Core, view: ContextView): Promise<voi
   const preset = model.presetName === null ? undefined : presetTable(core.config.options.presets)[model.presetName];
   for (const r of mine) {
     const reply = replies.get(r.step);
-    const spent = reply ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length) : ZERO;
+    const spent = reply && !reply.data.settles ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length) : ZERO;
     await core.budgets.settle(view.rootContextId, r.reservationId, spent);
   }
 };

@@ -7,7 +7,8 @@
 //   budget (`send(id, text, { budget })`) is added to what the tree has spent and holds when it arrives.
 // - Before each model call of a budgeted tree, the run reserves its counted input tokens plus its preset's
 //   `maxOutputTokens` (else `limits.defaultMaxOutputTokens`), priced by the preset's `price`, conditionally on
-//   the budget stream's version (budgetLedger.ts); the reply settles it to the real usage.
+//   the budget stream's version (budgetLedger.ts); the reply settles it to the real usage (ModelReplied carries the
+//   settle: no append of its own).
 // - A call that does not fit records BudgetExhausted in the run's stream, in the tree's turn (an extension of
 //   this process cannot slip in between), and parks; when the stream shows an extension another process
 //   appended meanwhile, BudgetRestored follows at once (settles of other calls never wake it).
@@ -137,7 +138,7 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
       const reservationId = core.config.clock.uuid();
       const now = () => core.config.clock.now().getTime();
       const refused = await core.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
-      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens, () => ac.writer.append([], metadata)) };
+      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens) };
       const parked = await core.budgets.serialized(root, async () => {
         const { over, state: s } = refused;
         const exhaustionId = core.config.clock.uuid();
@@ -158,13 +159,9 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
   };
 };
 
-/** `flush`: puts what the run staged on the log (the reply's ModelReplied goes before its settle). */
-const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number, flush: () => Promise<unknown>): Reservation => {
-  const settleTo = (spent: BudgetAmount) => core.budgets.settle(root, reservationId, spent);
-  return {
-    // The flush is asked now (what the run staged goes out with it, or with an append already under way); the
-    // settle waits for it in the tree's turn.
-    settle: (usage, toolCalls) => core.budgets.settleAfter(root, reservationId, flush(), spentOf(preset, countedInput, usage, toolCalls)),
-    release: (cut) => settleTo(cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
-  };
-};
+/** Settled by the call's ModelReplied (`settles`), or released by an append of its own when no reply comes. */
+const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => ({
+  settles: (usage, toolCalls) => ({ reservationId, spent: spentOf(preset, countedInput, usage, toolCalls) }),
+  release: (cut) =>
+    core.budgets.settle(root, reservationId, cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
+});

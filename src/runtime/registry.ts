@@ -132,6 +132,8 @@ export class Registry {
   private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
     const replaced = replacedChildren(ac, facts);
     ac.apply(facts);
+    // A budgeted reply settles its reservation as it reaches the log (budgetLedger.ts).
+    this.core.budgets.replied(ac.view.rootContextId, facts);
     if (this.core.closed) return;
     // A command's fact goes as its command event (the command asked the machine first); should the
     // machine no longer allow it, the fact is on the log all the same and is applied as a fact.

@@ -67,7 +67,9 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
         await store.close();
       }
     })();
-    const leftOpen = foldBudget(killedLog.filter((e) => e.streamId === `${root}:budget`));
+    // The tree's budget facts and the replies that settle its reservations, in log order (the log holds this one tree).
+    const budgetFold = (log: RecordedEvent[]) => foldBudget(log.filter((e) => e.streamId === `${root}:budget` || e.type === "ModelReplied"));
+    const leftOpen = budgetFold(killedLog);
     expect(leftOpen.limits).toEqual({ totalTokens: LIMIT });
     // It was killed inside a model call: that call's reservation (at least) was left open.
     expect(Object.keys(leftOpen.open).length).toBeGreaterThan(0);
@@ -83,10 +85,13 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
     try {
       const log = await store.readAll();
       const budgetFacts = log.filter((e) => e.streamId === `${root}:budget`);
-      const budget = foldBudget(budgetFacts);
-      // No reservation leaks: every one made (by either process) is settled exactly once.
+      const budget = budgetFold(log);
+      // No reservation leaks: every one made (by either process) is settled exactly once, by its reply or by a
+      // BudgetSettled (a call the kill cut off, released on takeover).
       const reserved = budgetFacts.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : []));
-      const settled = budgetFacts.flatMap((e) => (e.type === "BudgetSettled" ? [e.data.reservationId] : []));
+      const settled = log.flatMap((e) =>
+        e.type === "BudgetSettled" ? [e.data.reservationId] : e.type === "ModelReplied" && e.data.settles ? [e.data.settles.reservationId] : [],
+      );
       expect(new Set(settled).size).toBe(settled.length);
       expect(new Set(settled)).toEqual(new Set(reserved));
       expect(budget.open).toEqual({});

@@ -2,8 +2,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BudgetAmount, EventStore } from "../../src/index.ts";
-import { BudgetLedger, budgetStreamOf } from "../../src/runtime/budgetLedger.ts";
-import { foldBudget } from "../../src/projections/budget.ts";
+import { BudgetLedger } from "../../src/runtime/budgetLedger.ts";
+import { readBudget } from "../../src/projections/budget.ts";
 import { asContextId, asRunId } from "../../src/events/ids.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 
@@ -18,7 +18,8 @@ afterAll(async () => {
 const amount = (inputTokens: number, outputTokens: number): BudgetAmount => ({ inputTokens, outputTokens, costUsd: 0, modelCalls: 1, toolCalls: 0 });
 
 /** A job's calls: each asks its counted input plus the most output, and replies with at most that much. */
-const callArb = fc.record({ input: fc.integer({ min: 1, max: 400 }), maxOutput: fc.integer({ min: 1, max: 200 }), share: fc.double({ min: 0, max: 1, noNaN: true }) });
+// `byReply`: the call's ModelReplied settles it (the run's path); else a BudgetSettled does (a release, an older log).
+const callArb = fc.record({ input: fc.integer({ min: 1, max: 400 }), maxOutput: fc.integer({ min: 1, max: 200 }), share: fc.double({ min: 0, max: 1, noNaN: true }), byReply: fc.boolean() });
 const jobsArb = fc.array(fc.array(callArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 });
 
 let tree = 0;
@@ -37,17 +38,25 @@ describe("when parallel jobs of two processes reserve and settle against one tre
           for (const [i, c] of calls.entries()) {
             const reservationId = `${root}-${j}-${i}`;
             const asked = amount(c.input, c.maxOutput);
-            const refused = await s.schedule(ledger.reserve(root, { reservationId, contextId: asContextId(root), runId: asRunId(`run-${j}`), step: i + 1, amount: asked }, () => 0));
+            const contextId = asContextId(`${root}-job-${j}`);
+            const runId = asRunId(`run-${j}`);
+            const refused = await s.schedule(ledger.reserve(root, { reservationId, contextId, runId, step: i + 1, amount: asked }, () => 0));
             if (refused) return;
             const spent = amount(c.input, Math.floor(c.maxOutput * c.share));
-            await s.schedule(ledger.settle(root, reservationId, spent));
+            if (c.byReply) {
+              // The reply settles it: this process folds its own append; the other learns it from the log only.
+              const reply = await s.schedule(
+                store.append(contextId, [{ type: "ModelReplied", data: { runId, step: i + 1, text: "ok", toolCalls: [], usage: null, settles: { reservationId, spent } } }], { expectedVersion: "any" }),
+              );
+              ledger.replied(root, reply.events);
+            } else await s.schedule(ledger.settle(root, reservationId, spent));
             // A settle retried (a process that did not see its own append) counts once.
             await s.schedule(ledgers[(j + 1) % 2]!.settle(root, reservationId, spent));
             settled.push(spent);
           }
         };
         await s.waitFor(Promise.all(jobs.map(runJob)));
-        const state = foldBudget(await store.readStream(budgetStreamOf(root)));
+        const state = await readBudget(store, root);
         const biggest = Math.max(...jobs.flat().map((c) => c.input + c.maxOutput));
         const spentTotal = state.spent.inputTokens + state.spent.outputTokens;
         expect(spentTotal).toBeLessThanOrEqual(limit + biggest);

@@ -77,7 +77,9 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
       const usage = all.flatMap((e) => (e.type === "ModelReplied" && e.data.usage ? [e.data.usage.inputTokens + e.data.usage.outputTokens] : []));
       expect(Number(line![1]!.replaceAll(",", ""))).toBe(usage.reduce((a, b) => a + b, 0));
       const reserved = new Set(all.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : [])));
-      const settled = new Set(all.flatMap((e) => (e.type === "BudgetSettled" ? [e.data.reservationId] : [])));
+      const settled = new Set(
+        all.flatMap((e) => (e.type === "BudgetSettled" ? [e.data.reservationId] : e.type === "ModelReplied" && e.data.settles ? [e.data.settles.reservationId] : [])),
+      );
       expect(settled).toEqual(reserved);
     } finally {
       await store.close();

@@ -12,7 +12,7 @@ import { shortTask } from "../rootTask.ts";
 import { paintStatus, statusNote } from "../status.ts";
 import { treeTable, type TreeNode } from "../treeTable.ts";
 import type { ContextRow } from "./contexts.ts";
-import { budgetStreamOf, foldBudget, type TreeBudget, treeBudgetOf } from "../../projections/budget.ts";
+import { readBudget, type TreeBudget, treeBudgetOf } from "../../projections/budget.ts";
 import { budgetLine } from "../budgetText.ts";
 
 const Values = StoreFlags.extend({
@@ -37,7 +37,7 @@ export const treeSpec: CommandSpec<Values> = {
 export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJson[]; budget?: TreeBudget | null };
 
 const budgetOf = async (store: EventStore, rootId: string): Promise<TreeBudget | null> => {
-  const s = foldBudget(await store.readStream(budgetStreamOf(rootId)));
+  const s = await readBudget(store, rootId);
   return s.version === 0 ? null : treeBudgetOf(rootId, s);
 };
 
