@@ -10,7 +10,7 @@ import type { EventStore } from "../src/events/store.ts";
 import type { NewEvent } from "../src/events/schema.ts";
 import { asRunId } from "../src/events/ids.ts";
 import type { Row } from "./main.ts";
-import { APPEND_SQL, encodeExpectedVersion } from "../src/events/sql.ts";
+import { APPEND_SQL, encodeExpectedVersion } from "../src/events/appendSql.ts";
 import { UNCHAINED_APPEND_FUNCTION, UNCHAINED_APPEND_SQL } from "./support/unchainedAppend.ts";
 import { FILED_AT, loadFiledStore } from "./support/filedStore.ts";
 import { diskReserve, freeBytes } from "../src/events/diskReserve.ts";

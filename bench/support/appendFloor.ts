@@ -14,7 +14,7 @@ import { appendRows } from "../../src/events/appendRows.ts";
 import { pgliteImageFs, pgliteStartParams } from "../../src/events/pgliteImage.ts";
 import { execRaw } from "../../src/events/pgliteRawExec.ts";
 import { pgliteWasmModule } from "../../src/events/pgliteWasm.ts";
-import { type AppendOutcome, type AppendRow, appendStatement, encodeExpectedVersion } from "../../src/events/sql.ts";
+import { type AppendOutcome, type AppendRow, appendStatement, encodeExpectedVersion } from "../../src/events/appendSql.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import type { RecordedAppend } from "./recordingStore.ts";

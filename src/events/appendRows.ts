@@ -4,7 +4,7 @@ import { encodeEvent } from "./codec.ts";
 import { EventValidationError } from "./errors.ts";
 import { EventId } from "./ids.ts";
 import type { NewEvent } from "./schema.ts";
-import type { AppendRow } from "./sql.ts";
+import type { AppendRow } from "./appendSql.ts";
 import type { ExpectedVersion } from "./store.ts";
 
 /** Validates the arguments and every event, then returns the rows to send (fresh ids where none were given). */

@@ -8,7 +8,7 @@
 // - Positions every such reader has passed are forgotten: the set holds only what lies ahead of them.
 // - The store's own commits need not wake such a reader (they notify from its own pool's backends), up to
 //   OWN_UNREAD_MAX positions ahead of it; another process's commit, or a timer while a fence waits, does.
-import type { AppendOutcome } from "./sql.ts";
+import type { AppendOutcome } from "./appendSql.ts";
 
 /**
  * Own positions an othersOnly reader may hold unread before its store's own notifications read the horizon

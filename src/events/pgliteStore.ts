@@ -17,16 +17,8 @@ import { appendRows } from "./appendRows.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import { schemaAction } from "./schemaCheck.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
-import {
-  type SendAppend,
-  type AppendOutcome,
-  appendStatement,
-  SCHEMA_EXISTS_QUERY,
-  SCHEMA_SQL,
-  SCHEMA_VERSION_QUERY,
-  SQLSTATE_EVENT_ID_REUSED,
-  runAppend,
-} from "./sql.ts";
+import { SCHEMA_EXISTS_QUERY, SCHEMA_SQL, SCHEMA_VERSION_QUERY, SQLSTATE_EVENT_ID_REUSED } from "./sql.ts";
+import { type SendAppend, type AppendOutcome, appendStatement, runAppend } from "./appendSql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, Unsubscribe } from "./store.ts";

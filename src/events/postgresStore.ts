@@ -10,20 +10,8 @@ import { appendBatcher } from "./appendBatcher.ts";
 import { AppendHooks, type AppendHook } from "./appendHooks.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
-import {
-  type AppendOutcome,
-  LOG_HORIZON_SQL,
-  type LogHorizon,
-  READ_RANGE_EXCEPT_SQL,
-  READ_RANGE_SQL,
-  runAppend,
-  appendStatement,
-  type SendAppend,
-  SCHEMA_EXISTS_QUERY,
-  SCHEMA_SQL,
-  SCHEMA_VERSION_QUERY,
-  SQLSTATE_EVENT_ID_REUSED,
-} from "./sql.ts";
+import { LOG_HORIZON_SQL, type LogHorizon, READ_RANGE_EXCEPT_SQL, READ_RANGE_SQL, SCHEMA_EXISTS_QUERY, SCHEMA_SQL, SCHEMA_VERSION_QUERY, SQLSTATE_EVENT_ID_REUSED } from "./sql.ts";
+import { type AppendOutcome, runAppend, appendStatement, type SendAppend } from "./appendSql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
 import type { AppendResult, EventStore, ExpectedVersion, SqlExecutor, SubscribeOptions, Unsubscribe } from "./store.ts";

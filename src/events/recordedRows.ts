@@ -9,7 +9,8 @@
 // - An idempotent re-append answers with the rows stored the first time, read back.
 import { decodeRow, type EventRow } from "./codec.ts";
 import type { RecordedEvent } from "./schema.ts";
-import { type AppendRow, READ_BY_IDS_SQL } from "./sql.ts";
+import { READ_BY_IDS_SQL } from "./sql.ts";
+import { type AppendRow } from "./appendSql.ts";
 
 const ASCII = /^[\x00-\x7f]*$/;
 

@@ -12,8 +12,9 @@
 //   and the seals from there on are intact.
 // - `from` (a seal an earlier check found intact) checks only what came after it, as open does:
 //   that seal unchanged, the seals after it, and the events after it (without a full decode).
-import { createHash } from "node:crypto";
-import { EventDecodeError, StoreError } from "./errors.ts";
+import { EventDecodeError } from "./errors.ts";
+import { logShape } from "./logShape.ts";
+import { SealWalk } from "./sealWalk.ts";
 import { GENESIS_HASH_HEX, ROW_ENCODING_SQL } from "./chainSql.ts";
 import { type EventRow, verifyRow } from "./codec.ts";
 import { EVENT_COLUMNS } from "./sql.ts";
@@ -58,7 +59,6 @@ export type VerifyLogOptions = {
 
 const MAX_PROBLEMS = 20;
 const DEFAULT_PAGE = 1000;
-const SEAL_PAGE = 1000;
 
 /** Parses `<position>:<hash>` as `verify-log --print-head` prints it; undefined when it is not one. */
 export const parseAnchor = (text: string): LogAnchor | undefined => {
@@ -69,7 +69,6 @@ export const parseAnchor = (text: string): LogAnchor | undefined => {
 export const formatAnchor = (a: LogAnchor): string => `${a.position}:${a.hash}`;
 
 type ChainRow = EventRow & { hash: string | null; expected: string; prev_version: number | string | null };
-type Seal = { up_to: number | string; events: number; hash: string };
 
 const GENESIS = `decode('${GENESIS_HASH_HEX}', 'hex')`;
 
@@ -93,14 +92,6 @@ SELECT ${EVENT_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, encode(e.ha
 
 const LEGACY_PAGE_SQL = `SELECT ${EVENT_COLUMNS}, NULL::text AS hash, '' AS expected, NULL AS prev_version
   FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
-
-const REQUIRED_COLUMNS = EVENT_COLUMNS.split(", ");
-
-const int8 = (n: number): Buffer => {
-  const b = Buffer.alloc(8);
-  b.writeBigInt64BE(BigInt(n));
-  return b;
-};
 
 /** Verifies the log in `sql`'s database; see the header for what is checked. */
 export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions = {}): Promise<LogVerification> =>
@@ -200,100 +191,6 @@ const hashBefore = async (tx: SqlExecutor, position: number): Promise<string> =>
     "SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position <= $1 ORDER BY global_position DESC LIMIT 1", [position],
   )).rows[0]?.hash ?? GENESIS_HASH_HEX;
 
-/**
- * Walks the seals beside the events: recomputes each seal from the events in its range, in position
- * order, and compares. A seal's problem is reported at its own position (`up_to`).
- */
-class SealWalk {
-  /** Every seal's hash by position, as stored (for anchors). */
-  readonly seen = new Map<number, string>();
-  head: { position: number; hash: string | null } = { position: 0, hash: null };
-  unsealed = 0;
-  #queue: Seal[] = [];
-  #after: number;
-  #done = false;
-  #prev = GENESIS_HASH_HEX;
-  #lower = 0;
-  #hash: ReturnType<typeof createHash> | undefined;
-  #count = 0;
-
-  constructor(
-    private readonly tx: SqlExecutor,
-    private readonly enabled: boolean,
-    private readonly report: (p: number | null, s: string) => void,
-    private readonly from: LogAnchor | undefined,
-  ) {
-    this.#after = from?.position ?? 0;
-    this.#lower = this.#after;
-    if (from) {
-      this.#prev = from.hash;
-      this.head = { ...from };
-    }
-  }
-
-  /** The seal `from` names is still there, with the same hash. */
-  async checkStart() {
-    if (!this.enabled || !this.from) return;
-    const row = (await this.tx.query<{ hash: string }>("SELECT encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to = $1", [this.from.position])).rows[0];
-    if (row?.hash !== this.from.hash) {
-      this.report(this.from.position, row
-        ? `the seal checked before at this position now has another hash: the seals were rewritten`
-        : "the seal checked before at this position was deleted");
-    }
-  }
-
-  async #next(): Promise<Seal | undefined> {
-    if (this.#queue.length === 0 && !this.#done) {
-      const { rows } = await this.tx.query<Seal>(
-        "SELECT up_to, events, encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to > $1 ORDER BY up_to LIMIT $2", [this.#after, SEAL_PAGE]);
-      this.#queue = rows;
-      if (rows.length < SEAL_PAGE) this.#done = true;
-      if (rows.length > 0) this.#after = Number(rows.at(-1)!.up_to);
-    }
-    return this.#queue[0];
-  }
-
-  async add(position: number, hash: string | null) {
-    if (!this.enabled) return;
-    for (let seal = await this.#next(); seal && position > Number(seal.up_to); seal = await this.#next()) this.#close(seal);
-    const seal = this.#queue[0];
-    if (!seal) {
-      this.unsealed += 1;
-      return;
-    }
-    this.#hash ??= createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(Number(seal.up_to)));
-    this.#hash.update(int8(position));
-    if (hash !== null) this.#hash.update(Buffer.from(hash, "hex"));
-    this.#count += 1;
-  }
-
-  /** Closes the seals left after the last event: a seal past the log's end lost its events. */
-  async finish(lastPosition: number) {
-    if (!this.enabled) return;
-    for (let seal = await this.#next(); seal; seal = await this.#next()) {
-      if (Number(seal.up_to) > lastPosition && this.#count === 0) {
-        this.report(Number(seal.up_to), `a seal covers positions up to ${seal.up_to}, past the log's last event (${lastPosition}): events were removed from the log`);
-      }
-      this.#close(seal);
-    }
-  }
-
-  #close(seal: Seal) {
-    const upTo = Number(seal.up_to);
-    const hash = (this.#hash ?? createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(upTo))).digest("hex");
-    if (hash !== seal.hash || this.#count !== Number(seal.events)) {
-      this.report(upTo, `the seal over positions ${this.#lower + 1} to ${upTo} does not match the events there (${this.#count} now, ${seal.events} sealed): an event in that range was deleted, inserted, moved, or its hash changed`);
-    }
-    this.seen.set(upTo, seal.hash);
-    this.head = { position: upTo, hash: seal.hash };
-    this.#prev = seal.hash;
-    this.#lower = upTo;
-    this.#hash = undefined;
-    this.#count = 0;
-    this.#queue.shift();
-  }
-}
-
 /** Log order; problems of the log as a whole (no position) after the positioned ones. */
 export const byPosition = (a: LogProblem, b: LogProblem): number =>
   a.position === b.position ? 0 : a.position === null ? 1 : b.position === null ? -1 : a.position - b.position;
@@ -310,39 +207,4 @@ const checkVersion = (versions: Map<string, number>, row: EventRow, position: nu
         : `stream ${row.stream_id} jumps from version ${last} to ${version}: events are missing`);
   }
   versions.set(row.stream_id, Math.max(last, version));
-};
-
-type Shape = { chained: boolean; chainAfter: number; streamsAfter: number; sealed: boolean; trigger: string | null; handed: number };
-
-/** What the database holds: refuses one that is not an actorzero log; finds whether it has a chain yet. */
-const logShape = async (tx: SqlExecutor): Promise<Shape> => {
-  const { rows } = await tx.query<{ migrations: boolean; events: boolean; chain: boolean; seals: boolean; columns: string[] | null }>(
-    `SELECT to_regclass('actorzero_schema_migrations') IS NOT NULL AS migrations, to_regclass('events') IS NOT NULL AS events,
-            to_regclass('actorzero_chain') IS NOT NULL AS chain,
-            to_regclass('actorzero_seals') IS NOT NULL AND to_regclass('actorzero_stream_chains') IS NOT NULL AS seals,
-            (SELECT array_agg(attname::text) FROM pg_attribute WHERE attrelid = to_regclass('events') AND attnum > 0 AND NOT attisdropped) AS columns`,
-  );
-  const r = rows[0]!;
-  if (!r.migrations || !r.events) {
-    throw new StoreError("refused", `this database holds no actorzero event log (${r.events ? "an events table, but no actorzero_schema_migrations" : "no events table"})`);
-  }
-  const missing = REQUIRED_COLUMNS.filter((c) => !r.columns?.includes(c));
-  if (missing.length > 0) throw new StoreError("refused", `the events table is not an actorzero event log: it lacks ${missing.join(", ")}`);
-  const chained = r.chain && r.columns!.includes("hash");
-  const sealed = chained && r.seals;
-  const chain = chained
-    ? (await tx.query<{ after: string | number | null; streams: string | number | null }>(
-        `SELECT max(after_position) AS after, ${sealed ? "(SELECT max(after_position) FROM actorzero_stream_chains)" : "NULL"} AS streams FROM actorzero_chain`,
-      )).rows[0]
-    : undefined;
-  const chainAfter = chained ? Number(chain?.after ?? Number.NaN) : 0;
-  // A log without seals (schema 5) is all one chain; a deleted record of where stream chains start, as "from the start".
-  const streamsAfter = sealed ? Number(chain?.streams ?? 0) : Number.POSITIVE_INFINITY;
-  const trigger = (await tx.query<{ enabled: string }>(
-    "SELECT tgenabled::text AS enabled FROM pg_trigger WHERE tgrelid = 'events'::regclass AND tgname = 'actorzero_events_append_only'",
-  )).rows[0]?.enabled ?? null;
-  const handed = Number((await tx.query<{ handed: string | number | null }>(
-    "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'global_position')::regclass), 0) AS handed",
-  )).rows[0]?.handed ?? 0);
-  return { chained, chainAfter, streamsAfter, sealed, trigger, handed };
 };

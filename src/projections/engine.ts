@@ -1,16 +1,16 @@
 // Persists the projections in the log's own database, checkpointed by global position: a catch-up folds
 // page by page in memory and writes the changed states with the checkpoints in one statement.
-import { type EventRow, firstInvalid, verifyRow } from "../events/codec.ts";
-import { READ_RANGE_SQL } from "../events/sql.ts";
+import { firstInvalid } from "../events/codec.ts";
 import { refuseShorterLog } from "./logLength.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import type { EventStore, SqlExecutor, Unsubscribe } from "../events/store.ts";
 import { ALL_PROJECTIONS } from "./all.ts";
 import type { Projection } from "./projection.ts";
-import { columnsOf, sameJson, sortRows } from "./snapshot.ts";
+import { columnsOf } from "./snapshot.ts";
+import { mismatchesOf, parseEveryRow, readSnapshot } from "./storedCheck.ts";
 import { projectionQueries } from "./queries.ts";
 import { createStateTables, lockForReset, readCheckpoints, resetRows } from "./stateTables.ts";
-import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
+import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, VerifyResult } from "./api.ts";
 
 export type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
 export { foldSnapshot } from "./snapshot.ts";
@@ -316,16 +316,8 @@ class ProjectionEngine implements Projections {
   readonly jobs: Projections["jobs"];
   readonly approvals: Projections["approvals"];
 
-  async snapshot(): Promise<ProjectionsSnapshot> {
-    const out: ProjectionsSnapshot = Object.fromEntries(this.projections.map((p) => [p.name, [] as SnapshotRow[]]));
-    const { rows } = await this.#sql.query<{ projection: string; key: string; grp: string | null; ord: unknown; position: unknown; state: unknown }>(
-      `SELECT projection, key, grp, ord::float8 AS ord, position::float8 AS position, state FROM ${this.#state}`,
-    );
-    for (const r of rows) {
-      (out[r.projection] ??= []).push({ key: r.key, group: r.grp, order: Number(r.ord), position: Number(r.position), state: r.state });
-    }
-    for (const name of Object.keys(out)) sortRows(out[name]!);
-    return out;
+  snapshot(): Promise<ProjectionsSnapshot> {
+    return readSnapshot(this.#sql, this.#state, this.projections);
   }
 
   async rebuildInto(prefix: string, options: { keep?: boolean; until?: number } = {}): Promise<ProjectionsSnapshot> {
@@ -342,33 +334,11 @@ class ProjectionEngine implements Projections {
 
   async verify(): Promise<VerifyResult> {
     const position = await this.catchUp();
-    await this.#parseAll(position);
+    await parseEveryRow(this.#sql, position, this.pageSize);
     const stored = await this.snapshot();
     const rebuilt = await this.rebuildInto(`${this.prefix}verify_`, { until: position });
-    const mismatches: VerifyResult["mismatches"] = [];
-    for (const p of this.projections) {
-      const a = new Map((stored[p.name] ?? []).map((r) => [r.key, r]));
-      const b = new Map((rebuilt[p.name] ?? []).map((r) => [r.key, r]));
-      for (const key of new Set([...a.keys(), ...b.keys()])) {
-        const s = a.get(key) ?? null;
-        const r = b.get(key) ?? null;
-        if (!sameJson(s, r)) mismatches.push({ projection: p.name, key, stored: s, rebuilt: r });
-      }
-    }
+    const mismatches = mismatchesOf(this.projections, stored, rebuilt);
     return { ok: mismatches.length === 0, position, mismatches };
-  }
-
-  /**
-   * Reads rows are trusted (a cheap check, no full parse); an audit parses every row up to `until` in
-   * full and throws EventDecodeError naming the first that fails, e.g. one written around the store.
-   */
-  async #parseAll(until: number): Promise<void> {
-    for (let after = 0; after < until; ) {
-      const { rows } = await this.#sql.query<EventRow>(READ_RANGE_SQL, [after, until, this.pageSize]);
-      if (rows.length === 0) return;
-      for (const row of rows) verifyRow(row);
-      after = Number(rows[rows.length - 1]!.global_position);
-    }
   }
 
   async drop(): Promise<void> {

@@ -9,7 +9,7 @@ import type { NewEvent, RecordedEvent } from "../../src/events/schema.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { ROW_ENCODING_SQL } from "../../src/events/chainSql.ts";
 import { appendRows } from "../../src/events/appendRows.ts";
-import { APPEND_SQL, encodeExpectedVersion } from "../../src/events/sql.ts";
+import { APPEND_SQL, encodeExpectedVersion } from "../../src/events/appendSql.ts";
 
 /** Opens a store on a log that has the schema; `fresh` says the test needs an empty log of its own. */
 export type StoreOpener = (options: { fresh: boolean; now?: () => Date }) => Promise<EventStore>;
