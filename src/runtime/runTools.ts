@@ -4,16 +4,17 @@
 // - Each tool comes with the spec the model sees; `call_subordinate` lists every profile with the MCP servers it may use.
 // - MCP servers connect on the first run that may use them, are shared by every context, and close with `close()`.
 // - A server that cannot be reached leaves its tools out of that run's set; the next run asks again.
+// - Tools of your own and MCP tools get their ToolContext without the run's scope: only the built-in ones write to the run.
 // - `decorate` (by default the run observer's: a span per call) wraps every tool the runs see, built-in, own and MCP alike.
 import type { ToolSpec } from "../models/port.ts";
 import { toolSpec } from "../models/toolSpec.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { describeProfileKeys, toolDescription } from "../profiles/profiles.ts";
-import type { Tool } from "../tools/defineTool.ts";
+import type { Tool, ToolContext } from "../tools/defineTool.ts";
 import { responseTool } from "../tools/response.ts";
 import { callSubordinateTool } from "../tools/callSubordinate.ts";
 import { parallelTool } from "../tools/parallel.ts";
-import type { Delegator } from "../tools/delegator.ts";
+import { ownToolContext, type Delegator } from "../tools/delegator.ts";
 import type { McpHub } from "../tools/mcp.ts";
 import { mcpServersFor, type Configuration } from "./configuration.ts";
 
@@ -65,7 +66,7 @@ export const buildTools = (
     const mcp = servers.length > 0 ? await (await openHub()).toolsFor(servers) : { tools: [], unavailable: [] };
     const profiles = profileList(project);
     const byName = new Map<string, Tool<unknown>>();
-    const tools = [...builtIn, parallelTool(rt, () => byName), ...userTools, ...mcp.tools] as Tool<unknown>[];
+    const tools = [...builtIn, parallelTool(rt, () => byName), ...[...userTools, ...mcp.tools].map(ownTool)] as Tool<unknown>[];
     const specs: ToolSpec[] = [];
     for (const t of tools) {
       const description = toolDescription(config.library, t.name, { profiles }) ?? t.description;
@@ -114,3 +115,10 @@ export const buildTools = (
     },
   };
 };
+
+/** A tool of your own (or an MCP tool) as the runs call it: its calls never see the run's scope. */
+const ownTool = <I>(tool: Tool<I>): Tool<I> => ({
+  ...tool,
+  run: (input, ctx) => tool.run(input, ownToolContext(ctx)),
+  ...(tool.resume ? { resume: (input: I, ctx: ToolContext) => tool.resume!(input, ownToolContext(ctx)) } : {}),
+});

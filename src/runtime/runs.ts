@@ -27,8 +27,7 @@ import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
 import { firstCallOpen } from "../actors/budgetGate.ts";
 import { budgetPortFor } from "./budgets.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
-import type { ToolContext } from "../tools/defineTool.ts";
-import type { RunScope } from "../tools/delegator.ts";
+import type { BuiltInToolContext, RunScope } from "../tools/delegator.ts";
 import { jobFinished } from "../tools/jobs.ts";
 import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
 import { recordedJobsOf } from "./resume.ts";
@@ -103,7 +102,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     const profile = core.config.profiles.get(view.profile);
     const tools = await core.tools.forContext(view, signal);
     const scope = scopeOf(core, ac, handle);
-    const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): ToolContext => ({
+    const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): BuiltInToolContext => ({
       contextId: ac.id,
       runId: handle.runId,
       agentNumber: view.agentNumber,

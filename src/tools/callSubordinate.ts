@@ -32,7 +32,7 @@ import { asContextId, type ContextId } from "../events/ids.ts";
 import type { DataOf } from "../events/schema.ts";
 import { defineTool, RepairableToolError, type ToolContext } from "./defineTool.ts";
 import { resultReference } from "./references.ts";
-import type { Delegator, RunScope } from "./delegator.ts";
+import { runScopeOf, type Delegator, type RunScope } from "./delegator.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 
 /** Results this long or longer are stored and referenced with a hint. */
@@ -91,7 +91,7 @@ export const callSubordinateTool = (rt: Delegator) =>
 export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
   const message = typeof input.message === "string" ? input.message.trim() : "";
   if (message === "") throw new RepairableToolError(MSG.emptyMessage);
-  const handle = ctx.run;
+  const handle = runScopeOf(ctx);
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
   // Check and reserve in one synchronous step: parallel jobs all pass here before any of their children is running.
   if (handle.runningChildren.size + handle.reservedChildren >= rt.limits.maxLiveChildrenPerRun) {
@@ -126,7 +126,7 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
 
 /** A delegation a restart cut off: its child's run continues (or starts, if it never did) and answers the caller. */
 export const resumeDelegation = async (rt: Delegator, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
-  const handle = ctx.run;
+  const handle = runScopeOf(ctx);
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
   const childId = handle.subordinateCalledBy(ctx.toolCallId);
   // Its SubordinateCalled never reached the log: no child ran for it, so the delegation is made as new.

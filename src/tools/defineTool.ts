@@ -1,7 +1,6 @@
 // The tool shape: a zod input, a description, and a run function that returns text or ends the run with a response.
 import type { z } from "zod";
 import type { ContextId, JobId, RunId } from "../events/ids.ts";
-import type { RunScope } from "./delegator.ts";
 
 /** What a tool's run gets besides its input. */
 export type ToolContext = {
@@ -18,8 +17,6 @@ export type ToolContext = {
   signal: AbortSignal;
   /** Delegation tells its caller which subordinate it runs (a `parallel` job shows it as `context_id`). */
   reportSubordinate?: (contextId: string) => void;
-  /** The calling run, for the built-in tools (delegation and `parallel`); tools of your own need not use it. */
-  run?: RunScope;
   /** The W3C traceparent of this call's span when a tracer records it: a tool that calls another service passes it on. */
   traceparent?: string;
 };
@@ -54,7 +51,7 @@ export type Tool<I = unknown> = {
    */
   resume?(input: I, ctx: ToolContext): Promise<string | ToolOutcome> | string | ToolOutcome;
   /**
-   * The tool's first append through `ctx.run` carries its ToolCalled (and what the run staged before it),
+   * The tool's first append through its run's scope (`runScopeOf`, built-in tools only) carries its ToolCalled (and what the run staged before it),
    * so the loop does not write it alone first. Only for a tool with no effect beyond the log before that
    * append (`call_subordinate`: its child runs only after it), always or for the inputs this function says
    * (`parallel`: a start, whose jobs run only after it records them; not a cancel, which stops children).

@@ -8,6 +8,7 @@ import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { Profile } from "../profiles/profiles.ts";
 import type { Job } from "./jobs.ts";
 import type { ApprovalPort, Decision } from "./approval.ts";
+import type { ToolContext } from "./defineTool.ts";
 
 /** The run's approval policy (the loop's own), and what a `parallel` job that waits for a decision needs. */
 export interface RunApprovals extends ApprovalPort {
@@ -74,3 +75,19 @@ export interface Delegator {
    */
   runFor(id: string, call: { runId: string; toolCallId: string }): Promise<{ ended: Promise<RunOutcome> } | null>;
 }
+
+/**
+ * What the built-in tools' calls get: the ToolContext and the calling run's scope. Tools of your own get the
+ * ToolContext alone (the runtime takes `run` off before calling them): they cannot write to their run's stream.
+ */
+export type BuiltInToolContext = ToolContext & { run?: RunScope };
+
+/** The calling run's scope, for a built-in tool; absent for a call outside a run. */
+export const runScopeOf = (ctx: ToolContext): RunScope | undefined => (ctx as BuiltInToolContext).run;
+
+/** `ctx` as a tool of your own gets it: without the run's scope. */
+export const ownToolContext = (ctx: ToolContext): ToolContext => {
+  if (!("run" in ctx)) return ctx;
+  const { run: _scope, ...own } = ctx as BuiltInToolContext;
+  return own;
+};

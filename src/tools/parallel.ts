@@ -13,7 +13,7 @@
 //   (parallelJobs.ts). A `start` a restart cut off waits for the jobs it recorded instead of starting them again.
 import { z } from "zod";
 import { asJobId, type JobId } from "../events/ids.ts";
-import type { Delegator, RunScope } from "./delegator.ts";
+import { runScopeOf, type Delegator, type RunScope } from "./delegator.ts";
 import type { Job } from "./jobs.ts";
 import type { JobStatus } from "../events/schema.ts";
 import { defineTool, RepairableToolError, type Tool, type ToolContext } from "./defineTool.ts";
@@ -79,7 +79,7 @@ export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Too
 const actionOf = (input: ParallelInput) => input.action ?? (input.tool_calls ? "start" : "await");
 
 const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext, resumed: boolean) => {
-  const handle = ctx.run;
+  const handle = runScopeOf(ctx);
   if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
   const action = actionOf(input);
   if (action === "start") {
