@@ -20,9 +20,14 @@ import { ApprovalId, asApprovalId, asRunId } from "../events/ids.ts";
 import { approvalsProjection, type ApprovalView, decisionRefusal, pendingApprovals } from "../projections/approvals.ts";
 import { foldEvents } from "../projections/projection.ts";
 import { subtreeIds } from "../projections/auditLoad.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { Configuration } from "./configuration.ts";
 import { RuntimeError } from "./errors.ts";
-import { takeLease } from "./recovery.ts";
+import type { Leases } from "./leases.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { Recovery } from "./recovery.ts";
+import type { Registry } from "./registry.ts";
 import { checkId, checkOptions, checkOptionalString, invalid } from "./validate.ts";
 
 export type Decision = { granted: true; by: string; note: string | null } | { granted: false; by: string; reason: string };
@@ -56,28 +61,42 @@ export const checkDecision = (id: unknown, options: unknown, granted: boolean): 
   return { id: approvalId, decision: { granted: false, by, reason: requiredText("reason", raw.reason) } };
 };
 
-/** The pending approvals of the tree under `contextId` (the whole log without one), oldest first. */
-export const listApprovals = async (core: Core, contextId?: string): Promise<ApprovalView[]> => {
-  await core.projections.catchUp();
-  const scope = contextId === undefined ? undefined : await subtreeIds(core.projections, checkId("contextId", contextId));
-  return pendingApprovals(await core.projections.approvals.of(scope));
-};
-
 const refusalError = (r: NonNullable<ReturnType<typeof decisionRefusal>>) => new RuntimeError(r.reason, r.message);
 
+export type ApprovalParts = {
+  readonly projections: Projections;
+  readonly registry: Registry;
+  readonly recovery: Recovery;
+  readonly leases: Leases;
+  readonly store: EventStore;
+  readonly config: Configuration;
+  readonly lifecycle: Lifecycle;
+};
+
+/** The pending list, the decisions and the timeout (see the requirements above). */
+export class Approvals {
+  constructor(private readonly parts: ApprovalParts) {}
+
+/** The pending approvals of the tree under `contextId` (the whole log without one), oldest first. */
+async list(contextId?: string): Promise<ApprovalView[]> {
+  await this.parts.projections.catchUp();
+  const scope = contextId === undefined ? undefined : await subtreeIds(this.parts.projections, checkId("contextId", contextId));
+  return pendingApprovals(await this.parts.projections.approvals.of(scope));
+}
+
 /** Records a decision for a pending approval (see the requirements above); resolves once it is on the log. */
-export const decide = async (core: Core, approvalId: string, decision: Decision): Promise<void> => {
-  await core.projections.catchUp();
-  const holding = await core.projections.approvals.holding(approvalId);
+async decide(approvalId: string, decision: Decision): Promise<void> {
+  await this.parts.projections.catchUp();
+  const holding = await this.parts.projections.approvals.holding(approvalId);
   const view = holding?.approvals.find((a) => a.approvalId === approvalId);
   const refused = decisionRefusal(approvalId, view);
   if (refused || !view) throw refusalError(refused!);
-  const ac = await core.registry.activate(view.contextId);
+  const ac = await this.parts.registry.activate(view.contextId);
   await ac.serialize(async () => {
     const snapshot = () => ac.actor.getSnapshot();
     // A run in flight here holds the lease already; otherwise take it (and catch up with the log).
     const ownRunInFlight = isActive(snapshot());
-    if (!ownRunInFlight) await takeLease(core, ac);
+    if (!ownRunInFlight) await this.parts.recovery.takeLease(ac);
     try {
       await ac.writer.exclusive(async (append) => {
         const s = snapshot();
@@ -96,25 +115,25 @@ export const decide = async (core: Core, approvalId: string, decision: Decision)
       });
     } finally {
       // Approvals still pending (or a refusal): the lease goes back, so any process may decide the rest.
-      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = this.parts.leases.release(ac.id).catch(() => undefined);
     }
   });
-};
+}
 
 /** Parked runs whose superior's run has ended (its process closed or crashed): recorded as interrupted, like their caller. */
-export const interruptOrphanedParkedRuns = async (core: Core): Promise<void> => {
-  await core.projections.catchUp();
-  const running = await core.projections.contexts.list({ status: "running" });
+async interruptOrphanedParkedRuns(): Promise<void> {
+  await this.parts.projections.catchUp();
+  const running = await this.parts.projections.contexts.list({ status: "running" });
   const byId = new Map(running.map((v) => [v.id, v]));
   for (const view of running) {
     const superior = view.lastRun?.superior;
-    if (view.awaitingApproval.length === 0 || !superior || core.closed) continue;
+    if (view.awaitingApproval.length === 0 || !superior || this.parts.lifecycle.closed) continue;
     if (byId.get(superior.contextId)?.currentRunId === superior.runId) continue;
-    const ac = await core.registry.activate(view.id);
+    const ac = await this.parts.registry.activate(view.id);
     await ac.serialize(async () => {
       if (!isParked(ac.actor.getSnapshot())) return;
       try {
-        await takeLease(core, ac);
+        await this.parts.recovery.takeLease(ac);
       } catch (e) {
         if (e instanceof RuntimeError && e.reason === "busy") return;
         throw e;
@@ -125,33 +144,35 @@ export const interruptOrphanedParkedRuns = async (core: Core): Promise<void> => 
       await ac.writer.append([{ type: "RunInterrupted", data: { runId, reason: "The run that called it ended while it waited for approval." } }]);
     });
   }
-};
+}
 
 /** The parked run's approvals that time out, earliest first (read from the log: this is the cold path). */
-const expiring = async (core: Core, input: RunActorInput): Promise<ApprovalView[]> => {
-  const state = foldEvents(approvalsProjection, await core.store.readStream(input.contextId)).get(input.contextId);
+private async expiring(input: RunActorInput): Promise<ApprovalView[]> {
+  const state = foldEvents(approvalsProjection, await this.parts.store.readStream(input.contextId)).get(input.contextId);
   return (state?.approvals ?? [])
     .filter((a) => a.status === "pending" && a.runId === input.runId && a.expiresAt !== null)
     .sort((a, b) => Date.parse(a.expiresAt!) - Date.parse(b.expiresAt!));
-};
+}
 
-const sleepFor = (core: Core, ms: number, signal: AbortSignal): Promise<void> =>
-  core.config.clock.sleep ? core.config.clock.sleep(ms, signal) : sleep(ms, undefined, { signal });
+private sleepFor(ms: number, signal: AbortSignal): Promise<void> {
+  return this.parts.config.clock.sleep ? this.parts.config.clock.sleep(ms, signal) : sleep(ms, undefined, { signal });
+}
 
 /** The machine's `approvalTimeout` while parked: denies each approval as it times out; ends when the machine leaves parked. */
-export const approvalTimeoutActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<void> => {
+async timeoutActor(input: RunActorInput, signal: AbortSignal): Promise<void> {
   // Once the machine has left parked (a decision, a stop), the run's later approvals are another park's to time.
-  while (!signal.aborted && !core.closed) {
-    const next = (await expiring(core, input))[0];
+  while (!signal.aborted && !this.parts.lifecycle.closed) {
+    const next = (await this.expiring(input))[0];
     if (!next) return;
-    const wait = Date.parse(next.expiresAt!) - core.config.clock.now().getTime();
-    if (wait > 0) await sleepFor(core, wait, signal);
-    if (signal.aborted || core.closed) return;
+    const wait = Date.parse(next.expiresAt!) - this.parts.config.clock.now().getTime();
+    if (wait > 0) await this.sleepFor(wait, signal);
+    if (signal.aborted || this.parts.lifecycle.closed) return;
     try {
-      await decide(core, next.approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT });
+      await this.decide(next.approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT });
     } catch {
       // Decided meanwhile, or another process holds the context: look again after a lease's time.
-      await sleepFor(core, core.config.limits.leaseTtlMs, signal);
+      await this.sleepFor(this.parts.config.limits.leaseTtlMs, signal);
     }
   }
-};
+}
+}

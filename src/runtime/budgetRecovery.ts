@@ -15,25 +15,27 @@ import { budgetStreamOf, ZERO } from "../projections/budget.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { spentOf } from "./budgets.ts";
 import { modelFor } from "./configuration.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
+import type { Configuration } from "./configuration.ts";
 
 /** Settles or releases every reservation the view's open run left open (a no-op for a tree without a budget). */
-export const settleLeftOpen = async (core: Core, view: ContextView): Promise<void> => {
+export const settleLeftOpen = async (parts: { budgets: BudgetLedger; store: EventStore; config: Configuration }, view: ContextView): Promise<void> => {
   const runId = view.currentRunId;
   if (runId === null) return;
-  const state = await core.budgets.refresh(view.rootContextId);
+  const state = await parts.budgets.refresh(view.rootContextId);
   if (Object.keys(state.open).length === 0) return;
-  const mine = (await core.store.readStream(budgetStreamOf(view.rootContextId))).flatMap((e) =>
+  const mine = (await parts.store.readStream(budgetStreamOf(view.rootContextId))).flatMap((e) =>
     e.type === "BudgetReserved" && state.open[e.data.reservationId] && e.data.contextId === view.id && e.data.runId === runId ? [e.data] : [],
   );
   if (mine.length === 0) return;
   const replies = new Map<number, Extract<RecordedEvent, { type: "ModelReplied" }>>();
-  for (const f of await core.store.readStream(view.id)) if (f.type === "ModelReplied" && f.data.runId === runId) replies.set(f.data.step, f);
-  const model = modelFor(core.config, view);
-  const preset = model.presetName === null ? undefined : presetTable(core.config.options.presets)[model.presetName];
+  for (const f of await parts.store.readStream(view.id)) if (f.type === "ModelReplied" && f.data.runId === runId) replies.set(f.data.step, f);
+  const model = modelFor(parts.config, view);
+  const preset = model.presetName === null ? undefined : presetTable(parts.config.options.presets)[model.presetName];
   for (const r of mine) {
     const reply = replies.get(r.step);
     const spent = reply && !reply.data.settles ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length) : ZERO;
-    await core.budgets.settle(view.rootContextId, r.reservationId, spent);
+    await parts.budgets.settle(view.rootContextId, r.reservationId, spent);
   }
 };

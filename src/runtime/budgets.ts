@@ -23,10 +23,26 @@ import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { isActive } from "../actors/contextQueries.ts";
 import type { ActiveContext } from "./activeContext.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
+import type { Configuration } from "./configuration.ts";
 import { RuntimeError } from "./errors.ts";
-import { takeLease } from "./recovery.ts";
+import type { Leases } from "./leases.ts";
+import type { Recovery } from "./recovery.ts";
+import type { Registry } from "./registry.ts";
 import { invalid } from "./validate.ts";
+
+/** What the budget commands use of the runtime's parts. */
+export type BudgetParts = {
+  readonly budgets: BudgetLedger;
+  readonly config: Configuration;
+  readonly store: EventStore;
+  readonly projections: Projections;
+  readonly registry: Registry;
+  readonly leases: Leases;
+  readonly recovery: Recovery;
+};
 
 /** `budget` as given by an embedder, the CLI or HTTP: the limits, or a refusal naming the field. */
 export const checkBudget = (field: string, v: unknown): BudgetLimits => {
@@ -51,12 +67,12 @@ export const spentOf = (preset: Preset | undefined, countedInput: number, usage:
 };
 
 /** Sets the tree's limits: as given (`absolute`), or added to what it has spent and holds now (a message's budget). */
-export const setBudget = (core: Core, rootContextId: string, limits: BudgetLimits, mode: "absolute" | "relative"): Promise<void> =>
-  core.budgets.change(rootContextId, (s) => ({
+export const setBudget = (parts: Pick<BudgetParts, "budgets" | "config">, rootContextId: string, limits: BudgetLimits, mode: "absolute" | "relative"): Promise<void> =>
+  parts.budgets.change(rootContextId, (s) => ({
     events: [
       {
         type: "BudgetSet",
-        data: { rootContextId: asContextId(rootContextId), limits: mode === "absolute" ? limits : limitsFrom(s, limits, core.config.clock.now().getTime()) },
+        data: { rootContextId: asContextId(rootContextId), limits: mode === "absolute" ? limits : limitsFrom(s, limits, parts.config.clock.now().getTime()) },
       },
     ],
     result: undefined,
@@ -69,36 +85,36 @@ export type BudgetReport = TreeBudget & {
 };
 
 /** The runs of the tree parked on its budget now, with the BudgetExhausted each waits on (read from the log: the cold path). */
-const parkedRuns = async (core: Core, rootContextId: string): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
-  await core.projections.catchUp();
-  const running = await core.projections.contexts.list({ rootContextId, status: "running" });
+const parkedRuns = async (parts: BudgetParts, rootContextId: string): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
+  await parts.projections.catchUp();
+  const running = await parts.projections.contexts.list({ rootContextId, status: "running" });
   const out: { contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[] = [];
   for (const view of running) {
     if (view.awaitingApproval.length === 0) continue;
-    for (const f of await core.store.readStream(view.id)) {
+    for (const f of await parts.store.readStream(view.id)) {
       if (f.type === "BudgetExhausted" && f.data.runId === view.currentRunId && view.awaitingApproval.includes(f.data.exhaustionId)) out.push({ contextId: view.id, fact: f });
     }
   }
   return out.sort((a, b) => a.fact.globalPosition - b.fact.globalPosition);
 };
 
-export const budgetReport = async (core: Core, rootContextId: string): Promise<BudgetReport> => {
+export const budgetReport = async (parts: BudgetParts, rootContextId: string): Promise<BudgetReport> => {
   // Settles this process has asked for are recorded first (a run's last reply settles behind its end).
-  await core.budgets.quiet(rootContextId);
-  const s: BudgetState = await core.budgets.refresh(rootContextId);
-  const parked = (await parkedRuns(core, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
+  await parts.budgets.quiet(rootContextId);
+  const s: BudgetState = await parts.budgets.refresh(rootContextId);
+  const parked = (await parkedRuns(parts, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
   return { ...treeBudgetOf(rootContextId, s), parked };
 };
 
 /** Lets a parked run go on: records BudgetRestored for it, in its context's turn and under its lease. */
-const restore = async (core: Core, contextId: string, exhaustionId: string, runId: string): Promise<void> => {
-  const ac = await core.registry.activate(contextId);
+const restore = async (parts: BudgetParts, contextId: string, exhaustionId: string, runId: string): Promise<void> => {
+  const ac = await parts.registry.activate(contextId);
   await ac.serialize(async () => {
     const snapshot = () => ac.actor.getSnapshot();
     const ownRunInFlight = isActive(snapshot());
     if (!ownRunInFlight) {
       try {
-        await takeLease(core, ac);
+        await parts.recovery.takeLease(ac);
       } catch (e) {
         // Another process drives it: that process's run sees the extension when it reserves again.
         if (e instanceof RuntimeError && e.reason === "busy") return;
@@ -111,44 +127,44 @@ const restore = async (core: Core, contextId: string, exhaustionId: string, runI
         await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
       });
     } finally {
-      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = core.leases.release(ac.id).catch(() => undefined);
+      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = parts.leases.release(ac.id).catch(() => undefined);
     }
   });
 };
 
 /** Adds `more` to the tree's limits, then lets every run parked on its budget go on. */
-export const extendBudget = async (core: Core, rootContextId: string, more: BudgetLimits): Promise<void> => {
-  await core.budgets.change(rootContextId, () => ({ events: [{ type: "BudgetExtended", data: { rootContextId: asContextId(rootContextId), more } }], result: undefined }));
-  for (const { contextId, fact } of await parkedRuns(core, rootContextId)) await restore(core, contextId, fact.data.exhaustionId, fact.data.runId);
+export const extendBudget = async (parts: BudgetParts, rootContextId: string, more: BudgetLimits): Promise<void> => {
+  await parts.budgets.change(rootContextId, () => ({ events: [{ type: "BudgetExtended", data: { rootContextId: asContextId(rootContextId), more } }], result: undefined }));
+  for (const { contextId, fact } of await parkedRuns(parts, rootContextId)) await restore(parts, contextId, fact.data.exhaustionId, fact.data.runId);
 };
 
 /** The budget port of one run (see budgetGate.ts): reserves from its tree, parks it when the call does not fit. */
-export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, model: EffectiveModel): BudgetPort => {
+export const budgetPortFor = (parts: Pick<BudgetParts, "budgets" | "config">, ac: ActiveContext, handle: RunHandle, model: EffectiveModel): BudgetPort => {
   const root = ac.view.rootContextId;
-  const preset = model.presetName === null ? undefined : presetTable(core.config.options.presets)[model.presetName];
+  const preset = model.presetName === null ? undefined : presetTable(parts.config.options.presets)[model.presetName];
   const metadata = { correlationId: handle.correlationId, causationId: handle.runId };
   return {
     async reserve({ step, messages, tools }) {
-      if ((await core.budgets.state(root)).limits === null) return { reserved: null };
+      if ((await parts.budgets.state(root)).limits === null) return { reserved: null };
       // What the run staged (the last step's tool results) goes first: the transcript counted is the one sent.
       await ac.writer.append([], metadata);
       const inputTokens = (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] });
-      const outputTokens = preset?.maxOutputTokens ?? core.config.limits.defaultMaxOutputTokens;
+      const outputTokens = preset?.maxOutputTokens ?? parts.config.limits.defaultMaxOutputTokens;
       const asked: BudgetAmount = { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls: 0 };
-      const reservationId = core.config.clock.uuid();
-      const now = () => core.config.clock.now().getTime();
-      const refused = await core.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
-      if (refused === null) return { reserved: reservationOf(core, root, reservationId, preset, inputTokens) };
-      const parked = await core.budgets.serialized(root, async () => {
+      const reservationId = parts.config.clock.uuid();
+      const now = () => parts.config.clock.now().getTime();
+      const refused = await parts.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
+      if (refused === null) return { reserved: reservationOf(parts, root, reservationId, preset, inputTokens) };
+      const parked = await parts.budgets.serialized(root, async () => {
         const { over, state: s } = refused;
-        const exhaustionId = core.config.clock.uuid();
+        const exhaustionId = parts.config.clock.uuid();
         const facts = await ac.writer.append(
           [{ type: "BudgetExhausted", data: { exhaustionId, runId: handle.runId, step, rootContextId: asContextId(root), limit: over.limit, limits: s.limits ?? {}, spent: s.spent, reserved: s.reserved, asked } }],
           metadata,
         );
         // An extension appended meanwhile (by any process, or before this turn): go on at once. Only an
         // extension: settles that freed reservations do not wake it (that would spin while others hold them).
-        const latest = await core.budgets.refresh(root);
+        const latest = await parts.budgets.refresh(root);
         if (JSON.stringify(latest.limits) !== JSON.stringify(s.limits) && fitOf(latest, asked, now()) === null) {
           facts.push(...(await ac.writer.append([{ type: "BudgetRestored", data: { exhaustionId, runId: handle.runId } }], metadata)));
         }
@@ -160,8 +176,8 @@ export const budgetPortFor = (core: Core, ac: ActiveContext, handle: RunHandle, 
 };
 
 /** Settled by the call's ModelReplied (`settles`), or released by an append of its own when no reply comes. */
-const reservationOf = (core: Core, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => ({
+const reservationOf = (parts: Pick<BudgetParts, "budgets">, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => ({
   settles: (usage, toolCalls) => ({ reservationId, spent: spentOf(preset, countedInput, usage, toolCalls) }),
   release: (cut) =>
-    core.budgets.settle(root, reservationId, cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
+    parts.budgets.settle(root, reservationId, cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
 });

@@ -24,8 +24,11 @@ import { acceptsMessage, type ContextSnapshot, isParked, isRunning, isStoppedAct
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
-import type { Core } from "./core.ts";
-import { interruptInFlight, takeLease } from "./recovery.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Configuration } from "./configuration.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { interruptInFlight, type Recovery } from "./recovery.ts";
+import type { Registry } from "./registry.ts";
 import { RuntimeError } from "./errors.ts";
 
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
@@ -55,21 +58,33 @@ const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !is
 /** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
 const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !isRunning(s) || acceptsMessage(s));
 
-/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
-const refuseIfClosed = (core: Core): void => {
-  if (core.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
-};
-
 /** Where a user's message came from, and the trace it continues (a W3C traceparent), recorded with the run's start. */
 export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string; messageId?: string };
 
+export type CommandParts = {
+  readonly registry: Registry;
+  readonly recovery: Recovery;
+  readonly config: Configuration;
+  readonly store: EventStore;
+  readonly lifecycle: Lifecycle;
+};
+
+/** The run commands on one context (see the requirements above). */
+export class Commands {
+  constructor(private readonly parts: CommandParts) {}
+
+/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
+private refuseIfClosed(): void {
+  if (this.parts.lifecycle.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
+}
+
 /** A message: an intervention for a run in flight, else a new run. */
-export const deliver = async (core: Core, ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> => {
+async deliver(ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> {
   await steady(ac);
   const s = snapshotOf(ac);
   // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
   if (acceptsMessage(s) && ac.run?.runId !== openRunId(s)) {
-    ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await core.store.readStream(ac.id), ac.run, { parked: true });
+    ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
   }
   const handle = ac.run;
   if (handle && acceptsMessage(snapshotOf(ac))) {
@@ -81,26 +96,26 @@ export const deliver = async (core: Core, ac: ActiveContext, text: string, origi
     });
     if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
   }
-  return start(core, ac, text, null, origin);
-};
+  return this.start(ac, text, null, origin);
+}
 
 /**
  * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
  * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
  * a run in flight: recorded as interrupted, its waiters answered.
  */
-export const start = async (core: Core, ac: ActiveContext, text: string, superior: Superior | null, origin: MessageOrigin = {}): Promise<Started> => {
+async start(ac: ActiveContext, text: string, superior: Superior | null, origin: MessageOrigin = {}): Promise<Started> {
   await atRest(ac);
-  refuseIfClosed(core);
-  await takeLease(core, ac);
-  const runId = asRunId(core.config.clock.uuid());
-  const remote = ac.view.kind === "remote" ? core.config.profiles.get(ac.view.profile)?.remote : undefined;
+  this.refuseIfClosed();
+  await this.parts.recovery.takeLease(ac);
+  const runId = asRunId(this.parts.config.clock.uuid());
+  const remote = ac.view.kind === "remote" ? this.parts.config.profiles.get(ac.view.profile)?.remote : undefined;
   if (ac.view.kind === "remote" && !remote) throw new RuntimeError("invalid", `Context '${ac.id}' is a remote subordinate, and its profile '${ac.view.profile}' has no remote agent configured here.`);
-  const model = remote ? { model: `a2a ${remote.url}` } : modelFor(core.config, ac.view);
-  const correlationId = superior ? (core.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
+  const model = remote ? { model: `a2a ${remote.url}` } : modelFor(this.parts.config, ac.view);
+  const correlationId = superior ? (this.parts.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
   // The run's first model call is recorded with its start: one append, before any effect of the run.
   const facts = await ac.writer.exclusive((append) => {
-    refuseIfClosed(core);
+    this.refuseIfClosed();
     ac.writer.stage(
       [
         { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user", ...(origin.via ? { via: origin.via } : {}) } },
@@ -121,25 +136,25 @@ export const start = async (core: Core, ac: ActiveContext, text: string, superio
   // A stop before the loop makes that call records it as aborted, as for any call in flight.
   if (!remote) ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
   const outcome = ac.outcome(runId);
-  if (core.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
+  if (this.parts.lifecycle.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
   else ac.actor.send({ type: "run.start", facts, runId });
   return { runId, intervention: false, ended: outcome };
-};
+}
 
-export const stopContext = async (core: Core, id: string, by: "user" | "superior"): Promise<RunOutcome | null> => {
-  const ac = await core.registry.activate(id);
+async stop(id: string, by: "user" | "superior"): Promise<RunOutcome | null> {
+  const ac = await this.parts.registry.activate(id);
   return ac.serialize(async () => {
     const s = snapshotOf(ac);
     if (!isRunning(s)) return null;
     // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
-    if (isParked(s)) await takeLease(core, ac);
+    if (isParked(s)) await this.parts.recovery.takeLease(ac);
     const now = snapshotOf(ac);
     if (!isRunning(now)) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
     const runId = openRunId(now)!;
     // A run already stopping or ending is waited for; its end is the answer.
     if (acceptsMessage(now)) {
       // A parked run restored here has no handle yet: nothing of it is in flight.
-      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await core.store.readStream(ac.id), ac.run, { parked: true });
+      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
       ac.run.stopRequestedBy ??= by;
       ac.actor.send({ type: "run.stop" });
     }
@@ -150,7 +165,21 @@ export const stopContext = async (core: Core, id: string, by: "user" | "superior
     });
     return outcome;
   });
-};
+}
+
+async pause(id: string): Promise<void> {
+  const ac = await this.parts.registry.activate(id);
+  await ac.serialize(async () => {
+    await steady(ac);
+    await recordPause(ac, "run.pause");
+  });
+}
+
+async resume(id: string): Promise<void> {
+  const ac = await this.parts.registry.activate(id);
+  await ac.serialize(() => recordPause(ac, "run.resume"));
+}
+}
 
 /** Records a pause or a resume if the machine allows it now (its guards say; nothing is written otherwise). */
 const recordPause = async (ac: ActiveContext, type: "run.pause" | "run.resume"): Promise<void> => {
@@ -160,17 +189,4 @@ const recordPause = async (ac: ActiveContext, type: "run.pause" | "run.resume"):
     const runId = isRunning(s) && s.context.status === "running" ? (ac.run?.runId ?? null) : null;
     await append([{ type: type === "run.pause" ? "ContextPaused" : "ContextResumed", data: { runId } }]);
   });
-};
-
-export const pause = async (core: Core, id: string): Promise<void> => {
-  const ac = await core.registry.activate(id);
-  await ac.serialize(async () => {
-    await steady(ac);
-    await recordPause(ac, "run.pause");
-  });
-};
-
-export const resume = async (core: Core, id: string): Promise<void> => {
-  const ac = await core.registry.activate(id);
-  await ac.serialize(() => recordPause(ac, "run.resume"));
 };

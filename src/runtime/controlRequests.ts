@@ -12,49 +12,69 @@ import { asContextId, asRunId } from "../events/ids.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import { sharedByProcesses, type Unsubscribe } from "../events/store.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
-import { pause, resume, stopContext } from "./commands.ts";
-import type { Core } from "./core.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { Commands } from "./commands.ts";
+import type { Configuration } from "./configuration.ts";
 import { RuntimeError } from "./errors.ts";
-import { leaseHolder } from "./leases.ts";
-import { recoverInterruptedRuns } from "./recovery.ts";
+import { leaseHolder, type Leases } from "./leases.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { Recovery } from "./recovery.ts";
+import type { Registry } from "./registry.ts";
+import type { EventStore } from "../events/store.ts";
 
 export type ControlAction = "stop" | "pause" | "resume";
 
 export const controlStreamOf = (contextId: string): string => `${contextId}:control`;
 
+export type ControlParts = {
+  readonly store: EventStore;
+  readonly projections: Projections;
+  readonly leases: Leases;
+  readonly registry: Registry;
+  readonly commands: Commands;
+  readonly recovery: Recovery;
+  readonly config: Configuration;
+  readonly lifecycle: Lifecycle;
+};
+
+/** Both sides of a control request (see the requirements above). */
+export class ControlRequests {
+  constructor(private readonly parts: ControlParts) {}
+
 /**
  * The driver's side, for each fact of the runtime's one subscription to a shared log (runtime.ts): acts on a
  * request for a run this runtime drives.
  */
-export const answerControlRequest = (core: Core, e: RecordedEvent): void => {
-  if (e.type !== "RunControlRequested" || core.closed) return;
+answer(e: RecordedEvent): void {
+  if (e.type !== "RunControlRequested" || this.parts.lifecycle.closed) return;
   const { contextId, runId, action } = e.data;
-  const run = core.registry.active.get(contextId)?.run;
+  const run = this.parts.registry.active.get(contextId)?.run;
   if (!run || run.runId !== runId) return;
-  const done = action === "stop" ? stopContext(core, contextId, "user") : action === "pause" ? pause(core, contextId) : resume(core, contextId);
+  const { commands } = this.parts;
+  const done = action === "stop" ? commands.stop(contextId, "user") : action === "pause" ? commands.pause(contextId) : commands.resume(contextId);
   void done.catch(() => undefined);
-};
+}
 
 /**
  * The requester's side: when another live process drives the context's run, records the request, waits until that
  * process has acted, and returns `{ outcome }` (the run's outcome for a stop, null for a pause or resume). Returns
  * null when no other process drives a run of the context (the caller acts itself).
  */
-export const requestControl = async (core: Core, contextId: string, action: ControlAction): Promise<{ outcome: RunOutcome | null } | null> => {
-  if (!sharedByProcesses(core.store)) return null;
-  await core.projections.catchUp();
-  const view = await core.projections.contexts.get(contextId);
+async request(contextId: string, action: ControlAction): Promise<{ outcome: RunOutcome | null } | null> {
+  if (!sharedByProcesses(this.parts.store)) return null;
+  await this.parts.projections.catchUp();
+  const view = await this.parts.projections.contexts.get(contextId);
   if (!view || view.status !== "running" || !view.currentRunId) return null;
   const runId = view.currentRunId;
-  const owner = await leaseHolder(core.store.sql, contextId);
-  if (owner === core.leases.owner) return null;
+  const owner = await leaseHolder(this.parts.store.sql, contextId);
+  if (owner === this.parts.leases.owner) return null;
   if (owner === null) {
     // Nobody drives it: its process died. Record that now (the sweeper would, later) and let the caller report it.
-    await recoverInterruptedRuns(core);
+    await this.parts.recovery.recoverInterruptedRuns();
     return null;
   }
-  const head = await core.store.headPosition();
-  const answered = waitFor(core, head, (e) => {
+  const head = await this.parts.store.headPosition();
+  const answered = this.waitFor(head, (e) => {
     if (e.streamId !== contextId) return undefined;
     const outcome = outcomeOf(e);
     if (outcome?.runId === runId) return { outcome };
@@ -63,15 +83,15 @@ export const requestControl = async (core: Core, contextId: string, action: Cont
     return undefined;
   });
   const stream = controlStreamOf(contextId);
-  await core.store.append(stream, [{ type: "RunControlRequested", data: { contextId: asContextId(contextId), runId: asRunId(runId), action } }], {
+  await this.parts.store.append(stream, [{ type: "RunControlRequested", data: { contextId: asContextId(contextId), runId: asRunId(runId), action } }], {
     expectedVersion: "any",
   });
   return answered;
-};
+}
 
 /** The first event after `after` that `match` answers, or a RuntimeError once the driver has had twice a lease's time. */
-const waitFor = <T>(core: Core, after: number, match: (e: RecordedEvent) => T | undefined): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
+private waitFor<T>(after: number, match: (e: RecordedEvent) => T | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     let settled = false;
     let unsubscribe: Unsubscribe = () => undefined;
     const finish = (f: () => void) => {
@@ -81,13 +101,15 @@ const waitFor = <T>(core: Core, after: number, match: (e: RecordedEvent) => T | 
       unsubscribe();
       f();
     };
-    const ms = Math.max(5_000, core.config.limits.leaseTtlMs * 2);
+    const ms = Math.max(5_000, this.parts.config.limits.leaseTtlMs * 2);
     const timer = setTimeout(
       () => finish(() => reject(new RuntimeError("busy", `The process driving this context did not answer within ${ms} ms; its lease will expire if it is gone.`))),
       ms,
     );
-    unsubscribe = core.store.subscribe(after, (e) => {
+    unsubscribe = this.parts.store.subscribe(after, (e) => {
       const answer = match(e);
       if (answer !== undefined) finish(() => resolve(answer));
     });
   });
+}
+}

@@ -3,45 +3,49 @@ import { asContextId } from "../events/ids.ts";
 import { outcomeOf } from "../projections/runOutcome.ts";
 import type { Delegator } from "../tools/delegator.ts";
 import { configuredPresetOf, enabledProfiles } from "./configuration.ts";
-import { start, stopContext } from "./commands.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Commands } from "./commands.ts";
+import type { Configuration } from "./configuration.ts";
+import type { Registry } from "./registry.ts";
 import { RuntimeError } from "./errors.ts";
 
-export const delegatorOf = (core: Core): Delegator => ({
-  clock: core.config.clock,
-  limits: core.config.limits,
-  profiles: core.config.profiles,
-  enabledProfiles: (project) => enabledProfiles(core.config, project),
-  configuredPresetOf: (profile, project) => configuredPresetOf(core.config, profile, project),
-  view: async (id) => (await core.registry.activate(id)).view,
+export type DelegationParts = { readonly config: Configuration; readonly registry: Registry; readonly commands: Commands; readonly store: EventStore };
+
+export const delegatorOf = (parts: DelegationParts): Delegator => ({
+  clock: parts.config.clock,
+  limits: parts.config.limits,
+  profiles: parts.config.profiles,
+  enabledProfiles: (project) => enabledProfiles(parts.config, project),
+  configuredPresetOf: (profile, project) => configuredPresetOf(parts.config, profile, project),
+  view: async (id) => (await parts.registry.activate(id)).view,
   lookup: async (id) => {
     try {
-      return (await core.registry.activate(id)).view;
+      return (await parts.registry.activate(id)).view;
     } catch (e) {
       if (e instanceof RuntimeError && e.reason === "not_found") return null;
       throw e;
     }
   },
   rename: async (id, name) => {
-    const ac = await core.registry.activate(id);
+    const ac = await parts.registry.activate(id);
     await ac.writer.append([{ type: "ContextRenamed", data: { name, label: name } }]);
     return ac.view;
   },
-  create: async (data) => (await core.registry.activateUnrecorded(data)).view,
-  recordOpening: (id) => core.registry.recordOpening(id),
+  create: async (data) => (await parts.registry.activateUnrecorded(data)).view,
+  recordOpening: (id) => parts.registry.recordOpening(id),
   startRun: async (id, text, superior) => {
-    const ac = await core.registry.activate(asContextId(id));
+    const ac = await parts.registry.activate(asContextId(id));
     try {
-      return await ac.serialize(() => start(core, ac, text, superior));
+      return await ac.serialize(() => parts.commands.start(ac, text, superior));
     } catch (e) {
       if (e instanceof RuntimeError && e.reason === "busy") return "busy";
       throw e;
     }
   },
-  stop: (id) => stopContext(core, id, "superior"),
+  stop: (id) => parts.commands.stop(id, "superior"),
   runFor: async (id, call) => {
-    const ac = await core.registry.activate(asContextId(id));
-    const stream = await core.store.readStream(id);
+    const ac = await parts.registry.activate(asContextId(id));
+    const stream = await parts.store.readStream(id);
     const started = stream.find((e) => e.type === "RunStarted" && e.data.superior?.runId === call.runId && e.data.superior.toolCallId === call.toolCallId);
     if (started?.type !== "RunStarted") return null;
     const runId = started.data.runId;

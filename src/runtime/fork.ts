@@ -20,28 +20,30 @@ import { asContextId, type ContextId } from "../events/ids.ts";
 import type { NewEvent, RecordedEvent } from "../events/schema.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { runEndOf } from "../projections/runStatus.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { Configuration } from "./configuration.ts";
 import { RuntimeError } from "./errors.ts";
 import { checkId, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 export type ForkOptions = { at: number };
 
 /** Forks context `id` at log position `options.at`; returns the fork's view. */
-export const forkContext = async (core: Core, id: string, options: ForkOptions): Promise<ContextView> => {
+export const forkContext = async (parts: { readonly store: EventStore; readonly projections: Projections; readonly config: Configuration }, id: string, options: ForkOptions): Promise<ContextView> => {
   checkId("contextId", id);
   const at = checkPosition("at", checkOptions(options, "options").at);
   if (at === undefined) throw invalid("at", "the log position of an event of the context", "nothing");
-  const source = await core.store.readStream(id);
+  const source = await parts.store.readStream(id);
   if (source.length === 0) throw new RuntimeError("not_found", `No context '${id}'.`, { field: "contextId" });
   const cut = source.findIndex((e) => e.globalPosition === at);
   if (cut < 0) {
     const expected = `the log position of an event of context ${id} (${source.length} events between positions ${source[0]!.globalPosition} and ${source.at(-1)!.globalPosition})`;
     throw new RuntimeError("invalid", `at: expected ${expected}, got ${at}.`, { field: "at", expected });
   }
-  const forkId = asContextId(core.config.clock.uuid());
-  await core.store.append(forkId, forkEvents(source.slice(0, cut + 1), source.slice(cut + 1), forkId, at), { expectedVersion: "no_stream" });
-  await core.projections.catchUp();
-  return (await core.projections.contexts.get(forkId))!;
+  const forkId = asContextId(parts.config.clock.uuid());
+  await parts.store.append(forkId, forkEvents(source.slice(0, cut + 1), source.slice(cut + 1), forkId, at), { expectedVersion: "no_stream" });
+  await parts.projections.catchUp();
+  return (await parts.projections.contexts.get(forkId))!;
 };
 
 const forkEvents = (history: RecordedEvent[], after: RecordedEvent[], forkId: ContextId, at: number): NewEvent[] => {

@@ -25,113 +25,134 @@ import { unopenedChildren } from "../tools/unopenedChildren.ts";
 import { configuredPresetOf } from "./configuration.ts";
 import { isRunning } from "../actors/contextQueries.ts";
 import type { ActiveContext } from "./activeContext.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Projections } from "../projections/engine.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
+import type { Configuration } from "./configuration.ts";
+import type { Leases } from "./leases.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { Registry } from "./registry.ts";
 import { RuntimeError } from "./errors.ts";
-import type { Recovery } from "./approvalPolicy.ts";
+import type { Recovery as RecoveryMode } from "./approvalPolicy.ts";
 import { resumeRun } from "./resume.ts";
 import { settleLeftOpen } from "./budgetRecovery.ts";
+
+export type RecoveryParts = {
+  readonly store: EventStore;
+  readonly projections: Projections;
+  readonly leases: Leases;
+  readonly registry: Registry;
+  readonly config: Configuration;
+  readonly lifecycle: Lifecycle;
+  readonly budgets: BudgetLedger;
+};
+
+/** Run leases, and the runs a gone owner left open: taken over here (resumed or recorded as interrupted). */
+export class Recovery {
+  constructor(private readonly parts: RecoveryParts) {}
 
 /**
  * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
  * recorded as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
  */
-export const takeLease = async (core: Core, ac: ActiveContext, openRun: Recovery = "interrupt"): Promise<"resumed" | void> => {
+async takeLease(ac: ActiveContext, openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
   // The last run's release must land first, or it would delete the lease taken here.
   await ac.leaseReleased;
-  const lease = await core.leases.acquire(ac.id);
+  const lease = await this.parts.leases.acquire(ac.id);
   if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
   // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
   // The lease says the stream's version: an actor already there reads nothing.
-  if (sharedByProcesses(core.store) && lease.version !== ac.view.version) await core.registry.catchUp(ac);
+  if (sharedByProcesses(this.parts.store) && lease.version !== ac.view.version) await this.parts.registry.catchUp(ac);
   // The log shows a run open that is not in flight here: a crash, or an end the store refused.
   const machine = ac.actor.getSnapshot();
   if (ac.view.status === "running" && !isRunning(machine)) {
     // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
-    await settleLeftOpen(core, ac.view);
+    await settleLeftOpen(this.parts, ac.view);
     const unrecorded = machine.context.unrecorded;
     const refused = unrecorded?.runId === ac.view.currentRunId;
     if (openRun === "resume" && !refused) {
-      await resumeRun(core, ac);
+      await resumeRun(this.parts.store, ac);
       return "resumed";
     }
     const runId = ac.view.currentRunId;
-    await interrupt(core, ac.view, refused ? unrecorded!.message : undefined);
-    await core.registry.catchUp(ac);
+    await this.interrupt(ac.view, refused ? unrecorded!.message : undefined);
+    await this.parts.registry.catchUp(ac);
     // A resumed parent may be waiting on this run's end.
     if (runId) ac.answer(runId, null);
     // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
     // lease in the log: take it again past it, or another process could take it while our run goes on.
-    if (sharedByProcesses(core.store)) {
-      const again = await core.leases.acquire(ac.id);
+    if (sharedByProcesses(this.parts.store)) {
+      const again = await this.parts.leases.acquire(ac.id);
       if (!again.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
     }
   }
-};
+}
 
 /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted. */
-export const recoverInterruptedRuns = async (core: Core): Promise<void> => {
-  await core.projections.catchUp();
-  const running = await core.projections.contexts.list({ status: "running" });
-  const unowned = new Set(await core.leases.unowned(running.map((v) => v.id)));
+async recoverInterruptedRuns(): Promise<void> {
+  await this.parts.projections.catchUp();
+  const running = await this.parts.projections.contexts.list({ status: "running" });
+  const unowned = new Set(await this.parts.leases.unowned(running.map((v) => v.id)));
   // Deepest first: a resumed parent's delegation then finds its child's run already going on here.
   for (const view of [...running].sort((a, b) => b.depth - a.depth)) {
-    if (!unowned.has(view.id) || core.closed) continue;
-    const ac = await core.registry.activate(view.id);
+    if (!unowned.has(view.id) || this.parts.lifecycle.closed) continue;
+    const ac = await this.parts.registry.activate(view.id);
     // In the context's command queue: no run of this process can start on it meanwhile.
     await ac.serialize(async () => {
       if (isRunning(ac.actor.getSnapshot())) return;
       try {
         // A resumed run keeps the lease; its end in the log frees it.
-        if ((await takeLease(core, ac, core.config.recovery)) === "resumed") return;
+        if ((await this.takeLease(ac, this.parts.config.recovery)) === "resumed") return;
       } catch (e) {
         if (e instanceof RuntimeError && e.reason === "busy") return;
         throw e;
       }
-      await core.leases.release(ac.id);
+      await this.parts.leases.release(ac.id);
     });
   }
-  await core.projections.catchUp();
-};
+  await this.parts.projections.catchUp();
+}
 
 /** Records that the view's current run (and its running jobs) ended unfinished; `reason`: why its own end went unrecorded. */
-const interrupt = async (core: Core, view: ContextView, reason?: string): Promise<void> => {
+private async interrupt(view: ContextView, reason?: string): Promise<void> {
   const runId = view.currentRunId;
   if (!runId) return;
   const events: DomainEvent[] = [];
-  for (const job of await core.projections.jobs.ofContext(view.id)) {
+  for (const job of await this.parts.projections.jobs.ofContext(view.id)) {
     if (job.status === "running" || job.status === "pending") {
       events.push(jobFinished(asRunId(job.runId ?? runId), { jobId: job.jobId, contextId: job.childContextId }, { status: "interrupted" }));
     }
   }
-  await openNamedChildren(core, view, runId);
+  await this.openNamedChildren(view, runId);
   events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId, ...(reason === undefined ? {} : { reason }) } });
-  const withIds = events.map((e) => ({ ...e, eventId: core.config.clock.uuid() as never }));
+  const withIds = events.map((e) => ({ ...e, eventId: this.parts.config.clock.uuid() as never }));
   try {
-    await core.store.append(view.id, withIds, { expectedVersion: view.version });
+    await this.parts.store.append(view.id, withIds, { expectedVersion: view.version });
   } catch (e) {
     // Someone else recorded this context's next fact first: it is not ours to close any more.
     if (!(e instanceof ConcurrencyError)) throw e;
   }
-};
+}
 
 /**
  * A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled. A run that
  * will not go on, cut off between the two, would leave that SubordinateCalled naming no stream (and its slot's
  * next call a child it cannot load): each such child is recorded now, as its delegation made it, with no run.
  */
-const openNamedChildren = async (core: Core, caller: ContextView, runId: string): Promise<void> => {
-  const stream = await core.store.readStream(caller.id);
-  const isEmpty = async (id: string) => !core.registry.active.has(id) && (await core.store.streamVersion(id)) === 0;
-  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(core.config, profile, project), profiles: core.config.profiles };
+private async openNamedChildren(caller: ContextView, runId: string): Promise<void> {
+  const stream = await this.parts.store.readStream(caller.id);
+  const isEmpty = async (id: string) => !this.parts.registry.active.has(id) && (await this.parts.store.streamVersion(id)) === 0;
+  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(this.parts.config, profile, project), profiles: this.parts.config.profiles };
   for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
     try {
-      await core.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
+      await this.parts.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
     } catch (e) {
       // Another process recorded it first.
       if (!(e instanceof ConcurrencyError)) throw e;
     }
   }
-};
+}
+}
 
 /** What close() knew of a context before it stopped the actors: a run in flight, or an end the store refused. */
 export type AtClose = { ac: ActiveContext; inFlight: boolean; unrecorded: { runId: RunId; message: string } | null };

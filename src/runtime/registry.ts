@@ -18,24 +18,74 @@
 //   a subordinate replaced in its slot (a fresh call_subordinate: its parent can no longer continue it) at
 //   once. XState copies a machine's children on every spawn and stop, its runs' included, so each live
 //   child costs its parent's every run: a long conversation keeps one per slot, not one per delegation.
-import { createActor } from "xstate";
+import { createActor, fromPromise } from "xstate";
 import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
 import { outcomeOf } from "../projections/runOutcome.ts";
 import { unrecordedView } from "../projections/contexts.ts";
-import { commandEventOf, type ContextMachine, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "../actors/contextMachine.ts";
+import {
+  commandEventOf,
+  contextMachine,
+  type ContextMachine,
+  type ContextMachineContext,
+  type ContextMachineInput,
+  factsChangeContext,
+  type RunActorInput,
+  type RunOutput,
+} from "../actors/contextMachine.ts";
+import type { EventStore } from "../events/store.ts";
 import { childActor, hasChildIn, isRunning, runsElsewhere } from "../actors/contextQueries.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
 import { ActiveContext } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
-import type { Core } from "./core.ts";
+import type { Configuration } from "./configuration.ts";
+import type { Leases } from "./leases.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+
+/** What the machine invokes for a context (runs.ts and approvals.ts): the run, the recorded stop, the approval timeout. */
+export type ContextActors = {
+  run(input: RunActorInput, signal: AbortSignal): Promise<RunOutput>;
+  stopRun(input: RunActorInput): Promise<RunOutput>;
+  approvalTimeout(input: RunActorInput, signal: AbortSignal): Promise<void>;
+};
+
+export type RegistryParts = {
+  readonly store: EventStore;
+  readonly config: Configuration;
+  readonly leases: Leases;
+  readonly lifecycle: Lifecycle;
+  readonly budgets: BudgetLedger;
+  /** Called only once a run starts, so they may belong to parts built after the registry. */
+  readonly actors: ContextActors;
+};
 
 export class Registry {
   readonly active = new Map<string, ActiveContext>();
   private readonly activating = new Map<string, Promise<ActiveContext>>();
-  /** The context machine with this runtime's run actors; set once the runtime is built. */
-  machine!: ContextMachine;
-  core!: Core;
+  /** The context machine with this runtime's run actors. */
+  private readonly machine: ContextMachine;
+  private readonly store: EventStore;
+  private readonly config: Configuration;
+  private readonly leases: Leases;
+  private readonly lifecycle: Lifecycle;
+  private readonly budgets: BudgetLedger;
+
+  constructor({ store, config, leases, lifecycle, budgets, actors }: RegistryParts) {
+    this.store = store;
+    this.config = config;
+    this.leases = leases;
+    this.lifecycle = lifecycle;
+    this.budgets = budgets;
+    this.machine = contextMachine.provide({
+      actors: {
+        run: fromPromise<RunOutput, RunActorInput>(({ input, signal }) => actors.run(input, signal)),
+        stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => actors.stopRun(input)),
+        approvalTimeout: fromPromise<void, RunActorInput>(({ input, signal }) => actors.approvalTimeout(input, signal)),
+      },
+      actions: { "run.ended": ({ context }) => this.runEnded(context), "run.parked": ({ context }) => this.runParked(context) },
+    });
+  }
 
   /** Makes a context's actor live, activating its ancestors first. */
   activate(id: string): Promise<ActiveContext> {
@@ -76,27 +126,27 @@ export class Registry {
     const ac = this.active.get(id);
     if (!ac || ac.writer.opened) return;
     await ac.writer.append([]);
-    if (!isRunning(ac.actor.getSnapshot()) && !this.core.closed) this.schedulePassivation(ac);
+    if (!isRunning(ac.actor.getSnapshot()) && !this.lifecycle.closed) this.schedulePassivation(ac);
   }
 
   /** Appends the first events of a new stream. */
   appendNew(id: string, events: Parameters<StreamWriter["append"]>[0]): Promise<RecordedEvent[]> {
-    return new StreamWriter(this.core.store, asContextId(id), 0, this.core.config.clock, () => undefined).append(events);
+    return new StreamWriter(this.store, asContextId(id), 0, this.config.clock, () => undefined).append(events);
   }
 
   private assertOpen(): void {
-    if (this.core.closed) throw new RuntimeError("closed", "The runtime is closed.");
+    this.lifecycle.assertOpen();
   }
 
   /** `known`: the whole stream, or the ContextCreated of a context not on the log yet. */
   private async load(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ActiveContext> {
     const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
-    const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.core.store.readStream(id)));
+    const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.store.readStream(id)));
     if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
     const ac = new ActiveContext(asContextId(id), events);
-    if (unrecorded) ac.view = unrecordedView(unrecorded, this.core.config.clock.now().toISOString());
+    if (unrecorded) ac.view = unrecordedView(unrecorded, this.config.clock.now().toISOString());
     const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
-    ac.writer = new StreamWriter(this.core.store, ac.id, ac.view.version, this.core.config.clock, (facts) => this.onAppended(ac, facts), opening);
+    ac.writer = new StreamWriter(this.store, ac.id, ac.view.version, this.config.clock, (facts) => this.onAppended(ac, facts), opening);
     const input: ContextMachineInput = {
       contextId: ac.id,
       version: ac.view.version,
@@ -133,8 +183,8 @@ export class Registry {
     const replaced = replacedChildren(ac, facts);
     ac.apply(facts);
     // A budgeted reply settles its reservation as it reaches the log (budgetLedger.ts).
-    this.core.budgets.replied(ac.view.rootContextId, facts);
-    if (this.core.closed) return;
+    this.budgets.replied(ac.view.rootContextId, facts);
+    if (this.lifecycle.closed) return;
     // A command's fact goes as its command event (the command asked the machine first); should the
     // machine no longer allow it, the fact is on the log all the same and is applied as a fact.
     const command = commandEventOf(facts);
@@ -156,9 +206,9 @@ export class Registry {
     if (!ac || !handle) return;
     // A recorded end frees the lease in the log (nothing to write); an end the store refused must delete it.
     const unrecorded = machine.unrecorded?.runId === handle.runId;
-    ac.leaseReleased = (unrecorded ? this.core.leases.release(ac.id) : this.core.leases.runEnded(ac.id)).catch(() => undefined);
+    ac.leaseReleased = (unrecorded ? this.leases.release(ac.id) : this.leases.runEnded(ac.id)).catch(() => undefined);
     // Projections are not caught up here: queries catch up on their own, off the runs' path.
-    if (!this.core.closed) this.schedulePassivation(ac);
+    if (!this.lifecycle.closed) this.schedulePassivation(ac);
     ac.answer(handle.runId, machine.unrecorded?.runId === handle.runId ? machine.unrecorded.message : null);
   }
 
@@ -169,12 +219,12 @@ export class Registry {
   runParked(machine: ContextMachineContext): void {
     const ac = this.active.get(machine.contextId);
     if (!ac) return;
-    ac.leaseReleased = this.core.leases.release(ac.id).catch(() => undefined);
+    ac.leaseReleased = this.leases.release(ac.id).catch(() => undefined);
   }
 
   /** Brings the context up to its stream, which another process may have extended; returns what it read. */
   async catchUp(ac: ActiveContext): Promise<RecordedEvent[]> {
-    const newer = await this.core.store.readStream(ac.id, ac.view.version + 1);
+    const newer = await this.store.readStream(ac.id, ac.view.version + 1);
     if (newer.length === 0) return newer;
     ac.apply(newer);
     ac.writer.resetVersion(ac.view.version);
@@ -185,10 +235,10 @@ export class Registry {
   /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
   followLog(fact: RecordedEvent): void {
     const ac = this.active.get(fact.streamId);
-    if (!ac || this.core.closed || fact.streamVersion <= ac.view.version || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
+    if (!ac || this.lifecycle.closed || fact.streamVersion <= ac.view.version || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
     void ac
       .serialize(async () => {
-        if (this.core.closed || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
+        if (this.lifecycle.closed || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
         const newer = await this.catchUp(ac);
         const end = ac.lastEnd;
         // The end of a run this process parked, recorded where it went on: its waiters here have their answer.
@@ -201,7 +251,7 @@ export class Registry {
 
   private schedulePassivation(ac: ActiveContext): void {
     if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
-    ac.passivateTimer = setTimeout(() => this.passivate(ac), this.core.config.limits.passivateAfterMs);
+    ac.passivateTimer = setTimeout(() => this.passivate(ac), this.config.limits.passivateAfterMs);
     ac.passivateTimer.unref();
   }
 

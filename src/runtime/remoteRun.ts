@@ -28,7 +28,8 @@ import type { RunHandle } from "../actors/runHandle.ts";
 import type { RemoteAgent } from "../profiles/profiles.ts";
 import { a2aClient, partsText, stateName, TERMINAL, userMessage } from "../remote/a2aClient.ts";
 import type { ActiveContext } from "./activeContext.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Configuration } from "./configuration.ts";
 
 /** Requests in a row that may fail (the agent down, a network error) before the run fails. */
 const TRIES = 5;
@@ -87,11 +88,11 @@ const endOf = (runId: RunHandle["runId"], task: Task, url: string): DomainEvent 
 };
 
 /** Sends or follows the run's remote task until it ends; resolves with the facts of its end (RunCompleted or RunFailed). */
-export const followRemoteTask = async (core: Core, ac: ActiveContext, handle: RunHandle, signal: AbortSignal): Promise<RecordedEvent[]> => {
-  const profile = core.config.profiles.get(ac.view.profile);
+export const followRemoteTask = async (parts: { readonly config: Configuration; readonly store: EventStore }, ac: ActiveContext, handle: RunHandle, signal: AbortSignal): Promise<RecordedEvent[]> => {
+  const profile = parts.config.profiles.get(ac.view.profile);
   const remote = profile?.remote;
   const meta = { correlationId: handle.correlationId, causationId: handle.runId };
-  const recorded = recordedTask(await core.store.readStream(ac.id), handle.runId);
+  const recorded = recordedTask(await parts.store.readStream(ac.id), handle.runId);
   const end = (event: DomainEvent) =>
     ac.writer.exclusive(async (append) => (ac.view.currentRunId === handle.runId ? append([event], meta) : []));
   const fail = (message: string) => end({ type: "RunFailed", data: { runId: handle.runId, reason: "remote_error", message: redactSecrets(message, secrets(remote)) } });
@@ -115,7 +116,7 @@ export const followRemoteTask = async (core: Core, ac: ActiveContext, handle: Ru
           throw e instanceof RemoteFailure ? e : new RemoteFailure(`${what} ${remote.url} failed: ${(e as Error).message}`);
         }
         client = null;
-        await sleep(Math.min(core.config.limits.remotePollMs * 2 ** i, 10_000), until);
+        await sleep(Math.min(parts.config.limits.remotePollMs * 2 ** i, 10_000), until);
       }
     }
   };
@@ -145,7 +146,7 @@ export const followRemoteTask = async (core: Core, ac: ActiveContext, handle: Ru
         throw e;
       });
       if (task && TERMINAL.includes(task.status!.state)) return end(endOf(handle.runId, task, remote.url));
-      await sleep(core.config.limits.remotePollMs, signal);
+      await sleep(parts.config.limits.remotePollMs, signal);
     }
     // Stopped or closed: the remote task is cancelled first (a closed run is recorded as interrupted: nothing goes on).
     {

@@ -14,7 +14,7 @@ import { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf } from "../actors/approvalGate.ts";
 import { planResume, type ResumePlan } from "../actors/resumePlan.ts";
 import type { ActiveContext } from "./activeContext.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
 import type { JobApproval, RecordedJobs } from "../tools/parallelJobs.ts";
 
 /** What a resumed run starts from: the plan for its loop, and its jobs as recorded. */
@@ -50,9 +50,9 @@ export const recordedJobsOf = (facts: readonly RecordedEvent[], runId: string): 
 };
 
 /** Starts the context's open run again here; the caller holds its lease and has checked that no run is in flight. */
-export const resumeRun = async (core: Core, ac: ActiveContext): Promise<void> => {
+export const resumeRun = async (store: EventStore, ac: ActiveContext): Promise<void> => {
   const runId = ac.view.currentRunId as RunId;
-  const facts = (await core.store.readStream(ac.id)).filter(ofRun(runId));
+  const facts = (await store.readStream(ac.id)).filter(ofRun(runId));
   const found = planResume(facts);
   // Calls of the step decided by a person before the restart keep their decisions.
   const parked = parkedStepOf(facts, runId);

@@ -16,17 +16,23 @@ import type { RunApprovals } from "../tools/delegator.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { approvalListFor } from "./approvalPolicy.ts";
-import { decide, TIMED_OUT, TIMEOUT_DECIDER } from "./approvals.ts";
-import type { Core } from "./core.ts";
+import { type Approvals, TIMED_OUT, TIMEOUT_DECIDER } from "./approvals.ts";
+import type { EventStore } from "../events/store.ts";
+import type { RecordedEvent } from "../events/schema.ts";
+import type { Configuration } from "./configuration.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+
+/** What a run's approval port uses of the runtime. */
+export type RunApprovalParts = { readonly config: Configuration; readonly store: EventStore; readonly lifecycle: Lifecycle; readonly approvals: Approvals };
 
 /** The run's approval port (see the requirements above). */
-export const runApprovals = (core: Core, ac: ActiveContext, handle: RunHandle): RunApprovals => {
+export const runApprovals = (parts: RunApprovalParts, ac: ActiveContext, handle: RunHandle): RunApprovals => {
   const view = ac.view;
-  const list = approvalListFor(core.config.approvals, core.config.profiles, core.config.options.projects, view.profile, view.project);
-  const { timeoutMs } = core.config.approvals;
+  const list = approvalListFor(parts.config.approvals, parts.config.profiles, parts.config.options.projects, view.profile, view.project);
+  const { timeoutMs } = parts.config.approvals;
   const request = () => ({
-    approvalId: core.config.clock.uuid(),
-    expiresAt: timeoutMs === null ? null : new Date(core.config.clock.now().getTime() + timeoutMs).toISOString(),
+    approvalId: parts.config.clock.uuid(),
+    expiresAt: timeoutMs === null ? null : new Date(parts.config.clock.now().getTime() + timeoutMs).toISOString(),
   });
   // The stream version each of this run's job requests was recorded at: a wait starts once the machine has it.
   const requestedAt = new Map<string, { version: number; expiresAt: string | null }>();
@@ -46,7 +52,7 @@ export const runApprovals = (core: Core, ac: ActiveContext, handle: RunHandle): 
       const stopTimer = new AbortController();
       const onAbort = () => stopTimer.abort();
       signal.addEventListener("abort", onAbort, { once: true });
-      if (mine?.expiresAt) void expireLater(core, approvalId, mine.expiresAt, stopTimer.signal);
+      if (mine?.expiresAt) void expireLater(parts, approvalId, mine.expiresAt, stopTimer.signal);
       try {
         await waitFor(
           ac.actor,
@@ -57,14 +63,14 @@ export const runApprovals = (core: Core, ac: ActiveContext, handle: RunHandle): 
         stopTimer.abort();
         signal.removeEventListener("abort", onAbort);
       }
-      const decision = decisionIn(await core.store.readStream(ac.id), approvalId);
+      const decision = decisionIn(await parts.store.readStream(ac.id), approvalId);
       if (!decision) throw new Error("The run ended before a decision on this call.");
       return decision;
     },
   };
 };
 
-const decisionIn = (facts: Awaited<ReturnType<Core["store"]["readStream"]>>, approvalId: string): Decision | null => {
+const decisionIn = (facts: readonly RecordedEvent[], approvalId: string): Decision | null => {
   for (const f of facts) {
     if (f.type === "ApprovalGranted" && f.data.approvalId === approvalId) return { granted: true, by: f.data.by };
     if (f.type === "ApprovalDenied" && f.data.approvalId === approvalId) return { granted: false, by: f.data.by, reason: f.data.reason };
@@ -73,13 +79,13 @@ const decisionIn = (facts: Awaited<ReturnType<Core["store"]["readStream"]>>, app
 };
 
 /** Denies a job's request once it has waited past `expiresAt` (unless decided first). */
-const expireLater = async (core: Core, approvalId: string, expiresAt: string, signal: AbortSignal): Promise<void> => {
-  const wait = Math.max(0, Date.parse(expiresAt) - core.config.clock.now().getTime());
+const expireLater = async (parts: RunApprovalParts, approvalId: string, expiresAt: string, signal: AbortSignal): Promise<void> => {
+  const wait = Math.max(0, Date.parse(expiresAt) - parts.config.clock.now().getTime());
   try {
-    await (core.config.clock.sleep ? core.config.clock.sleep(wait, signal) : sleep(wait, undefined, { signal }));
+    await (parts.config.clock.sleep ? parts.config.clock.sleep(wait, signal) : sleep(wait, undefined, { signal }));
   } catch {
     return;
   }
-  if (signal.aborted || core.closed) return;
-  await decide(core, approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT }).catch(() => undefined);
+  if (signal.aborted || parts.lifecycle.closed) return;
+  await parts.approvals.decide(approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT }).catch(() => undefined);
 };

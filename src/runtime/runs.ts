@@ -33,19 +33,35 @@ import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
 import { recordedJobsOf } from "./resume.ts";
 import { runApprovals } from "./runApprovals.ts";
 import { type ActiveContext, callKey } from "./activeContext.ts";
-import { stopContext } from "./commands.ts";
-import { modelFor } from "./configuration.ts";
+import type { Commands } from "./commands.ts";
+import { type Configuration, modelFor } from "./configuration.ts";
 import { gateEnvOf } from "./flow.ts";
 import { windowSettings } from "../models/presets.ts";
 import { delegatorOf } from "./delegation.ts";
 import { followRemoteTask } from "./remoteRun.ts";
-import type { Core } from "./core.ts";
+import type { EventStore } from "../events/store.ts";
+import type { Approvals } from "./approvals.ts";
+import type { BudgetLedger } from "./budgetLedger.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import type { Registry } from "./registry.ts";
+import type { RuntimeTools } from "./runTools.ts";
+
+export type RunParts = {
+  readonly config: Configuration;
+  readonly store: EventStore;
+  readonly registry: Registry;
+  readonly tools: RuntimeTools;
+  readonly commands: Commands;
+  readonly approvals: Approvals;
+  readonly budgets: BudgetLedger;
+  readonly lifecycle: Lifecycle;
+};
 
 /** Whether the log still shows `handle`'s run open on this context. */
 export const runOpen = (ac: ActiveContext, handle: RunHandle): boolean => ac.view.currentRunId === handle.runId;
 
 /** The run as its tools see it: the port `RunScope`, over the context and its run handle. */
-const scopeOf = (core: Core, ac: ActiveContext, handle: RunHandle): RunScope => ({
+const scopeOf = (parts: RunParts, ac: ActiveContext, handle: RunHandle): RunScope => ({
   runId: handle.runId,
   correlationId: handle.correlationId,
   view: () => ac.view,
@@ -60,7 +76,7 @@ const scopeOf = (core: Core, ac: ActiveContext, handle: RunHandle): RunScope => 
     handle.reservedChildren = n;
   },
   jobs: handle.jobs,
-  approvals: runApprovals(core, ac, handle),
+  approvals: runApprovals(parts, ac, handle),
   get ended() {
     return !runOpen(ac, handle);
   },
@@ -70,20 +86,24 @@ const scopeOf = (core: Core, ac: ActiveContext, handle: RunHandle): RunScope => 
 });
 
 /** The context's window when its preset sets one (a raw model override has none). */
-const windowOf = (core: Core, presetName: string | null, ac: ActiveContext) => {
-  const settings = presetName === null ? null : windowSettings(core.config.options.presets?.[presetName]);
+const windowOf = (config: Configuration, presetName: string | null, ac: ActiveContext) => {
+  const settings = presetName === null ? null : windowSettings(config.options.presets?.[presetName]);
   return settings ? { window: { settings, topics: () => ac.topics() } } : {};
 };
 
-export const runActor = async (core: Core, input: RunActorInput, signal: AbortSignal): Promise<RunOutput> => {
-  const ac = core.registry.active.get(input.contextId);
+/** The actors the context machine invokes for a run (see the requirements above). */
+export class Runs {
+  constructor(private readonly parts: RunParts) {}
+
+async run(input: RunActorInput, signal: AbortSignal): Promise<RunOutput> {
+  const ac = this.parts.registry.active.get(input.contextId);
   if (!ac) throw new Error(`run ${input.runId} has no context`);
   let handle = ac.run;
   let parked: ParkedStep | null = null;
   let jobsFromLog: ReturnType<typeof recordedJobsOf> | null = null;
   // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
   if (!handle || handle.runId !== input.runId || handle.parked) {
-    const facts = await core.store.readStream(ac.id);
+    const facts = await this.parts.store.readStream(ac.id);
     parked = parkedStepOf(facts, input.runId);
     handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
     // Parked on its budget before its first call: that ModelCalled went with its start and stands.
@@ -92,16 +112,16 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
     if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(facts, input.runId);
   }
   const view = ac.view;
-  const stopper = { stop: (id: string) => stopContext(core, id, "superior") };
+  const stopper = { stop: (id: string) => this.parts.commands.stop(id, "superior") };
   const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
   ac.resuming = null;
   try {
     // A remote subordinate's run is its A2A task at the other agent: no model, tools or loop here.
-    if (view.kind === "remote") return { facts: await followRemoteTask(core, ac, handle, signal) };
-    const model = modelFor(core.config, view);
-    const profile = core.config.profiles.get(view.profile);
-    const tools = await core.tools.forContext(view, signal);
-    const scope = scopeOf(core, ac, handle);
+    if (view.kind === "remote") return { facts: await followRemoteTask(this.parts, ac, handle, signal) };
+    const model = modelFor(this.parts.config, view);
+    const profile = this.parts.config.profiles.get(view.profile);
+    const tools = await this.parts.tools.forContext(view, signal);
+    const scope = scopeOf(this.parts, ac, handle);
     const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): BuiltInToolContext => ({
       contextId: ac.id,
       runId: handle.runId,
@@ -112,7 +132,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
       signal: sig,
       run: scope,
     });
-    const system = systemPrompt(core.config.library, profile, {
+    const system = systemPrompt(this.parts.config.library, profile, {
       agentNumber: view.agentNumber,
       superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
     });
@@ -125,7 +145,7 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         agentNumber: view.agentNumber,
         profile: view.profile,
         model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
-        modelPort: core.config.options.model,
+        modelPort: this.parts.config.options.model,
         systemPrompt: system,
         transcript: () => ac.transcript(),
         resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
@@ -136,14 +156,14 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
         cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
         tools: tools.byName,
         toolSpecs: tools.specs,
-        limits: core.config.limits,
+        limits: this.parts.config.limits,
         parked,
         approvals: scope.approvals,
         toolContext,
         resume: resuming?.plan ?? null,
-        ...windowOf(core, model.presetName, ac),
-        budget: budgetPortFor(core, ac, handle, model),
-        gate: gateEnvOf(core.config.gate, model, () => [{ role: "system", content: system }, ...ac.transcript()], tools.specs),
+        ...windowOf(this.parts.config, model.presetName, ac),
+        budget: budgetPortFor(this.parts, ac, handle, model),
+        gate: gateEnvOf(this.parts.config.gate, model, () => [{ role: "system", content: system }, ...ac.transcript()], tools.specs),
       }),
       { signal },
     );
@@ -168,12 +188,12 @@ export const runActor = async (core: Core, input: RunActorInput, signal: AbortSi
   } finally {
     handle.markUnwound();
   }
-};
+}
 
-export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOutput> => {
-  const ac = core.registry.active.get(input.contextId)!;
+async stop(input: RunActorInput): Promise<RunOutput> {
+  const ac = this.parts.registry.active.get(input.contextId)!;
   // A parked run restored here has no handle yet: nothing of it is in flight.
-  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await core.store.readStream(ac.id), ac.run, { parked: true });
+  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
   const handle = ac.run;
   // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
   for (const job of handle.jobs.values()) {
@@ -181,7 +201,7 @@ export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOu
     job.cancelled = true;
     job.abort.abort(new Error("stopped"));
   }
-  await Promise.all([...handle.runningChildren].map((child) => stopContext(core, child, "superior").catch(() => null)));
+  await Promise.all([...handle.runningChildren].map((child) => this.parts.commands.stop(child, "superior").catch(() => null)));
   await handle.unwound;
   const facts = await ac.writer.exclusive(async (append) => {
     // The run may have recorded its own end while it unwound.
@@ -216,4 +236,5 @@ export const stopActor = async (core: Core, input: RunActorInput): Promise<RunOu
     return append(events, { correlationId: handle.correlationId, causationId: handle.runId });
   });
   return { facts };
-};
+}
+}
