@@ -5,12 +5,14 @@
 // - No window configured: nothing is counted, the transcript goes as it is.
 // - The plan is windowPlan.ts's; the summary comes from the context's own model (one call per chunk of
 //   summaryRequest.ts, the running summary carried from chunk to chunk), held to its cap, and is recorded with
-//   the call's usage and duration in HistoryCompacted before the request that uses it is sent.
+//   the call's usage and duration in HistoryCompacted before the request that uses it is sent. Each summary
+//   request, and the request it served, takes its own share of the preset's rate buckets under the call's place.
 // - The request sent is the transcript read back from the log after the compaction (the same the projection
 //   rebuilds), so a resumed run sends the same bytes and never asks for the summary again.
 // - At most `MAX_ROUNDS` compactions before one call; a request still over the window then, or one the plan
 //   cannot bring under it, fails the call with `context_overflow` (a ModelError, so the loop records it).
 import * as Effect from "effect/Effect";
+import type { Ticket } from "../models/callGate.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import { ModelError, type ModelTurn } from "../models/port.ts";
 import { type TokenCounter, tokenCounterFor } from "../models/tokenCount.ts";
@@ -39,13 +41,20 @@ const overflow = (message: string) => new ModelError("context_overflow", message
 const asModelError = (e: unknown): ModelError =>
   e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
 
+/** A request's counted input for the gate's `tokensPerMinute` (0 when the preset has none: nothing is counted). */
+export const gateTokens = (env: LoopEnv, counter: TokenCounter, messages: ChatMessage[], tools: LoopEnv["toolSpecs"] = []): number =>
+  env.gate?.gate.countsTokens(env.gate.preset) ? counter.request({ messages, tools: [...tools] }) : 0;
+
 /** The summary of the chunks, each request carrying the running summary; usage summed over the calls. */
-const summarise = async (env: LoopEnv, chunks: readonly string[], start: string | null, cap: number, counter: TokenCounter, signal: AbortSignal) => {
+const summarise = async (env: LoopEnv, chunks: readonly string[], start: string | null, cap: number, counter: TokenCounter, signal: AbortSignal, ticket: Ticket | null) => {
   let running = start;
   const usage = { inputTokens: 0, outputTokens: 0 };
   let counted = false;
   for (const chunk of chunks) {
     let turn: ModelTurn;
+    const messages = summaryPrompt(running, chunk);
+    // Each summary is a request like any other: its share of the preset's rate buckets first (callGate.ts).
+    await ticket?.another(gateTokens(env, counter, messages), signal);
     try {
       turn = await env.modelPort.call({
         contextId: env.handle.contextId,
@@ -53,7 +62,7 @@ const summarise = async (env: LoopEnv, chunks: readonly string[], start: string 
         profile: env.profile,
         model: env.model.name,
         ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
-        messages: summaryPrompt(running, chunk),
+        messages,
         tools: [],
         signal,
         purpose: "compaction",
@@ -82,18 +91,25 @@ const summarise = async (env: LoopEnv, chunks: readonly string[], start: string 
  * endpoint refused the last request as too long. Fails with a ModelError (`context_overflow`, or the summary
  * call's own) that the loop records as the call's failure.
  */
-export const requestMessages = (env: LoopEnv, step: number, force: boolean): Effect.Effect<ChatMessage[], ModelError | LogError> =>
+export const requestMessages = (env: LoopEnv, step: number, force: boolean, ticket: Ticket | null = null): Effect.Effect<ChatMessage[], ModelError | LogError> =>
   Effect.gen(function* () {
     const window = env.window;
     const system: ChatMessage = { role: "system", content: env.systemPrompt };
     if (!window) return [system, ...env.transcript()];
     const counter = yield* Effect.promise(() => counterFor(env.model.name));
     const { settings } = window;
+    let summarised = false;
     for (let round = 1; ; round++) {
       const view = window.topics();
       const input = { systemPrompt: env.systemPrompt, tools: env.toolSpecs, view, window: settings, counter, force: force && round === 1 };
       const plan = planWindow(input);
-      if (plan.kind === "fits") return [system, ...messagesOf(view)];
+      if (plan.kind === "fits") {
+        const messages = [system, ...messagesOf(view)];
+        // After summaries, the request they served takes a share of its own.
+        const waiting = summarised ? ticket?.another(gateTokens(env, counter, messages, env.toolSpecs)) : null;
+        if (waiting) yield* Effect.promise(() => waiting);
+        return messages;
+      }
       if (plan.kind === "overflow") return yield* Effect.fail(overflow(plan.message));
       if (round > MAX_ROUNDS) {
         return yield* Effect.fail(overflow(`Compaction did not converge in ${MAX_ROUNDS} rounds: the request is still ${plan.tokensBefore} tokens for a window of ${settings.contextWindow} (threshold ${Math.floor(settings.compactAt * settings.contextWindow)}).`));
@@ -105,8 +121,9 @@ export const requestMessages = (env: LoopEnv, step: number, force: boolean): Eff
       let calls = 0;
       if (plan.summarise.length > 0) {
         const chunks = yield* Effect.try({ try: () => summaryChunks(plan.summarise, settings, counter), catch: (e) => overflow(e instanceof Error ? e.message : String(e)) });
-        const done = yield* Effect.tryPromise({ try: (signal) => summarise(env, chunks, view.summary, cap, counter, signal), catch: asModelError });
+        const done = yield* Effect.tryPromise({ try: (signal) => summarise(env, chunks, view.summary, cap, counter, signal, ticket), catch: asModelError });
         ({ summary, usage } = done);
+        summarised = true;
         calls = chunks.length;
       }
       const after = applyPlan(view, plan.summarise, plan.elide, summary);

@@ -152,7 +152,7 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: bo
     }
     env.handle.inFlight = { kind: "model", step, attempt };
     const result = yield* Effect.result(
-      requestMessages(env, step, force).pipe(Effect.flatMap((messages) => Effect.tryPromise({
+      requestMessages(env, step, force, ticket).pipe(Effect.flatMap((messages) => Effect.tryPromise({
         try: (signal) =>
           env.modelPort.call({
             contextId: env.handle.contextId,

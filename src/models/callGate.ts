@@ -13,6 +13,8 @@
 // - A waiter whose signal aborts leaves the queue and takes nothing; one admitted in the same turn gives its place back.
 // - A ticket is released exactly once (`done` is idempotent); its release admits the next waiters, and a timer wakes
 //   the queue when a pause ends or a bucket refills.
+// - Every request sent takes its share of the buckets: a place that sends more than one (a compaction's summary
+//   calls before the call they served) asks for each further share (`another`) and waits for it like a retry.
 import { RollingBucket, type Take } from "./rollingBucket.ts";
 
 /** The limits of one preset (its provider). */
@@ -38,7 +40,16 @@ export type CallOutcome =
   | { kind: "failed" };
 
 /** An admitted call's place; `done` gives it back. */
-export type Ticket = { readonly waitedMs: number; done(outcome?: CallOutcome): void };
+export type Ticket = {
+  readonly waitedMs: number;
+  done(outcome?: CallOutcome): void;
+  /**
+   * Another request sent under this place (a compaction's summaries, then the call they served): null for the
+   * place's first, which its admission paid for; else the last request's share comes back a window after now,
+   * and this one waits for its own share of the preset's buckets (and any 429 pause) ahead of calls not sent yet.
+   */
+  another(tokens: number, signal?: AbortSignal): Promise<void> | null;
+};
 
 /** What `enter` answers: a place at once, or a place in the queue. */
 export type Entry =
@@ -70,6 +81,8 @@ type Waiter = {
   readonly provider: Provider;
   readonly tokens: number;
   readonly retry: boolean;
+  /** A further request of an admitted place: it needs bucket room only (the place holds its caps), and this takes it. */
+  readonly grant?: () => void;
   readonly enqueuedAt: number;
   ticket: Ticket | null;
   cancelled: boolean;
@@ -169,10 +182,13 @@ export class CallGate {
   }
 
   private fits(w: Waiter, now: number): boolean {
-    if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) return false;
     const p = w.provider;
-    if (p.limits.maxConcurrent !== undefined && p.active >= p.limits.maxConcurrent) return false;
-    if (p.active >= p.window || now < p.pausedUntil) return false;
+    if (w.grant === undefined) {
+      if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) return false;
+      if (p.limits.maxConcurrent !== undefined && p.active >= p.limits.maxConcurrent) return false;
+      if (p.active >= p.window) return false;
+    }
+    if (now < p.pausedUntil) return false;
     return (p.requests === null || p.requests.fits(1, now)) && (p.tokens === null || p.tokens.fits(w.tokens, now));
   }
 
@@ -191,11 +207,33 @@ export class CallGate {
     this.active++;
     this.peak = Math.max(this.peak, this.active);
     p.active++;
-    const request: Take | null = p.requests?.take(1) ?? null;
-    const tokens: Take | null = p.tokens?.take(waiter.tokens) ?? null;
+    let request: Take | null = p.requests?.take(1) ?? null;
+    let tokens: Take | null = p.tokens?.take(waiter.tokens) ?? null;
     let released = false;
+    let sent = 0;
     const ticket: Ticket = {
       waitedMs: this.now() - waiter.enqueuedAt,
+      another: (amount, signal) => {
+        if (sent++ === 0 || released) return null;
+        const now = this.now();
+        if (request) p.requests!.end(request, now);
+        if (tokens) p.tokens!.end(tokens, now);
+        const grant = () => {
+          request = p.requests?.take(1) ?? null;
+          tokens = p.tokens?.take(amount) ?? null;
+        };
+        const again: Waiter = { provider: p, tokens: amount, retry: true, grant, enqueuedAt: now, ticket: null, cancelled: false, resolve: null };
+        if (this.fits(again, now)) return (grant(), null);
+        return new Promise<void>((resolve) => {
+          const at = this.queue.findIndex((w) => !w.retry);
+          this.queue.splice(at >= 0 ? at : this.queue.length, 0, again);
+          const cancel = () => ((again.cancelled = true), this.remove(again), resolve());
+          if (signal?.aborted) return cancel();
+          signal?.addEventListener("abort", cancel, { once: true });
+          again.resolve = () => (signal?.removeEventListener("abort", cancel), resolve());
+          this.pump();
+        });
+      },
       done: (outcome = { kind: "failed" }) => {
         if (released) return;
         released = true;
@@ -231,7 +269,6 @@ export class CallGate {
     let wake: number | null = null;
     for (let i = 0; i < this.queue.length; ) {
       const waiter = this.queue[i]!;
-      if (this.limits.maxConcurrent !== undefined && this.active >= this.limits.maxConcurrent) break;
       if (held.has(waiter.provider) || !this.fits(waiter, now)) {
         if (!held.has(waiter.provider)) {
           held.add(waiter.provider);
@@ -242,6 +279,11 @@ export class CallGate {
         continue;
       }
       this.queue.splice(i, 1);
+      if (waiter.grant) {
+        waiter.grant();
+        (waiter.resolve as (() => void) | null)?.();
+        continue;
+      }
       const ticket = this.admit(waiter);
       waiter.resolve?.(ticket);
     }
