@@ -1,6 +1,6 @@
 // What every command gets: its streams, colours, and the environment; plus opening the log and finding contexts.
-import type { EventStore } from "../events/store.ts";
-import type { Projections } from "../projections/engine.ts";
+import type { EventStore, LogReads } from "../events/store.ts";
+import type { ProjectionQueries, Projections } from "../projections/engine.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { Paint } from "./ansi.ts";
 import { CliError } from "./errors.ts";
@@ -18,21 +18,29 @@ export type Io = {
 };
 
 /**
+ * What a command that reads gets: through a holder (`holder` set), the log's reads and the projections' queries only;
+ * else the log opened here.
+ */
+export type ReadLog = { store: LogReads; projections: ProjectionQueries; holder: Holder } | (OpenedLog & { holder?: undefined });
+/** What a command that opens the log itself gets (`throughHolder: false`): the store and the projections' engine. */
+export type OpenedLog = { store: EventStore; projections: Projections };
+
+type WithLogOptions = {
+  create: boolean;
+  projections?: boolean;
+  /** False: a held dir is an error, not read through its holder. */
+  throughHolder?: boolean;
+  /** A command that only reads: a log found changed still opens (see openLog). */
+  readOnly?: boolean;
+};
+
+/**
  * Opens the log (and its projections, caught up), runs `work`, and closes the log whatever happens.
  * A PGlite data dir another process holds is read through that process's control socket (`holder` is then set).
  */
-export const withLog = async <T>(
-  where: LogLocation,
-  options: {
-    create: boolean;
-    projections?: boolean;
-    /** False: a held dir is an error, not read through its holder. */
-    throughHolder?: boolean;
-    /** A command that only reads: a log found changed still opens (see openLog). */
-    readOnly?: boolean;
-  },
-  work: (log: { store: EventStore; projections: Projections; holder?: Holder }) => Promise<T>,
-): Promise<T> => {
+export function withLog<T>(where: LogLocation, options: WithLogOptions & { throughHolder: false }, work: (log: OpenedLog) => Promise<T>): Promise<T>;
+export function withLog<T>(where: LogLocation, options: WithLogOptions, work: (log: ReadLog) => Promise<T>): Promise<T>;
+export async function withLog<T>(where: LogLocation, options: WithLogOptions, work: (log: OpenedLog) => Promise<T>): Promise<T> {
   if (where.kind === "memory" && !options.create) {
     throw new CliError("--store memory keeps nothing between commands: it is for run; point this command at a data dir or PostgreSQL");
   }
@@ -41,7 +49,8 @@ export const withLog = async <T>(
     const { remoteLog } = await import("./remoteLog.ts");
     const log = await remoteLog(opened.holder);
     try {
-      return await work({ ...log, holder: opened.holder });
+      // Only a ReadLog's members are there: the overload a command reading through a holder has says so.
+      return await (work as (log: ReadLog) => Promise<T>)({ ...log, holder: opened.holder });
     } finally {
       await log.store.close();
     }
@@ -54,7 +63,7 @@ export const withLog = async <T>(
   } finally {
     await store.close();
   }
-};
+}
 
 /** The context an `<id>` argument names: the whole id, or a prefix of it that only one context has. */
 export const resolveContext = async (projections: Pick<Projections, "contexts">, arg: string, where: LogLocation): Promise<ContextView> => {

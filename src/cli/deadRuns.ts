@@ -11,7 +11,7 @@
 // - A run's elapsed time ends at its last event: for a run cut short, not at "now" nor at the moment a later process
 //   recorded the interruption.
 import type { RecordedEvent } from "../events/schema.ts";
-import type { EventStore } from "../events/store.ts";
+import type { SqlExecutor } from "../events/store.ts";
 import { contextsProjection, type ContextView } from "../projections/contexts.ts";
 import { foldEvents } from "../projections/projection.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
@@ -26,18 +26,19 @@ export type RunTruth = {
 };
 
 /** How this command opened the log decides who can still be driving an unfinished run. */
-export const runTruth = async (where: LogLocation, store: EventStore, through: "holder" | "here"): Promise<RunTruth> => {
-  const dead = await deadOwners(where, store, through);
+/** `sql`: the log's database, null when it is read through the process that holds it. */
+export const runTruth = async (where: LogLocation, sql: SqlExecutor | null): Promise<RunTruth> => {
+  const dead = await deadOwners(where, sql);
   const isDead = (view: Pick<ContextView, "id" | "status" | "awaitingApproval">) =>
     view.status === "running" && view.awaitingApproval.length === 0 && dead(view.id);
   return { isDead, shown: (view) => (isDead(view) ? "interrupted" : shownStatus(view)) };
 };
 
-const deadOwners = async (where: LogLocation, store: EventStore, through: "holder" | "here"): Promise<(id: string) => boolean> => {
-  if (through === "holder") return () => false;
+const deadOwners = async (where: LogLocation, sql: SqlExecutor | null): Promise<(id: string) => boolean> => {
+  if (sql === null) return () => false;
   // This process holds the lock of the data dir (or the log is in memory): no other process can be running it.
   if (where.kind !== "postgres") return () => true;
-  const { rows } = await store.sql.query<{ live: string[] | null }>(
+  const { rows } = await sql.query<{ live: string[] | null }>(
     `SELECT CASE WHEN to_regclass('context_leases') IS NULL THEN ARRAY[]::text[]
             ELSE (SELECT coalesce(array_agg(context_id), ARRAY[]::text[]) FROM context_leases WHERE expires_at >= now()) END AS live`,
   );

@@ -1,14 +1,15 @@
 // The log as the holder of a PGlite data dir serves it over its control socket, for the read-only commands.
 //
 // Requirements:
-// - The commands that read (contexts, tree, audit, events) run unchanged on it: an EventStore that reads and never
-//   writes, and the projections' queries answered from the same folds the engine persists, done in memory.
+// - The commands that read (contexts, tree, audit, events) run unchanged on it: the log's reads (LogReads), and the
+//   projections' queries (ProjectionQueries) answered from the same folds the engine persists, done in memory.
+//   Nothing else: no append, SQL, verification or rebuild to refuse.
 // - What they see is the holder's log up to the moment it was read, in log order, positions as stored; `subscribe`
 //   goes on live through the holder's event stream (events --follow).
 import type { RecordedEvent } from "../events/schema.ts";
-import type { EventStore, SqlExecutor } from "../events/store.ts";
+import type { LogReads } from "../events/store.ts";
 import { ALL_PROJECTIONS } from "../projections/all.ts";
-import type { Projections } from "../projections/engine.ts";
+import type { ProjectionQueries } from "../projections/api.ts";
 import { columnsOf } from "../projections/snapshot.ts";
 import { foldEvents, type Projection } from "../projections/projection.ts";
 import type { ContextApprovals } from "../projections/approvals.ts";
@@ -19,7 +20,6 @@ import type { UsageView } from "../projections/usage.ts";
 import { historyOf } from "../projections/topics.ts";
 import type { RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
-import { CliError } from "./errors.ts";
 import { holderRefused, type Holder } from "./holder.ts";
 
 const PAGE = 10_000;
@@ -38,7 +38,7 @@ export const readAllFrom = async (holder: Holder, after = 0): Promise<RecordedEv
   }
 };
 
-export type RemoteLog = { store: EventStore; projections: Projections };
+export type RemoteLog = { store: LogReads & { close(): Promise<void> }; projections: ProjectionQueries };
 
 export const remoteLog = async (holder: Holder): Promise<RemoteLog> => {
   const events = await readAllFrom(holder);
@@ -49,12 +49,7 @@ export const remoteLog = async (holder: Holder): Promise<RemoteLog> => {
     streams.get(e.streamId)!.push(e);
   }
   const follows = new Set<{ close(): void }>();
-  const store: EventStore = {
-    append: async () => {
-      throw new CliError("this log is read through the process that holds it: it cannot be written from here");
-    },
-    // Nothing is appended through it.
-    onAppend: () => () => undefined,
+  const store: RemoteLog["store"] = {
     readStream: async (id, fromVersion = 1) => (streams.get(id) ?? []).filter((e) => e.streamVersion >= fromVersion),
     streamVersion: async (id) => streams.get(id)?.at(-1)?.streamVersion ?? 0,
     readAll: async (after = 0, limit = 1000) => events.filter((e) => e.globalPosition > after).slice(0, limit),
@@ -71,22 +66,12 @@ export const remoteLog = async (holder: Holder): Promise<RemoteLog> => {
         follows.delete(live);
       };
     },
-    sql: noSql,
-    verify: async () => {
-      throw new CliError("this log is read through the process that holds it: verify it (actorzero verify-log) once the data dir is free");
-    },
     close: async () => {
       for (const f of follows) f.close();
     },
   };
   return { store, projections: foldedProjections(events, head) };
 };
-
-const refuse = (): never => {
-  throw new CliError("this log is read through the process that holds it: its projections cannot be rebuilt from here");
-};
-
-const noSql: SqlExecutor = { query: async () => refuse(), exec: async () => refuse(), transaction: async () => refuse() };
 
 type Row<S> = { key: string; group: string | null; order: number; state: S };
 
@@ -96,15 +81,12 @@ const rowsOf = <S>(projection: Projection<S>, events: readonly RecordedEvent[]):
     .map(([key, state]) => ({ key, ...columnsOf(projection, key, state), state: JSON.parse(JSON.stringify(state)) as S }))
     .sort((a, b) => a.order - b.order || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
-const foldedProjections = (events: readonly RecordedEvent[], head: number): Projections => {
+const foldedProjections = (events: readonly RecordedEvent[], head: number): ProjectionQueries => {
   const byName = new Map(ALL_PROJECTIONS.map((p) => [p.name, rowsOf(p as Projection<unknown>, events)]));
   const rows = <S>(name: string) => (byName.get(name) ?? []) as Row<S>[];
   const one = <S>(name: string, key: string): S | null => rows<S>(name).find((r) => r.key === key)?.state ?? null;
   return {
     catchUp: async () => head,
-    rebuild: async () => refuse(),
-    checkpoints: async () => ALL_PROJECTIONS.map((p) => ({ name: p.name, version: p.version, position: head })),
-    follow: () => () => undefined,
     contexts: {
       get: async (id) => one<ContextView>("contexts", id),
       list: async (filter = {}) =>
@@ -135,9 +117,5 @@ const foldedProjections = (events: readonly RecordedEvent[], head: number): Proj
       of: async (ids) => rows<ContextApprovals>("approvals").filter((r) => r.state.approvals.length > 0 && (ids === undefined || ids.includes(r.key))).map((r) => r.state),
       holding: async (approvalId) => rows<ContextApprovals>("approvals").find((r) => r.state.approvals.some((a) => a.approvalId === approvalId))?.state ?? null,
     },
-    snapshot: async () => refuse(),
-    rebuildInto: async () => refuse(),
-    verify: async () => refuse(),
-    drop: async () => refuse(),
   };
 };

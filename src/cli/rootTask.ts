@@ -1,8 +1,8 @@
 // What a root was asked: the text of its first message, read from its stream, so several runs tell apart.
-import type { EventStore } from "../events/store.ts";
+import type { LogReads } from "../events/store.ts";
 
 /** The first message a context received, or null before it got one. */
-export const firstMessage = async (store: EventStore, contextId: string): Promise<string | null> => {
+export const firstMessage = async (store: LogReads, contextId: string): Promise<string | null> => {
   for (const e of await store.readStream(contextId)) if (e.type === "MessageReceived") return e.data.text;
   return null;
 };

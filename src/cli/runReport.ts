@@ -1,7 +1,7 @@
 // What `run` and `send` print when the run is over: the outcome, the answer, the audit tree, and where to look next.
 import type { SendResult } from "../runtime/runtime.ts";
-import type { EventStore } from "../events/store.ts";
-import type { Projections } from "../projections/engine.ts";
+import type { LogReads } from "../events/store.ts";
+import type { ProjectionQueries } from "../projections/engine.ts";
 import { loadAudit } from "../projections/auditLoad.ts";
 import { EXIT } from "./errors.ts";
 import type { AuditReport } from "../projections/auditReport.ts";
@@ -90,8 +90,8 @@ export const stoppedLine = (mine: readonly TreeRun[]): string => {
  */
 export const reportSession = async (o: {
   io: Io;
-  store: EventStore;
-  projections: Projections;
+  store: LogReads;
+  projections: ProjectionQueries;
   contextId: string;
   session: { result: SendResult; interrupted: boolean; after: number };
   flags: { json?: boolean | undefined; events?: boolean | undefined };

@@ -36,13 +36,8 @@ export interface SqlExecutor {
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
 }
 
-export interface EventStore {
-  /**
-   * Appends `events` to `streamId` in one transaction and one round trip.
-   * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
-   * ids are already stored returns their original positions and rows and writes nothing.
-   */
-  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+/** What a reader of the log uses: its streams, its pages, its positions, and live delivery. */
+export interface LogReads {
   /** The stream's events from `fromVersion` (inclusive, default 1), in order. */
   readStream(streamId: string, fromVersion?: number): Promise<RecordedEvent[]>;
   /** The stream's current version, 0 when it does not exist. */
@@ -65,19 +60,37 @@ export interface EventStore {
    * each new one as it commits; never skips one that committed out of order.
    */
   subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options?: SubscribeOptions): Unsubscribe;
+}
+
+/** The log: its reads, and appends (append, reads, subscribe, positions). */
+export interface EventLog extends LogReads {
+  /**
+   * Appends `events` to `streamId` in one transaction and one round trip.
+   * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
+   * ids are already stored returns their original positions and rows and writes nothing.
+   */
+  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
   /**
    * Calls `hook` around every append made through this store object (appendHooks.ts): `stamp` before it is
    * stored, `appended` once it committed. A runtime observes the facts it writes this way.
    */
   onAppend(hook: AppendHook): Unsubscribe;
+}
+
+/** The database the log lives in, for its upkeep rather than its use: raw SQL and the whole-log check. */
+export interface LogDatabase {
   /**
    * Checks the whole log against itself (verifyLog.ts): the hash chain, stream versions contiguous
    * from 1, every row decodable, the append-only guard in place; with `since`, that the log only grew
    * after that anchor. Writes nothing. StoreError `refused` when the database holds no actorzero log.
    */
   verify(options?: VerifyLogOptions): Promise<LogVerification>;
-  /** SQL in the same database, for projections. */
+  /** SQL in the same database, for projections and leases. */
   readonly sql: SqlExecutor;
+}
+
+/** An opened store: the log and its database, until `close`. */
+export interface EventStore extends EventLog, LogDatabase {
   close(): Promise<void>;
 }
 

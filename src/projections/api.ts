@@ -1,4 +1,5 @@
-// The projections' public shape: what an engine offers (catch-up, rebuild, verify, queries) and the types it speaks.
+// The projections' public shape: what a reader asks (ProjectionQueries), what an engine offers besides (rebuild,
+// verify, scratch builds), and the types they speak.
 import type { Unsubscribe } from "../events/store.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { ContextApprovals } from "./approvals.ts";
@@ -30,14 +31,10 @@ export type VerifyResult = {
   mismatches: { projection: string; key: string; stored: SnapshotRow | null; rebuilt: SnapshotRow | null }[];
 };
 
-export interface Projections {
+/** What a reader asks of the projections: their queries, after catching up with the log. */
+export interface ProjectionQueries {
   /** Applies the log after each checkpoint; concurrent calls are serialised and coalesced. Resolves to the position reached. */
   catchUp(): Promise<number>;
-  /** Forgets every state and checkpoint, then replays the log from zero. */
-  rebuild(): Promise<number>;
-  checkpoints(): Promise<Checkpoint[]>;
-  /** Catches up after every event committed from now on (through `store.subscribe`). */
-  follow(onError?: (error: unknown) => void): Unsubscribe;
 
   contexts: {
     get(id: string): Promise<ContextView | null>;
@@ -73,6 +70,15 @@ export interface Projections {
     /** The state of the context holding approval `approvalId`, or null when none does. */
     holding(approvalId: string): Promise<ContextApprovals | null>;
   };
+}
+
+/** The engine: the queries, and the upkeep of the stored states (rebuild, verify, scratch builds). */
+export interface Projections extends ProjectionQueries {
+  /** Forgets every state and checkpoint, then replays the log from zero. */
+  rebuild(): Promise<number>;
+  checkpoints(): Promise<Checkpoint[]>;
+  /** Catches up after every event committed from now on (through `store.subscribe`). */
+  follow(onError?: (error: unknown) => void): Unsubscribe;
 
   snapshot(): Promise<ProjectionsSnapshot>;
   /**

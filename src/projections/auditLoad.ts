@@ -5,14 +5,14 @@
 // - `until` cuts every stream at that global position: the audit as it was then (contexts created later are left out).
 // - The report carries the budget of the audited context's tree (its root's budget stream and the replies that
 //   settle its reservations, cut at `until` too).
-import type { EventStore } from "../events/store.ts";
+import type { LogReads } from "../events/store.ts";
 import type { RecordedEvent } from "../events/schema.ts";
-import type { Projections } from "./api.ts";
+import type { ProjectionQueries } from "./api.ts";
 import { buildAudit, type AuditReport } from "./auditReport.ts";
 import { initBudget, readBudget, treeBudgetOf } from "./budget.ts";
 
 /** Every context under `id` (itself included), depth first in creation order. */
-export const subtreeIds = async (projections: Projections, id: string): Promise<string[]> => {
+export const subtreeIds = async (projections: Pick<ProjectionQueries, "tree">, id: string): Promise<string[]> => {
   const out: string[] = [];
   const walk = async (at: string) => {
     out.push(at);
@@ -23,8 +23,8 @@ export const subtreeIds = async (projections: Projections, id: string): Promise<
 };
 
 export const loadAudit = async (
-  store: EventStore,
-  projections: Projections,
+  store: LogReads,
+  projections: ProjectionQueries,
   rootId: string,
   options: { until?: number } = {},
 ): Promise<AuditReport> => {

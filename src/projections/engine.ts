@@ -12,7 +12,7 @@ import { projectionQueries } from "./queries.ts";
 import { createStateTables, lockForReset, readCheckpoints, resetRows } from "./stateTables.ts";
 import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, VerifyResult } from "./api.ts";
 
-export type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
+export type { Checkpoint, ProjectionQueries, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
 export { foldSnapshot } from "./snapshot.ts";
 
 const DEFAULT_PAGE = 1000;

@@ -39,7 +39,7 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "audit");
   return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     const view = await resolveContext(projections, v.positionals["<id>"]!, where);
-    const truth = await runTruth(where, store, holder ? "holder" : "here");
+    const truth = await runTruth(where, holder ? null : store.sql);
     const streams = new Map<string, RecordedEvent[]>();
     for (const id of await subtreeIds(projections, view.id)) streams.set(id, await store.readStream(id));
     // Runs cut short read as interrupted, timed to their last event (nothing is written here).

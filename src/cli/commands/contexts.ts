@@ -61,7 +61,7 @@ export type ContextRow = ContextView & { shownStatus: Shown; usage: UsageView | 
 export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
   withLog(locate(v, "contexts"), { create: false, readOnly: true }, async ({ store, projections, holder }) => {
     // A run whose process is gone shows as interrupted (read only: a writing command records it).
-    const truth = await runTruth(locate(v, "contexts"), store, holder ? "holder" : "here");
+    const truth = await runTruth(locate(v, "contexts"), holder ? null : store.sql);
     const views = await projections.contexts.list();
     const tasks = new Map<string, string | null>();
     for (const view of views) if (view.kind === "root") tasks.set(view.id, await firstMessage(store, view.id));

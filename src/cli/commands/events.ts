@@ -1,7 +1,7 @@
 // `actorzero events`: the raw log, one line (or one JSON object) per event; `--follow` keeps reading as others append.
 import { z } from "zod";
 import { EVENT_TYPES, type EventType, type RecordedEvent } from "../../events/schema.ts";
-import type { Projections } from "../../projections/engine.ts";
+import type { ProjectionQueries } from "../../projections/engine.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT, usageError } from "../errors.ts";
 import { eventJson, eventLine } from "../eventLine.ts";
@@ -114,7 +114,7 @@ export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
 };
 
 /** Prints the events that pass the filters, up to --limit, and keeps the last position seen. */
-const printerFor = async (v: Values, io: Io, projections: Projections, contextId: string | undefined) => {
+const printerFor = async (v: Values, io: Io, projections: ProjectionQueries, contextId: string | undefined) => {
   const labels = await labeller(projections);
   const types = v.type ? new Set<string>(v.type) : null;
   const width = screenWidth(io.out);
@@ -141,7 +141,7 @@ const printerFor = async (v: Values, io: Io, projections: Projections, contextId
 };
 
 /** `A1 researcher` for each stream, from the projections and from ContextCreated events as they come. */
-const labeller = async (projections: Projections) => {
+const labeller = async (projections: ProjectionQueries) => {
   const known = new Map((await projections.contexts.list()).map((c) => [c.id, `A${c.agentNumber} ${c.profile}`]));
   return {
     learn(e: RecordedEvent) {

@@ -1,12 +1,12 @@
 // `actorzero tree [id]`: the delegation trees of the log (or the one under a context), as a tree table.
 import { z } from "zod";
-import type { Projections } from "../../projections/engine.ts";
+import type { ProjectionQueries } from "../../projections/engine.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
 import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
 import { count, duration } from "../format.ts";
 import { locate } from "../openLog.ts";
-import type { EventStore } from "../../events/store.ts";
+import type { LogReads } from "../../events/store.ts";
 import { runElapsedMs, runTruth, type RunTruth } from "../deadRuns.ts";
 import { shortTask } from "../rootTask.ts";
 import { paintStatus, statusNote } from "../status.ts";
@@ -36,12 +36,12 @@ export const treeSpec: CommandSpec<Values> = {
  */
 export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJson[]; budget?: TreeBudget | null };
 
-const budgetOf = async (store: EventStore, rootId: string): Promise<TreeBudget | null> => {
+const budgetOf = async (store: LogReads, rootId: string): Promise<TreeBudget | null> => {
   const s = await readBudget(store, rootId);
   return s.version === 0 ? null : treeBudgetOf(rootId, s);
 };
 
-const build = async (store: EventStore, projections: Projections, truth: RunTruth, id: string): Promise<TreeJson | null> => {
+const build = async (store: LogReads, projections: ProjectionQueries, truth: RunTruth, id: string): Promise<TreeJson | null> => {
   const view = await projections.contexts.get(id);
   if (!view) return null;
   const children: TreeJson[] = [];
@@ -61,7 +61,7 @@ const toNode = (t: TreeJson): TreeNode<TreeJson> => ({ value: t, children: t.chi
 export const treeCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "tree");
   return withLog(where, { create: false, readOnly: true }, async ({ store, projections, holder }) => {
-    const truth = await runTruth(where, store, holder ? "holder" : "here");
+    const truth = await runTruth(where, holder ? null : store.sql);
     const ids = v.positionals["[id]"] ? [(await resolveContext(projections, v.positionals["[id]"], where)).id] : await projections.tree.roots();
     const built = (await Promise.all(ids.map((id) => build(store, projections, truth, id)))).filter((t): t is TreeJson => t !== null);
     const trees = await Promise.all(built.map(async (t) => ({ ...t, budget: await budgetOf(store, t.rootContextId) })));
