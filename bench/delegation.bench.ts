@@ -46,9 +46,9 @@ const roundTrip = async (): Promise<Row[]> => {
 /**
  * The cost of budget checks: fresh delegations (a new root, one `call_subordinate`, three model calls) under a
  * budget they never exhaust beside the same without one, in one process on one store, in rounds that alternate
- * which goes first; the figure is the median of the rounds' ratios. Each budgeted model call counts its
- * request, reserves, puts its reply on the log and settles (three more appends, to the tree's budget stream and
- * its own).
+ * which goes first; the figure is the median of the rounds' ratios. Each budgeted model call counts its request
+ * and reserves (an append to the tree's budget stream, after a flush of what its run staged); its reply carries
+ * the settle.
  */
 const budgetCost = async (): Promise<Row[]> => {
   const store = await openPgliteStore();
