@@ -2,6 +2,7 @@
 import type { RecordedEvent } from "../events/schema.ts";
 import type { LiveDelta } from "../runtime/liveDeltas.ts";
 import type { ContextView } from "../projections/contexts.ts";
+import { isFolded } from "../projections/projection.ts";
 import { type RunEnd, runEndOf } from "../projections/runStatus.ts";
 import { shownStatus, type Shown } from "./status.ts";
 
@@ -98,6 +99,8 @@ export class LiveState {
 
   apply(e: RecordedEvent): void {
     this.position = Math.max(this.position, e.globalPosition);
+    // A control stream is no context's: what the driver does about a request (RunStopped, ContextPaused, …) shows.
+    if (!isFolded(e)) return;
     if (e.type === "ContextCreated") {
       if (this.nodes.has(e.streamId)) return;
       const d = e.data;
@@ -232,8 +235,6 @@ export class LiveState {
         n.budgetParked = null;
         break;
       case "ModelOverrideSet":
-      // In a stream of its own; what the driver does about it (RunStopped, ContextPaused, …) shows here.
-      case "RunControlRequested":
       // The tree's budget lives in a stream of its own; a run parked on it shows by BudgetExhausted, in its own.
       case "BudgetSet":
       case "BudgetExtended":

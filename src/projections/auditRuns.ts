@@ -7,6 +7,7 @@
 //   neither reply nor failure) is marked `madeAgain`: both calls may be billed.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
+import { isFolded } from "./projection.ts";
 import { runEndOf } from "./runStatus.ts";
 
 const ms = (from: string, to: string | null): number | null => (to === null ? null : Math.max(0, Date.parse(to) - Date.parse(from)));
@@ -31,6 +32,7 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
     run.positions.last = e.globalPosition;
   };
   for (const e of stream) {
+    if (!isFolded(e)) continue;
     const runId = "runId" in e.data ? e.data.runId : null;
     const run = runId ? byId.get(runId) : undefined;
     if (run) touch(run, e);
@@ -258,8 +260,6 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
       case "ApprovalRequested":
       case "ApprovalGranted":
       case "ApprovalDenied":
-      // A request lives in its own stream; the context's facts of what was done about it are read here.
-      case "RunControlRequested":
       case "BudgetSet":
       case "BudgetExtended":
       case "BudgetReserved":

@@ -1,6 +1,6 @@
 // The `contexts` projection: one view per context (identity, names, lifecycle status, last run), DESIGN §4.
 import type { ContextKind, ModelOverride, RecordedEvent, RunFailureReason, Superior } from "../events/schema.ts";
-import { defineProjection, onceByPositionFresh } from "./projection.ts";
+import { defineProjection, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
 import { type ContextStatus, runEndOf, type RunStatus } from "./runStatus.ts";
 
 export { INTERRUPTED_MESSAGE, type ContextStatus, type RunStatus } from "./runStatus.ts";
@@ -160,7 +160,7 @@ export const unrecordedView = (d: Created, at: string): ContextView => ({
   updatedAt: at,
 });
 
-const apply = (state: ContextView, event: RecordedEvent): ContextView => {
+const apply = (state: ContextView, event: FoldedEvent): ContextView => {
   const s: ContextView = {
     ...state,
     version: event.streamVersion,
@@ -224,7 +224,6 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
     case "ParallelJobStarted":
     case "ParallelJobFinished":
     case "HistoryCompacted":
-    case "RunControlRequested":
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":
@@ -256,15 +255,15 @@ const apply = (state: ContextView, event: RecordedEvent): ContextView => {
   }
 };
 
-/** Facts kept in streams of their own (a control request, a tree's budget): they make no view. */
-const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["RunControlRequested", "BudgetSet", "BudgetExtended", "BudgetReserved", "BudgetSettled"]);
+/** Facts kept in a tree's budget stream: they make no view (control streams never reach a fold: projection.ts). */
+const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["BudgetSet", "BudgetExtended", "BudgetReserved", "BudgetSettled"]);
 
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({
   name: "contexts",
   // 2: `awaitingApproval`. 3: `awaitingJobApproval`. 4: `parkedOnBudget`. 5: `queued`. 6: `remote`.
   version: 6,
-  // A control request is in a stream of its own, not a context: it makes no view.
+  // A tree's budget is in a stream of its own, not a context: it makes no view.
   keysOf: (event) => (OWN_STREAM_TYPES.has(event.type) ? [] : [event.streamId]),
   init: initContext,
   evolve: onceByPositionFresh(apply),

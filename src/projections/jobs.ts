@@ -1,6 +1,6 @@
 // The `jobs` projection: the items of `parallel` tool calls (DESIGN §6), by job id and by the context that started them.
 import type { JobStatus, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPositionFresh } from "./projection.ts";
+import { defineProjection, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
 
 export type JobView = {
   jobId: string;
@@ -39,7 +39,7 @@ export const initJob = (jobId: string): JobView => ({
   position: 0,
 });
 
-const apply = (state: JobView, event: RecordedEvent): JobView => {
+const apply = (state: JobView, event: FoldedEvent): JobView => {
   const j = state.firstPosition === 0 ? { ...state, firstPosition: event.globalPosition, contextId: event.streamId } : state;
   switch (event.type) {
     case "ParallelJobStarted": {
@@ -93,7 +93,6 @@ const apply = (state: JobView, event: RecordedEvent): JobView => {
     case "ApprovalGranted":
     case "ApprovalDenied":
     case "HistoryCompacted":
-    case "RunControlRequested":
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":

@@ -1,5 +1,16 @@
 // A projection: a named, versioned, pure fold over the log, keyed so that only touched keys are loaded and saved.
 import type { RecordedEvent } from "../events/schema.ts";
+import { streamKindOf } from "../events/streams.ts";
+
+/**
+ * The facts a fold sees: none of a control stream (a request to the process that drives a run is that process's,
+ * and what it does about it is in the context's own stream). The engine and `foldEvents` leave the others out.
+ */
+export type FoldedEvent = Exclude<RecordedEvent, { type: "RunControlRequested" }>;
+
+/** Whether folds see `event`: told by its stream's kind (streams.ts); a control stream holds nothing else. */
+export const isFolded = (event: RecordedEvent): event is FoldedEvent =>
+  streamKindOf(event.streamId) !== "control" && event.type !== "RunControlRequested";
 
 /** Every keyed state remembers the last global position applied to it: that is what makes a fold idempotent. */
 export type Positioned = { readonly position: number };
@@ -34,9 +45,9 @@ export const defineProjection = <S>(p: Projection<S>): Projection<S> => p;
  * event is applied and the position advances to it.
  */
 export const onceByPosition =
-  <S extends Positioned>(apply: (state: S, event: RecordedEvent) => S) =>
+  <S extends Positioned>(apply: (state: S, event: FoldedEvent) => S) =>
   (state: S, event: RecordedEvent): S =>
-    event.globalPosition <= state.position ? state : { ...apply(state, event), position: event.globalPosition };
+    event.globalPosition <= state.position || !isFolded(event) ? state : { ...apply(state, event), position: event.globalPosition };
 
 /**
  * `onceByPosition` for an `apply` that returns `state` itself or an object it has just made (never
@@ -44,9 +55,9 @@ export const onceByPosition =
  * state on every event of a fold. The built-in projections' folds are written that way.
  */
 export const onceByPositionFresh =
-  <S extends Positioned>(apply: (state: S, event: RecordedEvent) => S) =>
+  <S extends Positioned>(apply: (state: S, event: FoldedEvent) => S) =>
   (state: S, event: RecordedEvent): S => {
-    if (event.globalPosition <= state.position) return state;
+    if (event.globalPosition <= state.position || !isFolded(event)) return state;
     const next = apply(state, event);
     if (next === state) return { ...state, position: event.globalPosition };
     (next as { position: number }).position = event.globalPosition;
@@ -63,6 +74,7 @@ export const foldEvents = <S>(
   states: Map<string, S> = new Map(),
 ): Map<string, S> => {
   for (const event of events) {
+    if (!isFolded(event)) continue;
     for (const key of projection.keysOf(event)) {
       states.set(key, projection.evolve(states.get(key) ?? projection.init(key), event));
     }

@@ -3,7 +3,7 @@
 // keeps the summary and the elided results there, and topics.ts builds the model's view from them.
 import type { RecordedEvent } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
-import { defineProjection, foldEvents, onceByPositionFresh } from "./projection.ts";
+import { defineProjection, foldEvents, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
 import { historyOf } from "./topics.ts";
 
 /**
@@ -62,7 +62,7 @@ const closeDangling = (t: RunTranscript): RunTranscript => {
 
 const add = (t: RunTranscript, m: ChatMessage): RunTranscript => ({ ...t, messages: [...t.messages, m] });
 
-const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
+const apply = (state: RunTranscript, event: FoldedEvent): RunTranscript => {
   const t = state.firstPosition === 0 ? { ...state, firstPosition: event.globalPosition } : state;
   switch (event.type) {
     case "MessageReceived":
@@ -118,7 +118,6 @@ const apply = (state: RunTranscript, event: RecordedEvent): RunTranscript => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
-    case "RunControlRequested":
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":

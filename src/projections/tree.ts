@@ -1,6 +1,6 @@
 // The `tree` projection: the delegation tree, one node per context with its children in creation order.
 import type { ContextKind, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, distinctKeys, onceByPositionFresh } from "./projection.ts";
+import { defineProjection, distinctKeys, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
 
 export type TreeChild = { contextId: string; agentNumber: number; slot: string | null; kind: ContextKind };
 
@@ -27,7 +27,7 @@ export const initTreeNode = (contextId: string): TreeNode => ({
   position: 0,
 });
 
-const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
+const apply = (node: TreeNode, event: FoldedEvent): TreeNode => {
   switch (event.type) {
     case "ContextCreated": {
       const d = event.data;
@@ -67,7 +67,6 @@ const apply = (node: TreeNode, event: RecordedEvent): TreeNode => {
     case "ApprovalGranted":
     case "ApprovalDenied":
     case "HistoryCompacted":
-    case "RunControlRequested":
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":

@@ -1,6 +1,6 @@
 // The `usage` projection: tokens and model calls per context, rolled up per delegation root.
 import type { RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPositionFresh } from "./projection.ts";
+import { defineProjection, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
 
 export type UsageView = {
   contextId: string;
@@ -24,7 +24,7 @@ export const initUsage = (contextId: string): UsageView => ({
   position: 0,
 });
 
-const apply = (u: UsageView, event: RecordedEvent): UsageView => {
+const apply = (u: UsageView, event: FoldedEvent): UsageView => {
   switch (event.type) {
     case "ContextCreated":
       return { ...u, rootContextId: event.data.rootContextId };
@@ -71,7 +71,6 @@ const apply = (u: UsageView, event: RecordedEvent): UsageView => {
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
-    case "RunControlRequested":
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":

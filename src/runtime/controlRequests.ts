@@ -8,6 +8,7 @@
 //   user, down the tree; a pause or resume as ContextPaused / ContextResumed.
 // - The requester waits until the driver has recorded it and answers as the local command would. A driver that dies
 //   meanwhile loses its lease; the run is then recorded as interrupted (by the sweeper) and that is the answer.
+import { controlStreamOf } from "../events/streams.ts";
 import { asContextId, asRunId } from "../events/ids.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import { sharedByProcesses, type Unsubscribe } from "../events/store.ts";
@@ -23,8 +24,6 @@ import type { Registry } from "./registry.ts";
 import type { EventStore } from "../events/store.ts";
 
 export type ControlAction = "stop" | "pause" | "resume";
-
-export const controlStreamOf = (contextId: string): string => `${contextId}:control`;
 
 export type ControlParts = {
   readonly store: EventStore;
