@@ -2,6 +2,13 @@
 // run, interventions and stops never interleave, and a foreign writer shows up as a ConcurrencyError.
 // Appends asked while the last one queued waits go out with it as one (a run's parallel jobs' records),
 // in the order asked; an exclusive section keeps its place, since nothing asked after it joins a group before it.
+//
+// This is one of two layers that gather appends, and they gather different things. This one owns a stream's
+// order: each append carries the version the one before it returned, so one stream's appends cannot be in
+// flight together; joining them into one append (one version check) is the only way to send them at once.
+// The store's appendBatcher.ts owns the database's messages: appends of different streams, each already
+// holding its expected version, share one message and one commit. Neither can do the other's work: the batcher
+// cannot know a stream's next version before its previous append answers, and this writer sees one stream.
 import type { EventStore } from "../events/store.ts";
 import type { DomainEvent, EventMetadata, RecordedEvent } from "../events/schema.ts";
 import type { ContextId, EventId } from "../events/ids.ts";

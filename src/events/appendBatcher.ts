@@ -6,6 +6,11 @@
 // (PostgreSQL's rule for a multi-statement Query message): one commit for the group. The PostgreSQL
 // store runs a few batchers side by side over its pool (lanes), each stream always in the same lane.
 //
+// The runtime's per-stream writer (actors/streamWriter.ts) gathers too, but one stream's appends, into one
+// append with one expected version; here appends of many streams, each complete with its version, share a
+// message. What one stream asks while its append waits is that writer's; what many streams send in one turn is
+// this batcher's.
+//
 // Requirements:
 // - By default a lone append goes exactly as before: sent at once, alone, and a group holds only what
 //   queued while the message before it was in flight. Nothing ever waits on a timer to gather a group.
