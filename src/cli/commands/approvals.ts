@@ -1,36 +1,29 @@
 // `actorzero approvals [<id>]`: the tool calls waiting for a person's decision, in the whole log or under one context.
-import { z } from "zod";
 import { pendingApprovals, type ApprovalView } from "../../projections/approvals.ts";
 import { subtreeIds } from "../../projections/auditLoad.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import type { FitStep } from "../fitColumns.ts";
 import { compactJson, oneLine, timestamp } from "../format.ts";
 import { fitTable, screenWidth, wrapText } from "../screen.ts";
 import { locate } from "../openLog.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("approvals", [{ name: "<id>", optional: true, id: true }]),
-  all: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const approvalsSpec: CommandSpec<Values> = {
+export const approvalsSpec = defineCommand({
   name: "approvals",
   summary: "List the tool calls waiting for a decision (whole log, or the tree under a context).",
   usage: ["approvals [<id>] [--all] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    all: { type: "boolean", description: "also the decided ones (granted, denied) and the ones closed when their run ended" },
-    ...JSON_OPTION,
+  args: [{ name: "<id>", optional: true, id: true }],
+  flags: {
+    ...STORE_FLAGS,
+    all: booleanFlag("also the decided ones (granted, denied) and the ones closed when their run ended"),
+    ...JSON_FLAG,
   },
   details: `With <id>, only the approvals of that context and the contexts below it.
 --json prints an array of { approvalId, contextId, runId, toolCallId, tool, arguments, agentNumber, status,
 requestedAt, expiresAt, decidedAt, by, note, reason, closedBy } in the order they were requested.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof approvalsSpec>;
 
 export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "approvals");

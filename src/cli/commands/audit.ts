@@ -1,39 +1,32 @@
 // `actorzero audit <id>`: the full story of a context and everything it delegated.
-import { z } from "zod";
 import { loadAudit, subtreeIds } from "../../projections/auditLoad.ts";
 import { auditText } from "../auditText.ts";
 import type { RecordedEvent } from "../../events/schema.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { auditTruth, runTruth } from "../deadRuns.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { locate } from "../openLog.ts";
 import { screenWidth, wrapText } from "../screen.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("audit", [{ name: "<id>", id: true }]),
-  full: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
 export const AUDIT_TEXT_MAX = 160;
 
-export const auditSpec: CommandSpec<Values> = {
+export const auditSpec = defineCommand({
   name: "audit",
   summary: "The full story of a context and everything it delegated: messages, model and tool calls, children, outcomes.",
   usage: ["audit <id> [--full] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    full: { type: "boolean", description: `show texts, arguments and results whole (cut at ${AUDIT_TEXT_MAX} characters otherwise)` },
-    ...JSON_OPTION,
+  args: [{ name: "<id>", id: true }],
+  flags: {
+    ...STORE_FLAGS,
+    full: booleanFlag(`show texts, arguments and results whole (cut at ${AUDIT_TEXT_MAX} characters otherwise)`),
+    ...JSON_FLAG,
   },
   details: `<id> is a context id or a unique prefix of one (see actorzero contexts).
 Each line names the time and the log position (#n) of the event it comes from. The last line says
 whether the log verified (its hash chain, stream versions and rows; see actorzero verify-log).
 --json prints the audit report (format 1, documented in docs/cli.md): texts are never cut there.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof auditSpec>;
 
 export const auditCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "audit");

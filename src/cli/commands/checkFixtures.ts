@@ -1,26 +1,19 @@
 // `actorzero check-fixtures <dir>`: replays every fixture in a folder offline and exits 1 on drift, naming where.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, textFlag, type ValuesOf } from "../defineCommand.ts";
 
-const Values = z.object({
-  positionals: positionals("check-fixtures", [{ name: "<dir>" }]),
-  prompts: z.string().min(1, "--prompts needs a folder").optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const checkFixturesSpec: CommandSpec<Values> = {
+export const checkFixturesSpec = defineCommand({
   name: "check-fixtures",
   summary: "Replays every fixture in a folder without a model; exits 1 on drift, naming the fixture, the step and the diff.",
   usage: ["check-fixtures <dir> [--prompts <dir>] [--json]"],
-  options: {
-    prompts: { type: "string", value: "<dir>", description: "a prompts folder to replay with (default: the bundled prompts)" },
-    ...JSON_OPTION,
+  args: [{ name: "<dir>" }],
+  flags: {
+    prompts: textFlag("<dir>", "a prompts folder to replay with (default: the bundled prompts)", "--prompts needs a folder"),
+    ...JSON_FLAG,
   },
   details: `Every *.json file of the folder that has a formatVersion is a fixture (actorzero export-fixture). Each
 is replayed on a log in memory: its root is sent its recorded messages, the model answers from the fixture by
@@ -29,8 +22,8 @@ request hash, the fixture's own tools return their recorded results, and the pro
 answer or a log shape that differs is drift: printed with the fixture, the context, the model call and the
 changed lines. Exit 0 when every fixture replays as recorded, 1 otherwise.
 --json: { ok, fixtures: [{ file, ok, calls, drift: [{ kind, path, step, message }], error? }] }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof checkFixturesSpec>;
 
 type Checked = { file: string; ok: boolean; calls: number; drift: { kind: string; path: string; step: number | null; message: string }[]; error?: string };
 

@@ -4,7 +4,7 @@ import type { ContextView } from "../../projections/contexts.ts";
 import type { UsageView } from "../../projections/usage.ts";
 import { withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
 import type { FitStep } from "../fitColumns.ts";
 import { count, timestamp } from "../format.ts";
 import { fitTable, screenWidth, wrapText } from "../screen.ts";
@@ -16,30 +16,28 @@ import { extendHint } from "../budgetText.ts";
 
 const SHOWN = ["idle", "running", "completed", "stopped", "failed", "interrupted"] as const satisfies readonly Shown[];
 
-const Values = StoreFlags.extend({
-  positionals: positionals("contexts", []),
-  status: z.enum(SHOWN, { message: `--status must be one of ${SHOWN.join(", ")}` }).optional(),
-  grep: z.string().min(1, "--grep needs a text to look for").optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const contextsSpec: CommandSpec<Values> = {
+export const contextsSpec = defineCommand({
   name: "contexts",
   summary: "List every context in the log: agent number, profile, name, status, parent, tokens.",
   usage: ["contexts [--status <s>] [--grep <text>] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    status: { type: "string", value: "<status>", description: `only contexts in this state: ${SHOWN.join(", ")}` },
-    grep: { type: "string", value: "<text>", description: "only the trees whose root's task (its first message) contains this text (any case)" },
-    ...JSON_OPTION,
+  args: [],
+  flags: {
+    ...STORE_FLAGS,
+    status: {
+      type: "string",
+      value: "<status>",
+      description: `only contexts in this state: ${SHOWN.join(", ")}`,
+      schema: z.enum(SHOWN, { message: `--status must be one of ${SHOWN.join(", ")}` }).optional(),
+    },
+    grep: textFlag("<text>", "only the trees whose root's task (its first message) contains this text (any case)", "--grep needs a text to look for"),
+    ...JSON_FLAG,
   },
   details: `Each root shows its task: the first message it received, shortened.
 A run with no end in the log whose process is gone shows as interrupted (this command writes nothing; the next
 run, send or stop on the log records it).
 --json prints an array of { ...context view, shownStatus, usage, task } in creation order (task: the root's first message, null for a subordinate).`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof contextsSpec>;
 
 // On a narrow terminal the id, the agent, the name's start and the status (with what it waits on) stay;
 // the time and the parent go first, then the task shrinks (its start stays).

@@ -5,50 +5,45 @@ import type { ProjectionQueries } from "../../projections/engine.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT, usageError } from "../errors.ts";
 import { eventJson, eventLine } from "../eventLine.ts";
-import { intFlag, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { intFlag } from "../flags.ts";
+import { booleanFlag, defineCommand, STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
 import { describeLocation, locate } from "../openLog.ts";
 import { EVENT_INDENT, screenWidth, wrapText } from "../screen.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("events", []),
-  context: z.string().min(1, "--context needs a context id").optional(),
-  type: z
-    .string()
-    .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
-    .refine((ts) => ts.length > 0 && ts.every((t) => (EVENT_TYPES as string[]).includes(t)), {
-      message: `--type takes event types separated by commas: ${EVENT_TYPES.join(", ")}`,
-    })
-    .transform((ts) => ts as EventType[])
-    .optional(),
-  after: intFlag("--after", 0, "a log position").optional(),
-  limit: intFlag("--limit", 1).optional(),
-  follow: z.boolean().optional(),
-  full: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const eventsSpec: CommandSpec<Values> = {
+export const eventsSpec = defineCommand({
   name: "events",
   summary: "Print the raw event log, in order; filter by context and type; follow it live as others append.",
   usage: ["events [--context <id>] [--type <T,…>] [--after <position>] [--limit <n>] [--follow] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    context: { type: "string", value: "<id>", description: "only this context's stream (an id or a unique prefix)" },
-    type: { type: "string", value: "<T,…>", description: "only these event types, e.g. RunStarted,RunCompleted" },
-    after: { type: "string", value: "<position>", description: "only events after this log position" },
-    limit: { type: "string", value: "<n>", description: "at most n events" },
-    follow: { type: "boolean", description: "keep printing events as others append them, until Ctrl-C (waits for a process to hold a data dir)" },
-    full: { type: "boolean", description: "do not cut texts in the lines" },
-    json: { type: "boolean", description: "one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }" },
+  args: [],
+  flags: {
+    ...STORE_FLAGS,
+    context: textFlag("<id>", "only this context's stream (an id or a unique prefix)", "--context needs a context id"),
+    type: {
+      type: "string",
+      value: "<T,…>",
+      description: "only these event types, e.g. RunStarted,RunCompleted",
+      schema: z
+        .string()
+        .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
+        .refine((ts) => ts.length > 0 && ts.every((t) => (EVENT_TYPES as string[]).includes(t)), {
+          message: `--type takes event types separated by commas: ${EVENT_TYPES.join(", ")}`,
+        })
+        .transform((ts) => ts as EventType[])
+        .optional(),
+    },
+    after: { type: "string", value: "<position>", description: "only events after this log position", schema: intFlag("--after", 0, "a log position").optional() },
+    limit: { type: "string", value: "<n>", description: "at most n events", schema: intFlag("--limit", 1).optional() },
+    follow: booleanFlag("keep printing events as others append them, until Ctrl-C (waits for a process to hold a data dir)"),
+    full: booleanFlag("do not cut texts in the lines"),
+    json: booleanFlag("one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }"),
   },
   details: `Lines read: position, time (UTC), agent and profile, context, type, gist.
 --follow keeps printing until Ctrl-C, like tail -f. On PostgreSQL it reads what every process appends. A PGlite
 data dir belongs to one process at a time: while actorzero run, send or serve holds it, this command reads and
 follows through that process; when none does (or the one it followed exits), it waits, holding nothing, and
 follows the next one from where it left off.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof eventsSpec>;
 
 export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "events");

@@ -1,38 +1,31 @@
 // `actorzero export-fixture <id> [--tree] [--out file]`: a context (or its tree) from the log as a replayable fixture.
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
 import { demoModel } from "../demoModel.ts";
 import { locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("export-fixture", [{ name: "<id>", id: true }]),
-  tree: z.boolean().optional(),
-  out: z.string().min(1, "--out needs a file name").optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const exportFixtureSpec: CommandSpec<Values> = {
+export const exportFixtureSpec = defineCommand({
   name: "export-fixture",
   summary: "A context (--tree: and every subordinate below it) as a JSON fixture that replays its model calls in a test.",
   usage: ["export-fixture <id> [--tree] [--out <file>]"],
-  options: {
-    ...STORE_OPTIONS,
-    tree: { type: "boolean", description: "include every subordinate below the context (needed to replay delegations)" },
-    out: { type: "string", value: "<file>", description: "write the fixture to this file (default: print it)" },
+  args: [{ name: "<id>", id: true }],
+  flags: {
+    ...STORE_FLAGS,
+    tree: booleanFlag("include every subordinate below the context (needed to replay delegations)"),
+    out: textFlag("<file>", "write the fixture to this file (default: print it)", "--out needs a file name"),
   },
   details: `Each model request is rebuilt from the log as it was sent (system prompt, transcript, tool specs, model)
 and keyed by the sha256 of its canonical form; with it come the reply, the usage, every tool call's arguments
 and result, and the profiles and prompts in use. Secrets are redacted. Run it in the folder (and with the
 actorzero.config.json) the run had: the system prompt and tool specs come from that configuration.
 Replay it with fixtureModel (actorzero/testing) or actorzero check-fixtures. Format: docs/fixtures.md.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof exportFixtureSpec>;
 
 export const exportFixtureCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "export-fixture");

@@ -12,15 +12,19 @@ import { isActive, isParked, isStopping } from "../../actors/contextQueries.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { positionals } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { holderContexts, holderRefused, openLogOrHolder, type Holder } from "../holder.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { locate, type LogLocation } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { BUDGET_SYNTAX, budgetArg, budgetLine, parseBudget } from "../budgetText.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("extend-budget", [{ name: "<id>", id: true }, { name: "<more>" }]).transform((p, ctx) => {
+export const extendBudgetSpec = defineCommand({
+  name: "extend-budget",
+  summary: "Add to the budget of a context's tree: runs parked on it (out of budget) go on.",
+  usage: ["extend-budget <id> <more> [--json]     e.g. extend-budget 1a2b3c4d totalTokens=20000,costUsd=0.5"],
+  args: positionals("extend-budget", [{ name: "<id>", id: true }, { name: "<more>" }]).transform((p, ctx) => {
     const more = parseBudget("<more>", p["<more>"]!);
     if (typeof more === "string") {
       ctx.addIssue({ code: "custom", message: more });
@@ -28,15 +32,7 @@ const Values = StoreFlags.extend({
     }
     return { id: p["<id>"]!, more };
   }),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const extendBudgetSpec: CommandSpec<Values> = {
-  name: "extend-budget",
-  summary: "Add to the budget of a context's tree: runs parked on it (out of budget) go on.",
-  usage: ["extend-budget <id> <more> [--json]     e.g. extend-budget 1a2b3c4d totalTokens=20000,costUsd=0.5"],
-  options: { ...STORE_OPTIONS, ...JSON_OPTION },
+  flags: { ...STORE_FLAGS, ...JSON_FLAG },
   details: `<id> is any context of the tree (or a unique prefix of one); the budget is its root's. <more> is ${BUDGET_SYNTAX}:
 each value is added to that limit (a key the tree has no limit for gets one). Keys: inputTokens, outputTokens,
 totalTokens, costUsd, modelCalls, toolCalls, wallClockMs.
@@ -45,8 +41,8 @@ On a data dir that actorzero run, send or serve holds, the extension goes to tha
 Otherwise the tree goes on here (runs a killed process left are resumed, as run and send do), until each of its
 runs has ended, parked again, or waits on a parked subordinate.
 --json: the tree's budget afterwards, { rootContextId, limits, spent, reserved, parked }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof extendBudgetSpec>;
 
 export const extendBudgetCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "extend-budget");

@@ -1,30 +1,29 @@
 // `actorzero fork <id> --at <position>`: a new root whose history is the context's own up to that log position.
-import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { intFlag, JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { intFlag } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { chooseModel } from "../modelChoice.ts";
 import type { ContextView } from "../../projections/contexts.ts";
 import { holderContexts, holderRefused, openLogOrHolder } from "../holder.ts";
 import { locate, locationFlags } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("fork", [{ name: "<id>", id: true }]),
-  at: intFlag("--at", 1, "the log position of one of the context's events"),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const forkSpec: CommandSpec<Values> = {
+export const forkSpec = defineCommand({
   name: "fork",
   summary: "A new root whose history is a context's own up to one of its events (--at <position>), to run again from there.",
   usage: ["fork <id> --at <position> [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    at: { type: "string", value: "<position>", description: "the log position (#n in audit, the first column of events) of an event of that context" },
-    ...JSON_OPTION,
+  args: [{ name: "<id>", id: true }],
+  flags: {
+    ...STORE_FLAGS,
+    at: {
+      type: "string",
+      value: "<position>",
+      description: "the log position (#n in audit, the first column of events) of an event of that context",
+      schema: intFlag("--at", 1, "the log position of one of the context's events"),
+    },
+    ...JSON_FLAG,
   },
   details: `The source is untouched. The fork is a root of its own (forking a subordinate forks only it), its
 history is a copy of the source's events up to and including the one at --at, and it records where it came
@@ -32,8 +31,8 @@ from (audit shows the link). A run that the cut leaves open is recorded as inter
 On a data dir that actorzero run, send or serve holds, that process records the fork (its control socket).
 Continue it with actorzero send <fork id> "<message>", e.g. with another --model.
 --json: { contextId, forkedFrom: { contextId, position } }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof forkSpec>;
 
 export const forkCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "fork");

@@ -2,32 +2,26 @@
 // Requirements: nothing but MCP messages on stdout (notes go to stderr); the log is opened as `serve` opens it, and on
 // a PGlite data dir the control socket answers too, so `actorzero stop|approve|tree|audit` reach the runs it drives;
 // when the client closes stdin (or on SIGTERM/SIGINT) runs in flight are recorded as interrupted and the log is closed.
-import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, RUN_STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
-import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+import { SERVER_MODEL_FLAGS } from "../modelFlags.ts";
 
-const Values = RunStoreFlags.extend(ModelFlagsSchema.shape);
-type Values = z.infer<typeof Values>;
-
-const { events: _events, ...modelOptions } = MODEL_OPTIONS;
-
-export const mcpSpec: CommandSpec<Values> = {
+export const mcpSpec = defineCommand({
   name: "mcp",
   summary: "Serve the runtime as an MCP server on stdio: each enabled profile is a tool, delegate_to_<profile>.",
   usage: ["mcp [--data-dir <dir> | --store <store>] [model options]"],
-  options: { ...modelOptions, ...RUN_STORE_OPTIONS },
+  flags: { ...SERVER_MODEL_FLAGS, ...RUN_STORE_FLAGS },
   details: `For an MCP client's config, e.g. { "command": "npx", "args": ["actorzero", "mcp", "--data-dir", "/path/.actorzero"] }.
 A tool call runs a root of that profile and answers with its response and contextId (pass it back as context_id
 to continue). The runs are in the log like any other: watch them with tree, decide approvals with approve, end
 one with stop. stdout carries MCP only; notes go to stderr.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof mcpSpec>;
 
 export const mcpCommand = async (v: Values, io: Io): Promise<number> => {
   const { serveControlSocket } = await import("../../server/index.ts");

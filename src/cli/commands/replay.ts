@@ -1,34 +1,27 @@
 // `actorzero replay [--verify]`: rebuild every projection from the log; with --verify, rebuild aside and compare.
-import { z } from "zod";
 import type { ProjectionsSnapshot, SnapshotRow } from "../../projections/engine.ts";
 import { withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { duration } from "../format.ts";
 import { locate } from "../openLog.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("replay", []),
-  verify: z.boolean().optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const replaySpec: CommandSpec<Values> = {
+export const replaySpec = defineCommand({
   name: "replay",
   summary: "Rebuild every projection from zero by replaying the log; --verify compares a scratch rebuild with the stored ones.",
   usage: ["replay [--verify] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    verify: { type: "boolean", description: "rebuild into scratch tables and report every difference from the stored projections (exit 1 if any)" },
-    ...JSON_OPTION,
+  args: [],
+  flags: {
+    ...STORE_FLAGS,
+    verify: booleanFlag("rebuild into scratch tables and report every difference from the stored projections (exit 1 if any)"),
+    ...JSON_FLAG,
   },
   details: `replay replaces the stored projections with a rebuild from the log and says which rows it changed.
 replay --verify changes nothing: it rebuilds into scratch tables up to the same log position, compares
 row by row, and exits 1 naming each projection, key and field that differs.
 --json: { verified, ok, position, ms, differences: [{ projection, key, fields, stored, rebuilt }] }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof replaySpec>;
 
 export type Difference = { projection: string; key: string; fields: string[]; stored: SnapshotRow | null; rebuilt: SnapshotRow | null };
 

@@ -2,38 +2,32 @@
 // or prompts, as a new root in the log; a side-by-side report of both runs and where they first differ.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, JSON_FLAG, STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
 import { demoModel } from "../demoModel.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { locate, locationFlags, openLog } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { replayReport, WIDTH, wrap } from "../replayReport.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("replay-run", [{ name: "<id>", id: true }]),
-  model: z.string().min(1, "--model needs a preset name").optional(),
-  prompts: z.string().min(1, "--prompts needs a folder").optional(),
-  fixture: z.string().min(1, "--fixture needs a file").optional(),
-  offline: z.boolean().optional(),
-  json: z.boolean().optional(),
-}).refine((v) => v.model !== undefined || v.prompts !== undefined, { message: "replay-run needs --model <preset> or --prompts <dir> (what to run the messages against)" });
-type Values = z.infer<typeof Values>;
-
-export const replayRunSpec: CommandSpec<Values> = {
+export const replayRunSpec = defineCommand({
   name: "replay-run",
   summary: "Runs a root's user messages again with another model (--model) or prompts (--prompts) and shows both runs side by side.",
   usage: ["replay-run <id> --model <preset> [--prompts <dir>] [--fixture <file>] [--offline] [--json]", "replay-run <id> --prompts <dir> [...]"],
-  options: {
-    ...STORE_OPTIONS,
-    model: { type: "string", value: "<preset>", description: "the preset (actorzero.config.json, or Default) the new run's root uses" },
-    prompts: { type: "string", value: "<dir>", description: "a prompts folder (system/, tools/, profiles/) for the new run" },
-    fixture: { type: "string", value: "<file>", description: "answer the new run's model calls from this fixture (offline)" },
-    offline: { type: "boolean", description: "use the offline demo model even when OPENAI_API_KEY is set" },
-    ...JSON_OPTION,
+  args: [{ name: "<id>", id: true }],
+  flags: {
+    ...STORE_FLAGS,
+    model: textFlag("<preset>", "the preset (actorzero.config.json, or Default) the new run's root uses", "--model needs a preset name"),
+    prompts: textFlag("<dir>", "a prompts folder (system/, tools/, profiles/) for the new run", "--prompts needs a folder"),
+    fixture: textFlag("<file>", "answer the new run's model calls from this fixture (offline)", "--fixture needs a file"),
+    offline: booleanFlag("use the offline demo model even when OPENAI_API_KEY is set"),
+    ...JSON_FLAG,
+  },
+  rule: {
+    holds: (v) => v.model !== undefined || v.prompts !== undefined,
+    message: "replay-run needs --model <preset> or --prompts <dir> (what to run the messages against)",
   },
   details: `The messages the root was sent are sent, in order, to a new root with its name, profile and project, in
 the same log (audit it like any run); the recorded run is untouched. The new run's model: the fixture given
@@ -41,8 +35,8 @@ with --fixture, else the offline demo model (--offline or no OPENAI_API_KEY), el
 preset. The report shows, per context (matched by its path of names), the tool-call sequence, the
 delegations, the answers and the tokens of both runs, a * on rows that differ, and the first difference.
 --json: { recorded, replay, contexts: [{ path, recorded, replay }], firstDifference, same }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof replayRunSpec>;
 
 export const replayRunCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "replay-run");

@@ -1,10 +1,10 @@
 // `actorzero run "<task>"`: a new root context (A0) runs the task; its tree is shown live, then audited.
-import { z } from "zod";
 import { screenWidth, wrapText } from "../screen.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { usageError } from "../errors.ts";
-import { intFlag, JSON_OPTION, positionals, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, RUN_STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
+import { MODEL_FLAGS } from "../modelFlags.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { reportSession } from "../runReport.ts";
@@ -16,48 +16,23 @@ import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
 
 export const DEMO_TASK = "Plan the launch of a small open-source note-taking app";
 
-export const MODEL_OPTIONS = {
-  offline: { type: "boolean", description: "use the bundled offline demo model even when OPENAI_API_KEY is set" },
-  model: { type: "string", value: "<name>", description: "the model of the Default preset (with OPENAI_API_KEY)" },
-  "base-url": { type: "string", value: "<url>", description: "an OpenAI-compatible endpoint (with OPENAI_API_KEY)" },
-  latency: { type: "string", value: "<ms>", description: "offline demo: mean simulated latency per model call (default 200)" },
-  events: { type: "boolean", description: "print every event as it is appended, one line each (the default without a terminal)" },
-  recovery: { type: "string", value: "<mode>", description: "runs a killed process left unfinished: resume them (default) or interrupt them" },
-} as const;
-
-export const ModelFlagsSchema = z.object({
-  offline: z.boolean().optional(),
-  model: z.string().min(1, "--model needs a model name").optional(),
-  "base-url": z.url({ message: "--base-url needs a URL such as http://localhost:11434/v1" }).optional(),
-  latency: intFlag("--latency").optional(),
-  events: z.boolean().optional(),
-  json: z.boolean().optional(),
-  recovery: z.enum(["resume", "interrupt"], { message: "--recovery must be resume or interrupt" }).optional(),
-});
-
-const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
-  positionals: positionals("run", [{ name: "<task>", optional: true }]),
-  profile: z.string().min(1, "--profile needs a profile name").optional(),
-  name: z.string().min(1, "--name needs a name").optional(),
-  budget: budgetFlag("--budget").optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const runSpec: CommandSpec<Values> = {
+export const runSpec = defineCommand({
   name: "run",
   summary: "Run a task on a new root context (A0) and watch its delegation tree live.",
   usage: ['run "<task>" [--profile <p>] [--budget <limits>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
-  options: {
-    ...RUN_STORE_OPTIONS,
-    profile: { type: "string", value: "<profile>", description: "the root's profile: default, developer, researcher, or one of yours" },
-    name: { type: "string", value: "<name>", description: "the root context's name (default: A0)" },
+  args: [{ name: "<task>", optional: true }],
+  flags: {
+    ...RUN_STORE_FLAGS,
+    profile: textFlag("<profile>", "the root's profile: default, developer, researcher, or one of yours", "--profile needs a profile name"),
+    name: textFlag("<name>", "the root context's name (default: A0)", "--name needs a name"),
     budget: {
       type: "string",
       value: "<limits>",
       description: `what the whole tree may spend: ${BUDGET_SYNTAX}; keys inputTokens, outputTokens, totalTokens, costUsd, modelCalls, toolCalls, wallClockMs (default: the project's or profile's budget)`,
+      schema: budgetFlag("--budget").optional(),
     },
-    ...MODEL_OPTIONS,
-    ...JSON_OPTION,
+    ...MODEL_FLAGS,
+    ...JSON_FLAG,
   },
   details: `Without OPENAI_API_KEY (or with --offline) the offline demo model runs: a deterministic script over
 the real tools. A0 calls \`parallel\` with two \`call_subordinate\` jobs (a researcher A1, which delegates a
@@ -71,8 +46,8 @@ waits, and another terminal lets it go on with actorzero extend-budget <root> <l
 With --events --json, every event is printed as a JSON line instead (the shape of \`events --json\`).
 
 Exit status: 0 completed, 1 failed, 130 stopped by Ctrl-C.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof runSpec>;
 
 export const runCommand = async (v: Values, io: Io, command: string): Promise<number> => {
   const where = locate(v, "run");

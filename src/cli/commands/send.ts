@@ -1,10 +1,9 @@
 // `actorzero send <id> "<message>"`: a message to a context (a new run, or an intervention if it runs), shown live.
-import { z } from "zod";
 import { screenWidth, wrapText } from "../screen.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { usageError } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { oneLine } from "../format.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { openLogOrHolder } from "../holder.ts";
@@ -15,33 +14,29 @@ import { runSession, type ShowMode } from "../runSession.ts";
 import { listenForControl } from "../controlListener.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
-import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+import { MODEL_FLAGS } from "../modelFlags.ts";
 
-const Values = StoreFlags.extend(ModelFlagsSchema.shape).extend({
-  positionals: positionals("send", [{ name: "<id>", id: true }, { name: "<message>" }]),
-  budget: budgetFlag("--budget").optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const sendSpec: CommandSpec<Values> = {
+export const sendSpec = defineCommand({
   name: "send",
   summary: "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
   usage: ['send <id> "<message>" [--budget <limits>] [--model <m>] [--offline] [--events] [--json]'],
-  options: {
-    ...STORE_OPTIONS,
+  args: [{ name: "<id>", id: true }, { name: "<message>" }],
+  flags: {
+    ...STORE_FLAGS,
     budget: {
       type: "string",
       value: "<limits>",
       description: `what the tree may spend on this message, added to what it has spent and holds: ${BUDGET_SYNTAX}; keys as for run --budget`,
+      schema: budgetFlag("--budget").optional(),
     },
-    ...MODEL_OPTIONS,
-    ...JSON_OPTION,
+    ...MODEL_FLAGS,
+    ...JSON_FLAG,
   },
   details: `Shown like run: live on a terminal, a line per event otherwise; Ctrl-C stops the context's tree. Exit status as for run.
 On a data dir that actorzero run, send or serve holds, the message goes to that process (its control socket) and
 runs there, with that process's model; this command shows the run and reports it the same way.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof sendSpec>;
 
 export const sendCommand = async (v: Values, io: Io, command: string): Promise<number> => {
   const where = locate(v, "send");

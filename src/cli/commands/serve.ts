@@ -8,53 +8,48 @@ import type { NamedToken } from "../../server/tokens.ts";
 import { loadConfig } from "../config.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { portFlag, RUN_STORE_OPTIONS, RunStoreFlags, type CommandSpec } from "../flags.ts";
+import { portFlag } from "../flags.ts";
+import { defineCommand, RUN_STORE_FLAGS, textFlag, type Flag, type ValuesOf } from "../defineCommand.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { describeLocation, locate, openLog } from "../openLog.ts";
 import { checkRuntimeFor, runtimeFor } from "../runtimeFor.ts";
-import { MODEL_OPTIONS, ModelFlagsSchema } from "./run.ts";
+import { SERVER_MODEL_FLAGS } from "../modelFlags.ts";
 
 /** A flag given once or more, each a comma-separated list. */
-const nameList = (flag: string) =>
-  z
-    .array(z.string())
-    .transform((list) => list.flatMap((x) => x.split(",")).map((x) => x.trim()))
-    .refine((list) => list.every((x) => x !== ""), { message: `${flag} needs a value` })
-    .optional();
+const nameList = (value: string, flag: string, description: string) =>
+  ({
+    type: "string",
+    multiple: true,
+    value,
+    description,
+    schema: z
+      .array(z.string())
+      .transform((list) => list.flatMap((x) => x.split(",")).map((x) => x.trim()))
+      .refine((list) => list.every((x) => x !== ""), { message: `${flag} needs a value` })
+      .optional(),
+  }) satisfies Flag;
 
-const Values = RunStoreFlags.extend(ModelFlagsSchema.shape).extend({
-  port: portFlag("--port").optional(),
-  host: z.string().min(1, "--host needs an address").optional(),
-  token: z.string().min(1, "--token needs a value").optional(),
-  "tokens-file": z.string().min(1, "--tokens-file needs a file").optional(),
-  "allowed-host": nameList("--allowed-host"),
-  "allow-origin": nameList("--allow-origin"),
-});
-type Values = z.infer<typeof Values>;
-
-const { events: _events, ...modelOptions } = MODEL_OPTIONS;
-
-export const serveSpec: CommandSpec<Values> = {
+export const serveSpec = defineCommand({
   name: "serve",
   summary: "Serve the runtime over HTTP: a JSON API under /v1, the log as Server-Sent Events, an OpenAPI document.",
   usage: ["serve [--port <n>] [--host <addr>] [--token <secret>] [--tokens-file <file>] [--allowed-host <name>]… [--allow-origin <origin>]…"],
-  options: {
-    port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)" },
-    host: { type: "string", value: "<addr>", description: "address to bind (default 127.0.0.1; any other needs a token)" },
-    token: { type: "string", value: "<secret>", description: "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)" },
-    "tokens-file": { type: "string", value: "<file>", description: 'named tokens with roles, JSON: { "tokens": [{ "name", "token", "role" }] } (see docs/serving.md)' },
-    "allowed-host": { type: "string", multiple: true, value: "<name>", description: "another Host name to answer to (e.g. this machine's DNS name); other names get 421" },
-    "allow-origin": { type: "string", multiple: true, value: "<origin>", description: "another web origin whose pages may call the API (CORS); other origins get 403" },
-    ...modelOptions,
-    ...RUN_STORE_OPTIONS,
+  flags: {
+    port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)", schema: portFlag("--port").optional() },
+    host: textFlag("<addr>", "address to bind (default 127.0.0.1; any other needs a token)", "--host needs an address"),
+    token: textFlag("<secret>", "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)", "--token needs a value"),
+    "tokens-file": textFlag("<file>", 'named tokens with roles, JSON: { "tokens": [{ "name", "token", "role" }] } (see docs/serving.md)', "--tokens-file needs a file"),
+    "allowed-host": nameList("<name>", "--allowed-host", "another Host name to answer to (e.g. this machine's DNS name); other names get 421"),
+    "allow-origin": nameList("<origin>", "--allow-origin", "another web origin whose pages may call the API (CORS); other origins get 403"),
+    ...SERVER_MODEL_FLAGS,
+    ...RUN_STORE_FLAGS,
   },
   details: `Prints one line, "actorzero serving <url> (…)", once it listens. SIGTERM or Ctrl-C drains: new requests get 503,
 event streams end, runs still in flight are recorded as interrupted, the log is closed. See docs/cli.md for the routes.
 On a PGlite data dir it also answers on the Unix socket <data-dir>/control.sock (same API, this user only).
 Only its own clients may call it: a Host it is not reached by gets 421, a web page of another origin 403, a
 write whose Content-Type is not application/json 415 (see README, "Serving safely").`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof serveSpec>;
 
 const authText = (token: string | undefined, tokens: NamedToken[] | undefined): string => {
   const n = (token ? 1 : 0) + (tokens?.length ?? 0);

@@ -1,7 +1,6 @@
 // `actorzero stop <id>`: stops a context's run and, with it, every running subordinate below it.
 // Requirements: a PGlite data dir another process holds is asked through that process (its control socket), so the
 // run stops there and is recorded as stopped by the user; the same words and --json either way.
-import { z } from "zod";
 import type { EventStore } from "../../events/store.ts";
 import type { ContextView } from "../../projections/contexts.ts";
 import type { RunOutcome } from "../../projections/runOutcome.ts";
@@ -9,29 +8,24 @@ import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
 import { holderContexts, holderRefused, openLogOrHolder, type Holder } from "../holder.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { locate, type LogLocation } from "../openLog.ts";
 import { runtimeFor } from "../runtimeFor.ts";
 import { shownStatus } from "../status.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("stop", [{ name: "<id>", id: true }]),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const stopSpec: CommandSpec<Values> = {
+export const stopSpec = defineCommand({
   name: "stop",
   summary: "Stop a context's run and its running subordinates, down the tree (recorded as stopped).",
   usage: ["stop <id> [--json]"],
-  options: { ...STORE_OPTIONS, ...JSON_OPTION },
+  args: [{ name: "<id>", id: true }],
+  flags: { ...STORE_FLAGS, ...JSON_FLAG },
   details: `On a data dir that actorzero run, send or serve holds, the stop goes to that process (its control socket):
 the run stops there, recorded as stopped by the user, and this command reports it once it is recorded.
 Opened here, a run with no end recorded was cut short (its process is gone); it is recorded as interrupted.
 --json: { contextId, wasRunning, stopped, status }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof stopSpec>;
 
 type Stopped = { before: ContextView; outcome: RunOutcome | null; after: ContextView };
 

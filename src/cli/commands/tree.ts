@@ -1,9 +1,8 @@
 // `actorzero tree [id]`: the delegation trees of the log (or the one under a context), as a tree table.
-import { z } from "zod";
 import type { ProjectionQueries } from "../../projections/engine.ts";
 import { resolveContext, withLog, type Io } from "../context.ts";
 import { EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { count, duration } from "../format.ts";
 import { locate } from "../openLog.ts";
 import type { LogReads } from "../../events/store.ts";
@@ -15,20 +14,15 @@ import type { ContextRow } from "./contexts.ts";
 import { readBudget, type TreeBudget, treeBudgetOf } from "../../projections/budget.ts";
 import { budgetLine } from "../budgetText.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("tree", [{ name: "[id]", id: true, optional: true }]),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const treeSpec: CommandSpec<Values> = {
+export const treeSpec = defineCommand({
   name: "tree",
   summary: "Show the delegation trees (A0 → A1 → A2 …) with each context's status, time and tokens.",
   usage: ["tree [id] [--json]"],
-  options: { ...STORE_OPTIONS, ...JSON_OPTION },
+  args: [{ name: "[id]", id: true, optional: true }],
+  flags: { ...STORE_FLAGS, ...JSON_FLAG },
   details: "Each tree opens with its root's task (the first message it received, shortened). With an id (or a unique prefix of one): the tree under that context. Each tree shows its budget (what the whole tree may spend) and what it spent against each limit. --json prints nested { ...context row, elapsedMs, children: [...] }, with budget: { rootContextId, limits, spent, reserved } (or null) on each top row. A run whose process is gone shows as interrupted (nothing is written), its time ending at its last event.",
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof treeSpec>;
 
 /**
  * `elapsedMs`: the last run's time, ended at its last event when it was cut short (null while it runs).

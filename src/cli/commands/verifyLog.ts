@@ -4,32 +4,30 @@ import { StoreError } from "../../events/errors.ts";
 import { formatAnchor, parseAnchor } from "../../events/verifyLog.ts";
 import type { Io } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
-import { JSON_OPTION, positionals, STORE_OPTIONS, StoreFlags, type CommandSpec } from "../flags.ts";
+import { defineCommand, booleanFlag, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
 import { duration } from "../format.ts";
 import { verifyWholeLog, type WholeLogVerification } from "../../projections/wholeLogVerification.ts";
 import { holderRefused, openLogOrHolder, type Opened } from "../holder.ts";
 import { describeLocation, locate, type LogLocation } from "../openLog.ts";
 
-const Values = StoreFlags.extend({
-  positionals: positionals("verify-log", []),
-  "print-head": z.boolean().optional(),
-  since: z
-    .string()
-    .refine((s) => parseAnchor(s) !== undefined, { message: "--since takes <position>:<hash> as verify-log --print-head prints it, e.g. 152:9f86d0…" })
-    .optional(),
-  json: z.boolean().optional(),
-});
-type Values = z.infer<typeof Values>;
-
-export const verifyLogSpec: CommandSpec<Values> = {
+export const verifyLogSpec = defineCommand({
   name: "verify-log",
   summary: "Check that the log is intact: its hash chain, stream versions, every event, and the projections; --print-head for an anchor.",
   usage: ["verify-log [--print-head] [--since <position>:<hash>] [--json]"],
-  options: {
-    ...STORE_OPTIONS,
-    "print-head": { type: "boolean", description: "after a passing check, print only the head as <position>:<hash>, to keep outside the log" },
-    since: { type: "string", value: "<position>:<hash>", description: "also prove the log only grew since an anchor printed earlier" },
-    ...JSON_OPTION,
+  args: [],
+  flags: {
+    ...STORE_FLAGS,
+    "print-head": booleanFlag("after a passing check, print only the head as <position>:<hash>, to keep outside the log"),
+    since: {
+      type: "string",
+      value: "<position>:<hash>",
+      description: "also prove the log only grew since an anchor printed earlier",
+      schema: z
+        .string()
+        .refine((s) => parseAnchor(s) !== undefined, { message: "--since takes <position>:<hash> as verify-log --print-head prints it, e.g. 152:9f86d0…" })
+        .optional(),
+    },
+    ...JSON_FLAG,
   },
   details: `verify-log reads the whole log and writes nothing to it (on a data dir that actorzero run, send or serve
 holds, that process checks it and answers through its control socket). It checks that every event's hash follows
@@ -40,8 +38,8 @@ Exit 0: intact; 1: something failed; 2: not an actorzero log (nothing was writte
 A chain proves nothing against someone who rewrites it from the edit on: keep the head it prints
 (--print-head) outside the log, and later run --since <that head> to prove the log only grew.
 --json: { ok, events, head: { position, hash }, lastPosition, unsealed, chainAfter, unchained, since, problems: [{ position, problem }], projections }.`,
-  schema: Values as z.ZodType<Values>,
-};
+});
+type Values = ValuesOf<typeof verifyLogSpec>;
 
 export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "verify-log");
