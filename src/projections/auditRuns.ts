@@ -9,8 +9,18 @@ import type { RecordedEvent } from "../events/schema.ts";
 import type { Entry, JobAudit, RunAudit, SubordinateLink } from "./auditReport.ts";
 import { isFolded } from "./projection.ts";
 import { runEndOf } from "./runStatus.ts";
+import { addUsage } from "./usage.ts";
 
 const ms = (from: string, to: string | null): number | null => (to === null ? null : Math.max(0, Date.parse(to) - Date.parse(from)));
+
+/** A call's entry once its answer is recorded at `at`: its outcome, and how long it took from the call. */
+const answered = <E extends { at: string; outcome: string; durationMs: number | null }>(entry: E | undefined, outcome: E["outcome"], at: string): E | undefined => {
+  if (entry) {
+    entry.outcome = outcome;
+    entry.durationMs = ms(entry.at, at);
+  }
+  return entry;
+};
 
 /** The runs of one context's stream. */
 export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: ReadonlyMap<string, number> = new Map()): RunAudit[] => {
@@ -92,23 +102,18 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         break;
       }
       case "ModelReplied": {
-        const entry = modelCalls.get(`${e.data.runId}/${e.data.step}`);
-        if (!entry || !run) break;
-        entry.outcome = "replied";
-        entry.durationMs = ms(entry.at, e.recordedAt);
+        if (!run) break;
+        const entry = answered(modelCalls.get(`${e.data.runId}/${e.data.step}`), "replied", e.recordedAt);
+        if (!entry) break;
         entry.text = e.data.text;
         entry.toolCalls = e.data.toolCalls;
         entry.usage = e.data.usage;
-        run.usage.modelCalls++;
-        run.usage.inputTokens += e.data.usage?.inputTokens ?? 0;
-        run.usage.outputTokens += e.data.usage?.outputTokens ?? 0;
+        run.usage = addUsage(run.usage, 1, e.data.usage);
         break;
       }
       case "ModelCallFailed": {
-        const entry = modelCalls.get(`${e.data.runId}/${e.data.step}`);
+        const entry = answered(modelCalls.get(`${e.data.runId}/${e.data.step}`), "failed", e.recordedAt);
         if (!entry) break;
-        entry.outcome = "failed";
-        entry.durationMs = ms(entry.at, e.recordedAt);
         entry.error = { reason: e.data.reason, message: e.data.message, retryable: e.data.retryable };
         // A retry is a new ModelCalled of the same step.
         modelCalls.delete(`${e.data.runId}/${e.data.step}`);
@@ -132,9 +137,7 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
           usage: d.usage,
           durationMs: d.durationMs,
         });
-        run.usage.modelCalls += d.calls;
-        run.usage.inputTokens += d.usage?.inputTokens ?? 0;
-        run.usage.outputTokens += d.usage?.outputTokens ?? 0;
+        run.usage = addUsage(run.usage, d.calls, d.usage);
         break;
       }
       case "ModelWarned":
@@ -164,18 +167,13 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         break;
       }
       case "ToolReturned": {
-        const entry = toolCalls.get(e.data.toolCallId);
-        if (!entry) break;
-        entry.outcome = "returned";
-        entry.durationMs = ms(entry.at, e.recordedAt);
-        entry.result = e.data.result;
+        const entry = answered(toolCalls.get(e.data.toolCallId), "returned", e.recordedAt);
+        if (entry) entry.result = e.data.result;
         break;
       }
       case "ToolFailed": {
-        const entry = toolCalls.get(e.data.toolCallId);
+        const entry = answered(toolCalls.get(e.data.toolCallId), "failed", e.recordedAt);
         if (!entry) break;
-        entry.outcome = "failed";
-        entry.durationMs = ms(entry.at, e.recordedAt);
         entry.error = e.data.error;
         entry.repairable = e.data.repairable;
         break;

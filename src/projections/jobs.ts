@@ -1,6 +1,6 @@
 // The `jobs` projection: the items of `parallel` tool calls (DESIGN §6), by job id and by the context that started them.
-import type { JobStatus, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
+import type { JobStatus } from "../events/schema.ts";
+import { defineProjection, onceByPositionFresh, readsEvents } from "./projection.ts";
 
 export type JobView = {
   jobId: string;
@@ -39,10 +39,9 @@ export const initJob = (jobId: string): JobView => ({
   position: 0,
 });
 
-const apply = (state: JobView, event: FoldedEvent): JobView => {
-  const j = state.firstPosition === 0 ? { ...state, firstPosition: event.globalPosition, contextId: event.streamId } : state;
-  switch (event.type) {
-    case "ParallelJobStarted": {
+const apply = readsEvents<JobView>(
+  {
+    ParallelJobStarted: (j, event) => {
       const d = event.data;
       return {
         ...j,
@@ -54,8 +53,8 @@ const apply = (state: JobView, event: FoldedEvent): JobView => {
         status: j.finishedAt === null ? "running" : j.status,
         startedAt: event.recordedAt,
       };
-    }
-    case "ParallelJobFinished": {
+    },
+    ParallelJobFinished: (j, event) => {
       const d = event.data;
       return {
         ...j,
@@ -66,51 +65,12 @@ const apply = (state: JobView, event: FoldedEvent): JobView => {
         childContextId: d.contextId ?? j.childContextId,
         finishedAt: event.recordedAt,
       };
-    }
-    case "SubordinateCalled":
-      return { ...j, childContextId: event.data.childContextId };
-    case "ContextCreated":
-    case "ContextRenamed":
-    case "ModelOverrideSet":
-    case "MessageReceived":
-    case "InterventionReceived":
-    case "RunStarted":
-    case "ModelCalled":
-    case "ModelReplied":
-    case "ModelCallFailed":
-    case "ModelWarned":
-    case "ToolCalled":
-    case "ToolReturned":
-    case "ToolFailed":
-    case "SubordinateReturned":
-    case "RunCompleted":
-    case "RunStopped":
-    case "RunFailed":
-    case "RunInterrupted":
-    case "ContextPaused":
-    case "ContextResumed":
-    case "ApprovalRequested":
-    case "ApprovalGranted":
-    case "ApprovalDenied":
-    case "HistoryCompacted":
-    case "BudgetSet":
-    case "BudgetExtended":
-    case "BudgetReserved":
-    case "BudgetSettled":
-    case "BudgetExhausted":
-    case "BudgetRestored":
-    case "ModelCallQueued":
-    case "ModelCallAdmitted":
-    // A remote run's task: what it was sent and the remote task id are the contexts view's.
-    case "RemoteTaskSent":
-    case "RemoteTaskAccepted":
-      return state;
-    default: {
-      const _exhaustive: never = event;
-      return state;
-    }
-  }
-};
+    },
+    SubordinateCalled: (j, event) => ({ ...j, childContextId: event.data.childContextId }),
+  },
+  // The job's first event names the context it belongs to (the stream its events are in).
+  (j, event) => (j.firstPosition === 0 ? { ...j, firstPosition: event.globalPosition, contextId: event.streamId } : j),
+);
 
 /** Key: the job id. Grouped by the parent context, ordered by the job's first event. */
 export const jobsProjection = defineProjection<JobView>({

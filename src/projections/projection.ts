@@ -1,5 +1,5 @@
 // A projection: a named, versioned, pure fold over the log, keyed so that only touched keys are loaded and saved.
-import type { RecordedEvent } from "../events/schema.ts";
+import type { EventType, RecordedEvent } from "../events/schema.ts";
 import { streamKindOf } from "../events/streams.ts";
 
 /**
@@ -87,4 +87,27 @@ export const distinctKeys = (...keys: readonly (string | null | undefined)[]): s
   const out: string[] = [];
   for (const k of keys) if (k !== null && k !== undefined && !out.includes(k)) out.push(k);
   return out;
+};
+
+/** What a fold does with each event type it reads, each handler typed by its event. */
+export type EventHandlers<S> = { [K in FoldedEvent["type"]]?: (state: S, event: Extract<FoldedEvent, { type: K }>) => S };
+
+/** A fold over the event types it has handlers for; `types` names them (for `keysOf`). */
+export type ReadingFold<S> = ((state: S, event: FoldedEvent) => S) & { readonly types: ReadonlySet<EventType> };
+
+/**
+ * A fold that reads only the event types it has handlers for: every other event leaves the state as it is, so a
+ * new event type needs no line here. `first`, when given, prepares the state for any event the fold reads (e.g.
+ * records where the key's first event is). For a fold where every event type needs a decision (a status, an
+ * audit), write an exhaustive switch instead.
+ * @example const apply = readsEvents<UsageView>({ ContextCreated: (u, e) => ({ ...u, rootContextId: e.data.rootContextId }) });
+ */
+export const readsEvents = <S>(handlers: EventHandlers<S>, first?: (state: S, event: FoldedEvent) => S): ReadingFold<S> => {
+  const byType = handlers as Partial<Record<EventType, (state: S, event: FoldedEvent) => S>>;
+  const fold = (state: S, event: FoldedEvent): S => {
+    const handler = byType[event.type];
+    if (!handler) return state;
+    return handler(first ? first(state, event) : state, event);
+  };
+  return Object.assign(fold, { types: new Set(Object.keys(handlers) as EventType[]) as ReadonlySet<EventType> });
 };

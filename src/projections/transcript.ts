@@ -3,7 +3,7 @@
 // keeps the summary and the elided results there, and topics.ts builds the model's view from them.
 import type { RecordedEvent } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
-import { defineProjection, foldEvents, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
+import { defineProjection, foldEvents, onceByPositionFresh, readsEvents } from "./projection.ts";
 import { historyOf } from "./topics.ts";
 
 /**
@@ -62,18 +62,17 @@ const closeDangling = (t: RunTranscript): RunTranscript => {
 
 const add = (t: RunTranscript, m: ChatMessage): RunTranscript => ({ ...t, messages: [...t.messages, m] });
 
-const apply = (state: RunTranscript, event: FoldedEvent): RunTranscript => {
-  const t = state.firstPosition === 0 ? { ...state, firstPosition: event.globalPosition } : state;
-  switch (event.type) {
-    case "MessageReceived":
-      return add(t, { role: "user", content: event.data.text });
-    case "InterventionReceived":
-      return { ...t, pending: [...t.pending, event.data.text] };
-    case "ModelCalled":
-      return flush(t);
-    case "ModelWarned":
-      return add(t, { role: "user", content: event.data.text });
-    case "ModelReplied": {
+// A run cut short (stopped, failed, interrupted) closes its dangling calls before the interventions: tool results must
+// directly follow their assistant message.
+const sealCutShort = (t: RunTranscript): RunTranscript => ({ ...flush(closeDangling(t)), sealed: true });
+
+const apply = readsEvents<RunTranscript>(
+  {
+    MessageReceived: (t, event) => add(t, { role: "user", content: event.data.text }),
+    InterventionReceived: (t, event) => ({ ...t, pending: [...t.pending, event.data.text] }),
+    ModelCalled: (t) => flush(t),
+    ModelWarned: (t, event) => add(t, { role: "user", content: event.data.text }),
+    ModelReplied: (t, event) => {
       const { text, toolCalls } = event.data;
       if (text === null && toolCalls.length === 0) return t;
       const calls: ChatToolCall[] = toolCalls.map((c) => ({
@@ -82,19 +81,14 @@ const apply = (state: RunTranscript, event: FoldedEvent): RunTranscript => {
         function: { name: c.name, arguments: argumentsAsString(c.arguments) },
       }));
       return add(t, calls.length === 0 ? { role: "assistant", content: text } : { role: "assistant", content: text, tool_calls: calls });
-    }
-    case "ToolReturned":
-      return add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result });
-    case "ToolFailed":
-      return add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error });
-    case "RunCompleted":
-      return { ...flush(t), sealed: true };
-    // Tool results must directly follow their assistant message, so close the calls before the interventions.
-    case "RunStopped":
-    case "RunFailed":
-    case "RunInterrupted":
-      return { ...flush(closeDangling(t)), sealed: true };
-    case "HistoryCompacted": {
+    },
+    ToolReturned: (t, event) => add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result }),
+    ToolFailed: (t, event) => add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error }),
+    RunCompleted: (t) => ({ ...flush(t), sealed: true }),
+    RunStopped: sealCutShort,
+    RunFailed: sealCutShort,
+    RunInterrupted: sealCutShort,
+    HistoryCompacted: (t, event) => {
       const { topics, summary, elided } = event.data;
       const known = new Set((t.elided ?? []).map((e) => e.toolCallId));
       return {
@@ -102,62 +96,18 @@ const apply = (state: RunTranscript, event: FoldedEvent): RunTranscript => {
         compaction: topics.length > 0 ? { position: event.globalPosition, topics, summary } : (t.compaction ?? null),
         elided: [...(t.elided ?? []), ...elided.filter((e) => !known.has(e.toolCallId))],
       };
-    }
-    case "ContextCreated":
-    case "ContextRenamed":
-    case "ModelOverrideSet":
-    case "RunStarted":
-    case "ModelCallFailed":
-    case "ToolCalled":
-    case "SubordinateCalled":
-    case "SubordinateReturned":
-    case "ContextPaused":
-    case "ContextResumed":
-    case "ParallelJobStarted":
-    case "ParallelJobFinished":
-    case "ApprovalRequested":
-    case "ApprovalGranted":
-    case "ApprovalDenied":
-    case "BudgetSet":
-    case "BudgetExtended":
-    case "BudgetReserved":
-    case "BudgetSettled":
-    case "BudgetExhausted":
-    case "BudgetRestored":
-    case "ModelCallQueued":
-    case "ModelCallAdmitted":
-    // A remote run's task: what it was sent and the remote task id are the contexts view's.
-    case "RemoteTaskSent":
-    case "RemoteTaskAccepted":
-      return state;
-    default: {
-      const _exhaustive: never = event;
-      return state;
-    }
-  }
-};
-
-const TRANSCRIPT_TYPES: ReadonlySet<string> = new Set([
-  "MessageReceived",
-  "InterventionReceived",
-  "ModelCalled",
-  "ModelWarned",
-  "ModelReplied",
-  "ToolReturned",
-  "ToolFailed",
-  "RunCompleted",
-  "RunStopped",
-  "RunFailed",
-  "RunInterrupted",
-  "HistoryCompacted",
-]);
+    },
+  },
+  // The run is listed at its first event.
+  (t, event) => (t.firstPosition === 0 ? { ...t, firstPosition: event.globalPosition } : t),
+);
 
 /** Key: `<contextId>/<runId>` (see `transcriptKey`); grouped by context, ordered by the run's first position. */
 export const transcriptProjection = defineProjection<RunTranscript>({
   name: "transcript",
   version: 2,
   keysOf: (event) =>
-    TRANSCRIPT_TYPES.has(event.type) && "runId" in event.data && event.data.runId !== null
+    apply.types.has(event.type) && "runId" in event.data && event.data.runId !== null
       ? [transcriptKey(event.streamId, event.data.runId)]
       : [],
   init: initRunTranscript,

@@ -1,6 +1,6 @@
 // The `tree` projection: the delegation tree, one node per context with its children in creation order.
-import type { ContextKind, RecordedEvent } from "../events/schema.ts";
-import { defineProjection, distinctKeys, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
+import type { ContextKind } from "../events/schema.ts";
+import { defineProjection, distinctKeys, onceByPositionFresh, readsEvents } from "./projection.ts";
 
 export type TreeChild = { contextId: string; agentNumber: number; slot: string | null; kind: ContextKind };
 
@@ -27,64 +27,21 @@ export const initTreeNode = (contextId: string): TreeNode => ({
   position: 0,
 });
 
-const apply = (node: TreeNode, event: FoldedEvent): TreeNode => {
-  switch (event.type) {
-    case "ContextCreated": {
-      const d = event.data;
-      let next = node;
-      if (event.streamId === node.contextId && !node.created) {
-        next = { ...next, created: true, parentContextId: d.parentContextId, createdPosition: event.globalPosition };
-      }
-      if (d.parentContextId === node.contextId && !next.children.some((c) => c.contextId === event.streamId)) {
-        const child: TreeChild = { contextId: event.streamId, agentNumber: d.agentNumber, slot: d.slot, kind: d.kind };
-        next = { ...next, children: [...next.children, child] };
-      }
-      return next;
+// Only ContextCreated shapes the tree: a node's own, and its children's (which name it as their parent).
+const apply = readsEvents<TreeNode>({
+  ContextCreated: (node, event) => {
+    const d = event.data;
+    let next = node;
+    if (event.streamId === node.contextId && !node.created) {
+      next = { ...next, created: true, parentContextId: d.parentContextId, createdPosition: event.globalPosition };
     }
-    case "ContextRenamed":
-    case "ModelOverrideSet":
-    case "MessageReceived":
-    case "InterventionReceived":
-    case "RunStarted":
-    case "ModelCalled":
-    case "ModelReplied":
-    case "ModelCallFailed":
-    case "ModelWarned":
-    case "ToolCalled":
-    case "ToolReturned":
-    case "ToolFailed":
-    case "SubordinateCalled":
-    case "SubordinateReturned":
-    case "RunCompleted":
-    case "RunStopped":
-    case "RunFailed":
-    case "RunInterrupted":
-    case "ContextPaused":
-    case "ContextResumed":
-    case "ParallelJobStarted":
-    case "ParallelJobFinished":
-    case "ApprovalRequested":
-    case "ApprovalGranted":
-    case "ApprovalDenied":
-    case "HistoryCompacted":
-    case "BudgetSet":
-    case "BudgetExtended":
-    case "BudgetReserved":
-    case "BudgetSettled":
-    case "BudgetExhausted":
-    case "BudgetRestored":
-    case "ModelCallQueued":
-    case "ModelCallAdmitted":
-    // A remote run's task: what it was sent and the remote task id are the contexts view's.
-    case "RemoteTaskSent":
-    case "RemoteTaskAccepted":
-      return node;
-    default: {
-      const _exhaustive: never = event;
-      return node;
+    if (d.parentContextId === node.contextId && !next.children.some((c) => c.contextId === event.streamId)) {
+      const child: TreeChild = { contextId: event.streamId, agentNumber: d.agentNumber, slot: d.slot, kind: d.kind };
+      next = { ...next, children: [...next.children, child] };
     }
-  }
-};
+    return next;
+  },
+});
 
 /** Group `""` marks a created root, so `roots()` is one index scan. */
 export const ROOT_GROUP = "";

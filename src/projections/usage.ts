@@ -1,6 +1,6 @@
 // The `usage` projection: tokens and model calls per context, rolled up per delegation root.
-import type { RecordedEvent } from "../events/schema.ts";
-import { defineProjection, onceByPositionFresh, type FoldedEvent } from "./projection.ts";
+import type { Usage } from "../events/schema.ts";
+import { defineProjection, onceByPositionFresh, readsEvents } from "./projection.ts";
 
 export type UsageView = {
   contextId: string;
@@ -24,78 +24,32 @@ export const initUsage = (contextId: string): UsageView => ({
   position: 0,
 });
 
-const apply = (u: UsageView, event: FoldedEvent): UsageView => {
-  switch (event.type) {
-    case "ContextCreated":
-      return { ...u, rootContextId: event.data.rootContextId };
-    case "ModelReplied": {
-      const usage = event.data.usage;
-      return {
-        ...u,
-        modelCalls: u.modelCalls + 1,
-        inputTokens: u.inputTokens + (usage?.inputTokens ?? 0),
-        outputTokens: u.outputTokens + (usage?.outputTokens ?? 0),
-      };
-    }
-    // The summary's model calls are the context's own calls (purpose `compaction`).
-    case "HistoryCompacted": {
-      const usage = event.data.usage;
-      return {
-        ...u,
-        modelCalls: u.modelCalls + event.data.calls,
-        inputTokens: u.inputTokens + (usage?.inputTokens ?? 0),
-        outputTokens: u.outputTokens + (usage?.outputTokens ?? 0),
-      };
-    }
-    case "ContextRenamed":
-    case "ModelOverrideSet":
-    case "MessageReceived":
-    case "InterventionReceived":
-    case "RunStarted":
-    case "ModelCalled":
-    case "ModelCallFailed":
-    case "ModelWarned":
-    case "ToolCalled":
-    case "ToolReturned":
-    case "ToolFailed":
-    case "SubordinateCalled":
-    case "SubordinateReturned":
-    case "RunCompleted":
-    case "RunStopped":
-    case "RunFailed":
-    case "RunInterrupted":
-    case "ContextPaused":
-    case "ContextResumed":
-    case "ParallelJobStarted":
-    case "ParallelJobFinished":
-    case "ApprovalRequested":
-    case "ApprovalGranted":
-    case "ApprovalDenied":
-    case "BudgetSet":
-    case "BudgetExtended":
-    case "BudgetReserved":
-    case "BudgetSettled":
-    case "BudgetExhausted":
-    case "BudgetRestored":
-    // A queued call is billed by its reply, like any other.
-    case "ModelCallQueued":
-    case "ModelCallAdmitted":
-    // A remote run's task: what it was sent and the remote task id are the contexts view's.
-    case "RemoteTaskSent":
-    case "RemoteTaskAccepted":
-      return u;
-    default: {
-      const _exhaustive: never = event;
-      return u;
-    }
-  }
-};
+/** Tokens and model calls, as a context, a run or a tree counts them. */
+export type UsageCount = { inputTokens: number; outputTokens: number; modelCalls: number };
+
+/**
+ * `count` with `calls` model calls and their tokens added: a reply is one call, a compaction's summary as many
+ * as it made (purpose `compaction`). A reply without usage still counts as a call.
+ */
+export const addUsage = <C extends UsageCount>(count: C, calls: number, usage: Usage | null | undefined): C => ({
+  ...count,
+  modelCalls: count.modelCalls + calls,
+  inputTokens: count.inputTokens + (usage?.inputTokens ?? 0),
+  outputTokens: count.outputTokens + (usage?.outputTokens ?? 0),
+});
+
+// A queued call (ModelCallQueued) is billed by its reply, like any other.
+const apply = readsEvents<UsageView>({
+  ContextCreated: (u, e) => ({ ...u, rootContextId: e.data.rootContextId }),
+  ModelReplied: (u, e) => addUsage(u, 1, e.data.usage),
+  HistoryCompacted: (u, e) => addUsage(u, e.data.calls, e.data.usage),
+});
 
 /** Key: the context id. Grouped by root so a rollup is one indexed aggregate. */
 export const usageProjection = defineProjection<UsageView>({
   name: "usage",
   version: 2,
-  keysOf: (event) => (event.type === "ContextCreated" || event.type === "ModelReplied" || event.type === "HistoryCompacted" ? [event.streamId] : []),
+  keysOf: (event) => (apply.types.has(event.type) ? [event.streamId] : []),
   init: initUsage,
   evolve: onceByPositionFresh(apply),
   columns: (_key, u) => ({ group: u.rootContextId, order: 0 }),

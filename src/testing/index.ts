@@ -13,58 +13,9 @@ export { checkOneRunAtATime, checkStatus, checkNoRunOutlivesItsSuperior, lifecyc
 export { checkNumbersAndDepths, checkParentLinks } from "./treeInvariants.ts";
 export { checkTranscript } from "./transcriptInvariant.ts";
 
-import {
-  initialModel,
-  canSend,
-  send,
-  canIntervene,
-  intervene,
-  canPause,
-  pause,
-  canResume,
-  resume,
-  canStop,
-  stop,
-  hasOpenCall,
-  reply as replyCall,
-  failCall,
-  canDelegateById,
-  delegationOutcome,
-  delegate as delegateCall,
-  restart,
-  openCalls,
-  askApproval,
-  isParked,
-  decide,
-  timeOut,
-} from "./lifecycleModel.ts";
-/** The reference model of the lifecycle, its steps and their preconditions, by name. */
-export const lifecycleModel = {
-  initialModel,
-  canSend,
-  send,
-  canIntervene,
-  intervene,
-  canPause,
-  pause,
-  canResume,
-  resume,
-  canStop,
-  stop,
-  hasOpenCall,
-  reply: replyCall,
-  failCall,
-  canDelegateById,
-  delegationOutcome,
-  delegate: delegateCall,
-  restart,
-  openCalls,
-  askApproval,
-  isParked,
-  decide,
-  timeOut,
-} as const;
-export { initialModel };
+/** The reference model of the lifecycle, its steps and their preconditions, by name (every function of lifecycleModel.ts). */
+export * as lifecycleModel from "./lifecycleModel.ts";
+export { initialModel } from "./lifecycleModel.ts";
 export type { LifecycleModel, ModelContext, RunWait, ModelStatus, DelegateMode, DelegationOutcome } from "./lifecycleModel.ts";
 export { LifecycleHarness, ModelDesk, crashableStore, HarnessClock, APPROVAL_TIMEOUT_MS, sensitiveTool, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
 export { lifecycleCommands, Send, Intervene, Pause, Resume, Stop, Reply, Delegate, FailModel, AskApproval, Decide, TimeOut, Restart, Crash } from "./commands.ts";

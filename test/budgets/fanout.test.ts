@@ -1,19 +1,14 @@
 // Budgets per tree through the public API: a 64-leaf fan-out stops within its budget, parks, and goes on when extended.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { EventStore, RecordedEvent } from "../../src/index.ts";
 import { eventually } from "../support/async.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { closeRuntimes, runtimeWith } from "../delegation/support.ts";
 import { atRest, fanOutModel, FAN } from "./support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
+storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
 
 const MAX_OUTPUT = 64;
 const presets = { Default: { model: "gpt-4o-mini", maxOutputTokens: MAX_OUTPUT, price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } } };

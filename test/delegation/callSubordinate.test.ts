@@ -1,12 +1,12 @@
 // DESIGN §5 through the public API: numbering, fresh vs continued children, refusals, naming, long results, guards.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineTool, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import {
   call,
   closeRuntimes,
@@ -24,13 +24,8 @@ import {
 } from "./support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
+storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
 
 /** A0 makes the calls in `script` one per step, then answers "done"; every child answers "ok: <its message>". */
 const a0Script =

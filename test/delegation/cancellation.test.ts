@@ -1,18 +1,13 @@
 // DESIGN §5 "Cancellation" through the public API: stopping a caller stops its subtree; stopping a child alone; a failing child.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ModelError, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { call, closeRuntimes, eventsOf, footer, isFirstStep, last, refused, runtimeWith, toolResults, typesOf, userMessages } from "./support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
+storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
 
 /** A0 → A1 → … down to A<holdAt>, whose model call hangs until the run is stopped; above it each level delegates once, then answers. */
 const chain = async (holdAt: number) => {

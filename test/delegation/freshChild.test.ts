@@ -1,20 +1,15 @@
 // A fresh child's ContextCreated goes out in its first run's append, after its caller's SubordinateCalled.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { call, closeRuntimes, isFirstStep, last, runtimeWith } from "./support.ts";
 
 let base: EventStore;
-beforeAll(async () => {
-  base = await freshPgliteStore();
-});
+storeForFile((s) => (base = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await base.close();
-});
 
 type Append = { streamId: string; types: string[]; expectedVersion: unknown };
 

@@ -1,19 +1,15 @@
 // DESIGN §6 through the public API: call_subordinate jobs, their ids and snapshots, refusals, start/await/collect/cancel, timeouts, restart.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createRuntime, defineTool, openPgliteStore, scriptedModel, type EventStore, type ModelRequest } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
 import { copyPgliteTemplate, freshPgliteStore, removeDir } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { call, closeRuntimes, eventsOf, footer, holdingStore, last, refused, repliesSoFar, runtimeWith, toolResults, userMessages, type Handler } from "./support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
+storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
 
 type Snapshot = { job_id: string; tool: string; status: string; context_id?: string; result?: string; error?: string };
 type Output = { status: string; jobs: Snapshot[] };

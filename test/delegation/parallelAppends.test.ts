@@ -1,20 +1,15 @@
 // How few appends a `parallel` start costs its caller: its ToolCalled goes with the jobs it records, and the
 // jobs' delegations record their SubordinateCalled together.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { EventStore } from "../../src/events/store.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
 import { recordingStore } from "../../bench/support/recordingStore.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { call, closeRuntimes, isFirstStep, runtimeWith } from "./support.ts";
 
 let base: EventStore;
-beforeAll(async () => {
-  base = await freshPgliteStore();
-});
+storeForFile((s) => (base = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await base.close();
-});
 
 /** `base`, remembering every append (the bench's recorder); `of(id)` gives a stream's appends as their event types. */
 const recording = () => {

@@ -1,8 +1,8 @@
 // Concurrency caps through the public API: a capped fan-out, the queue's order, `queued` in the views, a stop while queued.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { EventStore, ModelRequest, ModelTurn, RecordedEvent, Runtime } from "../../src/index.ts";
 import { eventually, gate } from "../support/async.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
+import { storeForFile } from "../support/storeForFile.ts";
 import { call, closeRuntimes, repliesSoFar, runtimeWith } from "../delegation/support.ts";
 import { fanOutModel, FAN } from "../budgets/support.ts";
 import { paintFor } from "../../src/cli/ansi.ts";
@@ -14,13 +14,8 @@ import { TreeFold } from "../../src/server/treeFold.ts";
 const FORMAT_JS = "../../src/server/web/format.js";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
+storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
 
 /** Wraps a handler so it counts the calls in flight at once; each call takes a few ms, as a provider's would. */
 const counting = (handler: (req: ModelRequest) => Promise<ModelTurn>) => {

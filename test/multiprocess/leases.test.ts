@@ -33,32 +33,6 @@ const busyRefusal = async (p: Promise<unknown>): Promise<RuntimeError> => {
   return e as RuntimeError;
 };
 
-/**
- * The store, with the release of a lease (its DELETE) held back `ms`: a slow pool connection, made deterministic.
- * `releasesDone()` resolves once every release sent so far has reached the database.
- */
-const slowLeaseRelease = (store: EventStore, ms: number): EventStore & { releasesDone: () => Promise<unknown> } => {
-  const releases: Promise<unknown>[] = [];
-  const sql = {
-    ...store.sql,
-    query: async <R,>(text: string, params?: unknown[]) => {
-      if (!/^\s*DELETE FROM context_leases WHERE context_id/.test(text)) return store.sql.query<R>(text, params);
-      const release = new Promise((r) => setTimeout(r, ms)).then(() => store.sql.query<R>(text, params));
-      releases.push(release.catch(() => undefined));
-      return release;
-    },
-  } as EventStore["sql"];
-  const releasesDone = () => Promise.all(releases);
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === "sql") return sql;
-      if (prop === "releasesDone") return releasesDone;
-      const value = Reflect.get(target, prop, target) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  }) as EventStore & { releasesDone: () => Promise<unknown> };
-};
-
 /** The lease's expiry as the database holds it (0 when there is none). */
 const leaseExpiry = async (store: EventStore, id: string) => {
   const { rows } = await store.sql.query<{ expires_at: Date }>(`SELECT expires_at FROM context_leases WHERE context_id = $1`, [id]);
@@ -158,10 +132,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
     it("keeps the new run's lease, so another runtime is still refused as busy", async () => {
       const url = await db.fresh();
       const storeA = await openPostgresStore({ url });
-      const slowStoreA = slowLeaseRelease(storeA, 300);
       let held = gate();
       const rtA = await createRuntime({
-        store: slowStoreA,
+        store: storeA,
         model: scriptedModel(() => {
           held.arrived();
           return held.reply;
@@ -175,7 +148,6 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       held = gate();
       const second = rtA.send(ctx.id, "second");
       await held.called;
-      await slowStoreA.releasesDone(); // the first run's release has reached the database
 
       const { rows } = await storeA.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [ctx.id]);
       const storeB = await openPostgresStore({ url });
@@ -200,7 +172,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       const url = await db.fresh();
       const storeA = await openPostgresStore({ url });
       const rtA = await createRuntime({
-        store: slowLeaseRelease(storeA, 300),
+        store: storeA,
         model: scriptedModel(() => ({ text: "A done" })),
         owner: "alpha",
         limits: { leaseTtlMs: TTL_MS },

@@ -1,44 +1,33 @@
 // The web page's approvals in a real browser against a real serve: a parked call is listed with Approve and
 // Reject; pressing them records the decision under the name of the token the page was given (never a name the page
 // says) and the run goes on; a reject without a reason is the API's error on the page, and nothing is written.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
-import { createRuntime, scriptedModel, serve, type Runtime, type ServerHandle } from "../../src/index.ts";
-import type { EventStore } from "../../src/events/store.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { launchBrowser, watchedPage, type WatchedPage } from "./support.ts";
+import { createRuntime, scriptedModel, type Runtime, type ServerHandle } from "../../src/index.ts";
+import { servedPageForFile, type WatchedPage } from "./support.ts";
 import { deployTool } from "../support/approvalTools.ts";
 
-let store: EventStore;
 let rt: Runtime;
 let server: ServerHandle;
-let browser: Browser;
 let w: WatchedPage;
 
 const deploy = deployTool();
 
-beforeAll(async () => {
-  store = await freshPgliteStore();
-  rt = await createRuntime({
-    store,
-    tools: [deploy],
-    limits: { passivateAfterMs: 60_000 },
-    model: scriptedModel((req) => {
-      const last = req.messages.at(-1)!;
-      if (last.role === "user") return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: last.content }) }] };
-      return { text: `done: ${last.content as string}` };
+servedPageForFile(
+  (store) =>
+    createRuntime({
+      store,
+      tools: [deploy],
+      limits: { passivateAfterMs: 60_000 },
+      model: scriptedModel((req) => {
+        const last = req.messages.at(-1)!;
+        if (last.role === "user") return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: last.content }) }] };
+        return { text: `done: ${last.content as string}` };
+      }),
     }),
-  });
-  server = await serve(rt, { port: 0, tokens: [{ name: "ops-lead", token: "approver-secret-0123456789", role: "approve" }] });
-  browser = await launchBrowser();
-  w = await watchedPage(browser);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close({ whileDraining: () => rt.close() });
-  await store?.close();
-});
+  { tokens: [{ name: "ops-lead", token: "approver-secret-0123456789", role: "approve" }] },
+  (p) => ({ rt, server, w } = p),
+);
 
 const parkRun = async (env: string) => {
   const ctx = await rt.createContext();

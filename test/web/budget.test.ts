@@ -1,37 +1,26 @@
 // A tree's budget on the web page, in a real browser against a real serve: the tree says a run is over budget, the
 // timeline pane shows the tree's budget and spend (as it stood, when reading the past), a malformed extension is
 // refused on the page with nothing written, the Extend form is off in the past, and an extension lets the run finish.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
-import { createRuntime, scriptedModel, serve, type Runtime, type ServerHandle } from "../../src/index.ts";
-import type { EventStore } from "../../src/events/store.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { launchBrowser, watchedPage, type WatchedPage } from "./support.ts";
+import { createRuntime, scriptedModel, type Runtime, type ServerHandle } from "../../src/index.ts";
+import { servedPageForFile, type WatchedPage } from "./support.ts";
 
-let store: EventStore;
 let rt: Runtime;
 let server: ServerHandle;
-let browser: Browser;
 let w: WatchedPage;
 
-beforeAll(async () => {
-  store = await freshPgliteStore();
-  rt = await createRuntime({
-    store,
-    limits: { passivateAfterMs: 60_000 },
-    presets: { Default: { model: "gpt-4o-mini", maxOutputTokens: 50 } },
-    model: scriptedModel((req) => ({ text: `answer ${req.messages.filter((m) => m.role === "user").length}`, usage: { inputTokens: 100, outputTokens: 10 } })),
-  });
-  server = await serve(rt, { port: 0, tokens: [{ name: "ci-bot", token: "act-secret-0123456789", role: "act" }] });
-  browser = await launchBrowser();
-  w = await watchedPage(browser);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.close({ whileDraining: () => rt.close() });
-  await store?.close();
-});
+servedPageForFile(
+  (store) =>
+    createRuntime({
+      store,
+      limits: { passivateAfterMs: 60_000 },
+      presets: { Default: { model: "gpt-4o-mini", maxOutputTokens: 50 } },
+      model: scriptedModel((req) => ({ text: `answer ${req.messages.filter((m) => m.role === "user").length}`, usage: { inputTokens: 100, outputTokens: 10 } })),
+    }),
+  { tokens: [{ name: "ci-bot", token: "act-secret-0123456789", role: "act" }] },
+  (p) => ({ rt, server, w } = p),
+);
 
 const extensions = async (root: string) => (await rt.events()).filter((e) => e.streamId === `${root}:budget` && e.type === "BudgetExtended").map((e) => e.data);
 

@@ -1,33 +1,22 @@
 // A large log in a real browser: 1,000 contexts stay usable because the tree draws only the rows in view.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
-import { createRuntime, scriptedModel, serve, type Runtime, type ServerHandle } from "../../src/index.ts";
-import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
+import { describe, expect, it } from "vitest";
+import { createRuntime, scriptedModel, type ServerHandle } from "../../src/index.ts";
 import { fillBigLog } from "./bigLog.ts";
-import { launchBrowser, treeRows, waitForTree, watchedPage, type WatchedPage } from "./support.ts";
+import { servedPageForFile, treeRows, waitForTree, type WatchedPage } from "./support.ts";
 
 const CONTEXTS = 1000;
-let store: FreshPgliteStore;
-let rt: Runtime;
 let server: ServerHandle;
-let browser: Browser;
 let w: WatchedPage;
 let roots: string[];
 
-beforeAll(async () => {
-  store = await freshPgliteStore();
-  roots = await fillBigLog(store, CONTEXTS, 10_000);
-  rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })) });
-  server = await serve(rt, { port: 0 });
-  browser = await launchBrowser();
-  w = await watchedPage(browser);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close({ whileDraining: () => rt.close() });
-  await store?.close();
-});
+servedPageForFile(
+  async (store) => {
+    roots = await fillBigLog(store, CONTEXTS, 10_000);
+    return createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })) });
+  },
+  {},
+  (p) => ({ server, w } = p),
+);
 
 describe("given a log of 1,000 contexts", () => {
   it("when every context is expanded, then the page holds only the rows in view, and the keyboard reaches the last one", async () => {

@@ -1,8 +1,12 @@
 // Shared by the browser tests: Debian's Chromium driven by playwright-core (no browser download), a page that
-// fails its test on any console error, and small waits on what the page shows.
+// fails its test on any console error, a served runtime with such a page for a test file, and small waits on what
+// the page shows.
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type ConsoleMessage, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
+import { serve, type Runtime, type ServeOptions, type ServerHandle } from "../../src/index.ts";
 import { eventually } from "../support/async.ts";
+import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 
 export const CHROMIUM = process.env["ACTORZERO_CHROMIUM"] ?? "/usr/bin/chromium";
 
@@ -59,4 +63,34 @@ export const waitForTree = async (page: Page, check: (rows: Awaited<ReturnType<t
   } catch {
     throw new Error(`the tree never showed ${what}; it shows:\n${JSON.stringify(rows, null, 1)}`);
   }
+};
+
+export type ServedPage = { store: FreshPgliteStore; rt: Runtime; server: ServerHandle; w: WatchedPage };
+
+/**
+ * For the tests of a file: a fresh store, the runtime `start` makes on it, served on a free port with `options`,
+ * and a watched page in Chromium; after them the browser, the server (draining the runtime) and the store close.
+ * @example servedPageForFile((store) => createRuntime({ store, model }), {}, (p) => ({ rt, server, w } = p));
+ */
+export const servedPageForFile = (
+  start: (store: FreshPgliteStore) => Promise<Runtime>,
+  options: Omit<ServeOptions, "port">,
+  set: (served: ServedPage) => void,
+): void => {
+  let store: FreshPgliteStore | undefined;
+  let rt: Runtime | undefined;
+  let server: ServerHandle | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    store = await freshPgliteStore();
+    rt = await start(store);
+    server = await serve(rt, { ...options, port: 0 });
+    browser = await launchBrowser();
+    set({ store, rt, server, w: await watchedPage(browser) });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close({ whileDraining: () => rt!.close() });
+    await store?.close();
+  });
 };
