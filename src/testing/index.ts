@@ -13,8 +13,9 @@ export { checkOneRunAtATime, checkStatus, checkNoRunOutlivesItsSuperior, lifecyc
 export { checkNumbersAndDepths, checkParentLinks } from "./treeInvariants.ts";
 export { checkTranscript } from "./transcriptInvariant.ts";
 
-/** The reference model of the lifecycle, its steps and their preconditions, by name (every function of lifecycleModel.ts). */
-export * as lifecycleModel from "./lifecycleModel.ts";
+import * as lifecycleSteps from "./lifecycleModel.ts";
+/** The reference model of the lifecycle, its steps and their preconditions, by name (every function of lifecycleModel.ts), as a plain object. */
+export const lifecycleModel = { ...lifecycleSteps } as const;
 export { initialModel } from "./lifecycleModel.ts";
 export type { LifecycleModel, ModelContext, RunWait, ModelStatus, DelegateMode, DelegationOutcome } from "./lifecycleModel.ts";
 export { LifecycleHarness, ModelDesk, crashableStore, HarnessClock, APPROVAL_TIMEOUT_MS, sensitiveTool, HARNESS_LIMITS, type CrashableStore, type HarnessOptions } from "./harness.ts";
