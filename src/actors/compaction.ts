@@ -95,6 +95,9 @@ export const requestMessages = (env: LoopEnv, step: number, force: boolean, tick
   Effect.gen(function* () {
     const window = env.window;
     const system: ChatMessage = { role: "system", content: env.systemPrompt };
+    // A 429 that came back since the call was admitted pauses it too, before its request leaves.
+    const paused = ticket?.unpaused();
+    if (paused) yield* Effect.promise(() => paused);
     if (!window) return [system, ...env.transcript()];
     const counter = yield* Effect.promise(() => counterFor(env.model.name));
     const { settings } = window;

@@ -6,7 +6,8 @@
 // - A preset's `requestsPerMinute` and `tokensPerMinute` are rolling buckets (rollingBucket.ts) shared by every
 //   context of the runtime, counted over the preset's `rateWindowMs` (default a minute; the limit scaled to it).
 // - A 429 pauses its preset for every caller until its Retry-After (or the delay the loop chose) has passed; then
-//   calls go one at a time, twice as many after each reply, until the provider no longer refuses.
+//   calls go one at a time, twice as many after each reply, until the provider no longer refuses. A call admitted
+//   before the 429 came back but not sent yet waits out the pause too (`unpaused`).
 // - A waiter is admitted once everything above has room and no call queued before it for the same preset still
 //   waits (FIFO per preset); a preset that is held does not hold back calls to other presets. A retry after a 429
 //   goes before calls that have not been sent yet, so no call starves behind newcomers.
@@ -49,6 +50,11 @@ export type Ticket = {
    * and this one waits for its own share of the preset's buckets (and any 429 pause) ahead of calls not sent yet.
    */
   another(tokens: number, signal?: AbortSignal): Promise<void> | null;
+  /**
+   * Null when the request may leave now (nearly always); else it resolves once a 429 pause that began after this
+   * place was admitted (another call's) has ended, or `signal` aborts: an admitted request not sent yet waits too.
+   */
+  unpaused(signal?: AbortSignal): Promise<void> | null;
 };
 
 /** What `enter` answers: a place at once, or a place in the queue. */
@@ -213,6 +219,18 @@ export class CallGate {
     let sent = 0;
     const ticket: Ticket = {
       waitedMs: this.now() - waiter.enqueuedAt,
+      unpaused: (signal) => {
+        if (released || p.pausedUntil <= this.now()) return null;
+        return (async () => {
+          for (let wait = p.pausedUntil - this.now(); wait > 0 && !signal?.aborted; wait = p.pausedUntil - this.now()) {
+            await new Promise<void>((resolve) => {
+              const end = () => (clearTimeout(timer), signal?.removeEventListener("abort", end), resolve());
+              const timer = setTimeout(end, wait);
+              signal?.addEventListener("abort", end, { once: true });
+            });
+          }
+        })();
+      },
       another: (amount, signal) => {
         if (sent++ === 0 || released) return null;
         const now = this.now();
