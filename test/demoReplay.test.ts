@@ -4,7 +4,9 @@ import { expect, it } from "vitest";
 import { createRuntime, openPgliteStore, parseFixture } from "actorzero";
 import { fixtureModel, fixtureTools } from "actorzero/testing";
 
-const fixture = parseFixture(JSON.parse(readFileSync(new URL("./fixtures/demo-tree.fixture.json", import.meta.url), "utf8")));
+const fixture = parseFixture(
+  JSON.parse(readFileSync(new URL("./fixtures/demo-tree.fixture.json", import.meta.url), "utf8")),
+);
 
 it("replays the recorded demo tree to its recorded answer", async () => {
   const store = await openPgliteStore();
