@@ -43,7 +43,13 @@ export const run = async (): Promise<Row[]> => {
       ["stop", ["stop", id]],
     ];
     for (const [name, args] of commands) {
-      rows.push({ name, value: timed([...args, ...d]).ms, unit: "ms", compareTo: "--version (start-up alone)", ratio: 0 });
+      rows.push({
+        name,
+        value: timed([...args, ...d]).ms,
+        unit: "ms",
+        compareTo: "--version (start-up alone)",
+        ratio: 0,
+      });
     }
     for (const r of rows) if (r.compareTo) r.ratio = r.value / version.ms;
     return rows;

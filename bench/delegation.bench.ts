@@ -23,13 +23,21 @@ const roundTrip = async (): Promise<Row[]> => {
   const model: ModelPort = {
     call: async (req) => {
       if (req.agentNumber === 0 && !answered(req)) {
-        return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+        return {
+          toolCalls: [
+            { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) },
+          ],
+        };
       }
       return { text: req.agentNumber === 0 ? "composed" : "found it" };
     },
   };
   const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 60_000 } });
-  const { runtimeMs, rawMs, ratio, appends } = await sendsAlternatingWithRaw(base, store, rt, { rounds: ROUNDS, perRound: ROUND_TRIPS / ROUNDS, message: "delegate once" });
+  const { runtimeMs, rawMs, ratio, appends } = await sendsAlternatingWithRaw(base, store, rt, {
+    rounds: ROUNDS,
+    perRound: ROUND_TRIPS / ROUNDS,
+    message: "delegate once",
+  });
   await rt.close();
   await base.close();
   const events = appends.reduce((n, a) => n + a.events.length, 0);
@@ -39,7 +47,14 @@ const roundTrip = async (): Promise<Row[]> => {
       value: rawMs / ROUND_TRIPS,
       unit: "ms/trip",
     },
-    { name: `delegation round trip (3 model calls, zero latency; ${ROUNDS} rounds alternating with raw, median ratio)`, value: runtimeMs / ROUND_TRIPS, unit: "ms/trip", compareTo: "raw", ratio, target: "≤ 2× raw" },
+    {
+      name: `delegation round trip (3 model calls, zero latency; ${ROUNDS} rounds alternating with raw, median ratio)`,
+      value: runtimeMs / ROUND_TRIPS,
+      unit: "ms/trip",
+      compareTo: "raw",
+      ratio,
+      target: "≤ 2× raw",
+    },
   ];
 };
 
@@ -55,7 +70,12 @@ const budgetCost = async (): Promise<Row[]> => {
   const model: ModelPort = {
     call: async (req) => {
       if (req.agentNumber === 0 && !answered(req)) {
-        return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }], usage: { inputTokens: 200, outputTokens: 20 } };
+        return {
+          toolCalls: [
+            { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) },
+          ],
+          usage: { inputTokens: 200, outputTokens: 20 },
+        };
       }
       return { text: req.agentNumber === 0 ? "composed" : "found it", usage: { inputTokens: 200, outputTokens: 20 } };
     },
@@ -109,11 +129,25 @@ const fanOut = async (): Promise<Row[]> => {
       signal.addEventListener("abort", () => (clearTimeout(t), reject(new Error("aborted"))), { once: true });
     });
   const eight = (depth: number) =>
-    Array.from({ length: 8 }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i} at depth ${depth}`, reset: true } }));
+    Array.from({ length: 8 }, (_, i) => ({
+      name: "call_subordinate",
+      arguments: { message: `part ${i} at depth ${depth}`, reset: true },
+    }));
   const model: ModelPort = {
     call: (req) => {
       if (req.agentNumber < 2 && !answered(req)) {
-        return wait({ toolCalls: [{ id: `p${req.agentNumber}`, name: "parallel", arguments: JSON.stringify({ tool_calls: eight(req.agentNumber + 1) }) }] }, req.signal);
+        return wait(
+          {
+            toolCalls: [
+              {
+                id: `p${req.agentNumber}`,
+                name: "parallel",
+                arguments: JSON.stringify({ tool_calls: eight(req.agentNumber + 1) }),
+              },
+            ],
+          },
+          req.signal,
+        );
       }
       return wait({ text: `leaf or summary from A${req.agentNumber}` }, req.signal);
     },
@@ -125,7 +159,8 @@ const fanOut = async (): Promise<Row[]> => {
     const r = await rt.send(root.id, "fan out");
     const wallMs = performance.now() - started;
     const contexts = (await rt.contexts({ rootContextId: root.id })).length;
-    if (r.status !== "completed" || contexts !== 73) throw new Error(`fan-out did not complete as expected: ${r.status}, ${contexts} contexts`);
+    if (r.status !== "completed" || contexts !== 73)
+      throw new Error(`fan-out did not complete as expected: ${r.status}, ${contexts} contexts`);
     return wallMs;
   };
   await fanOnce(); // warm-up: the first fan-out of a process also compiles the paths it takes
@@ -138,7 +173,14 @@ const fanOut = async (): Promise<Row[]> => {
   const spread = `${(times[0]! / criticalPath).toFixed(2)}–${(times.at(-1)! / criticalPath).toFixed(2)}×`;
   return [
     { name: "critical path of model waits (5 × 50 ms)", value: criticalPath, unit: "ms" },
-    { name: `fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves; median of ${FAN_OUTS} after a warm-up; ${spread})`, value: wallMs, unit: "ms", compareTo: "critical path", ratio: wallMs / criticalPath, target: "≤ 1.5× critical path" },
+    {
+      name: `fan-out: 8 parallel A1 × 8 parallel A2 (64 leaves; median of ${FAN_OUTS} after a warm-up; ${spread})`,
+      value: wallMs,
+      unit: "ms",
+      compareTo: "critical path",
+      ratio: wallMs / criticalPath,
+      target: "≤ 1.5× critical path",
+    },
   ];
 };
 

@@ -22,7 +22,9 @@ const MCP_CALL_S = 0.2;
 
 /** The zero-latency endpoint in a child process (its own work is not the client's), and its base URL. */
 const startEndpoint = async (): Promise<{ baseURL: string; close(): void }> => {
-  const child = fork(fileURLToPath(new URL("./support/streamingServer.mjs", import.meta.url)), [], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(new URL("./support/streamingServer.mjs", import.meta.url)), [], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
   const port = await new Promise<string>((resolve, reject) => {
     child.stdout!.once("data", (b: Buffer) => resolve(b.toString().trim()));
     child.once("exit", (code) => reject(new Error(`the bench endpoint exited (${code})`)));
@@ -41,12 +43,15 @@ const delegator = async (baseURL: string, streamed: boolean) => {
   });
   let deltas = 0;
   // Both have a listener on the log, so the difference is the streaming alone (without deltas the adapter does not stream).
-  const unsubscribe = streamed ? await rt.subscribe((e) => void (isLiveDelta(e) && deltas++), { deltas: true }) : await rt.subscribe(() => {});
+  const unsubscribe = streamed
+    ? await rt.subscribe((e) => void (isLiveDelta(e) && deltas++), { deltas: true })
+    : await rt.subscribe(() => {});
   let trips = 0;
   const trip = async () => {
     const root = await rt.createContext({ name: `trip-${trips++}` });
     const r = await rt.send(root.id, "plan a day");
-    if (r.status !== "completed" || (await rt.children(root.id)).length !== 1) throw new Error(`delegation did not complete: ${r.status} ${r.failure?.message}`);
+    if (r.status !== "completed" || (await rt.children(root.id)).length !== 1)
+      throw new Error(`delegation did not complete: ${r.status} ${r.failure?.message}`);
   };
   /** Milliseconds spent on `n` trips. */
   const block = async (n: number) => {
@@ -85,7 +90,11 @@ const streaming = async (): Promise<Row[]> => {
   }
   const perTrip = (ms: number) => ms / TRIPS;
   return [
-    { name: "delegation, 3 model calls over HTTP, not streamed (a listener without deltas)", value: perTrip(plainMs), unit: "ms/trip" },
+    {
+      name: "delegation, 3 model calls over HTTP, not streamed (a listener without deltas)",
+      value: perTrip(plainMs),
+      unit: "ms/trip",
+    },
     {
       name: "the same, streamed to a live listener (4-character chunks)",
       value: perTrip(streamedMs),
@@ -122,8 +131,11 @@ const mcpParallel = async (): Promise<Row[]> => {
     const started = performance.now();
     const r = await rt.send(root.id, text);
     const ms = performance.now() - started;
-    const failed = (await rt.events({ contextId: root.id })).filter((e) => e.type === "ToolFailed" || (e.type === "ParallelJobFinished" && e.data.status !== "success"));
-    if (r.status !== "completed" || failed.length > 0) throw new Error(`MCP run did not complete cleanly: ${r.status}, ${failed.length} failed calls`);
+    const failed = (await rt.events({ contextId: root.id })).filter(
+      (e) => e.type === "ToolFailed" || (e.type === "ParallelJobFinished" && e.data.status !== "success"),
+    );
+    if (r.status !== "completed" || failed.length > 0)
+      throw new Error(`MCP run did not complete cleanly: ${r.status}, ${failed.length} failed calls`);
     return ms;
   };
   await timed("one"); // connects and lists the tools once

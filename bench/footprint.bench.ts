@@ -25,7 +25,10 @@ type Measured = { ms: number; maxRssMb: number; firstOutputMs?: number };
 const measure = (cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Measured & { stdout: string }> =>
   new Promise((resolve, reject) => {
     const timeBin = fs.existsSync("/usr/bin/time") ? "/usr/bin/time" : undefined;
-    const statsFile = path.join(os.tmpdir(), `actorzero-footprint-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const statsFile = path.join(
+      os.tmpdir(),
+      `actorzero-footprint-${process.pid}-${Math.random().toString(36).slice(2)}`,
+    );
     const [command, argv] = timeBin ? [timeBin, ["-f", "%e %M", "-o", statsFile, cmd, ...args]] : [cmd, args];
     const started = performance.now();
     let firstOutputMs: number | undefined;
@@ -43,7 +46,8 @@ const measure = (cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Prom
     proc.on("error", reject);
     proc.on("close", (code) => {
       const ms = performance.now() - started;
-      if (code !== 0) return reject(new Error(`footprint child ${cmd} ${args.join(" ")} exited ${code}: ${stderr.slice(-2000)}`));
+      if (code !== 0)
+        return reject(new Error(`footprint child ${cmd} ${args.join(" ")} exited ${code}: ${stderr.slice(-2000)}`));
       let maxRssMb = Number.NaN;
       if (timeBin) {
         const [, kb] = fs.readFileSync(statsFile, "utf8").trim().split(/\s+/).slice(-2);
@@ -61,14 +65,24 @@ const duBytes = (dir: string): number => {
   const out = spawnSync("du", ["-sk", dir], { encoding: "utf8" });
   if (out.status === 0) return Number(out.stdout.split(/\s/)[0]) * 1024;
   let total = 0;
-  for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) if (e.isFile()) total += fs.statSync(path.join(e.parentPath, e.name)).size;
+  for (const e of fs.readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile()) total += fs.statSync(path.join(e.parentPath, e.name)).size;
   return total;
 };
 
 /** Time and peak RSS rows; a bar of NaN seconds is a row shown for comparison, with no target. */
 const rows = (name: string, m: Measured, bar: { s: number; mb?: number }): Row[] => [
   { name: `${name}: time`, value: m.ms / 1000, unit: "s", target: Number.isNaN(bar.s) ? "" : `≤ ${bar.s} s` },
-  ...(bar.mb === undefined && !Number.isFinite(m.maxRssMb) ? [] : [{ name: `${name}: peak RSS`, value: m.maxRssMb, unit: "MB", target: bar.mb === undefined ? "" : `≤ ${bar.mb} MB` }]),
+  ...(bar.mb === undefined && !Number.isFinite(m.maxRssMb)
+    ? []
+    : [
+        {
+          name: `${name}: peak RSS`,
+          value: m.maxRssMb,
+          unit: "MB",
+          target: bar.mb === undefined ? "" : `≤ ${bar.mb} MB`,
+        },
+      ]),
 ];
 
 export const run = async (): Promise<Row[]> => {
@@ -82,18 +96,47 @@ export const run = async (): Promise<Row[]> => {
     await measure(node, [builtCli(), "--help"], cached);
     await measure(tsx, [child, "memory"], { FOOTPRINT_FROM: "source" }); // and tsx's cache of transpiled files
     const out: Row[] = [];
-    out.push(...rows("in-memory store + runtime + one run", await measure(node, [child, "memory"], cached), { s: 1.0, mb: 300 }));
+    out.push(
+      ...rows("in-memory store + runtime + one run", await measure(node, [child, "memory"], cached), {
+        s: 1.0,
+        mb: 300,
+      }),
+    );
     const dir = path.join(work, "data");
     out.push(...rows("new data dir + one run", await measure(node, [child, "new", dir], cached), { s: 2.0, mb: 300 }));
-    out.push(...rows("reopen the data dir + one run", await measure(node, [child, "reopen", dir], cached), { s: 1.0, mb: 300 }));
-    out.push(...rows("in-memory + one run, no compile cache", await measure(node, [child, "memory"]), { s: Number.NaN }));
-    out.push(...rows("in-memory + one run, sources through tsx", await measure(tsx, [child, "memory"], { FOOTPRINT_FROM: "source" }), { s: Number.NaN }));
+    out.push(
+      ...rows("reopen the data dir + one run", await measure(node, [child, "reopen", dir], cached), {
+        s: 1.0,
+        mb: 300,
+      }),
+    );
+    out.push(
+      ...rows("in-memory + one run, no compile cache", await measure(node, [child, "memory"]), { s: Number.NaN }),
+    );
+    out.push(
+      ...rows(
+        "in-memory + one run, sources through tsx",
+        await measure(tsx, [child, "memory"], { FOOTPRINT_FROM: "source" }),
+        { s: Number.NaN },
+      ),
+    );
 
     const demoDir = path.join(work, "demo");
     const demo = await measure(tsx, [cli, "run", "--offline", "--data-dir", demoDir]);
-    out.push({ name: "npm start (demo, new data dir, tsx): first output", value: (demo.firstOutputMs ?? demo.ms) / 1000, unit: "s", target: "≤ 1 s" });
+    out.push({
+      name: "npm start (demo, new data dir, tsx): first output",
+      value: (demo.firstOutputMs ?? demo.ms) / 1000,
+      unit: "s",
+      target: "≤ 1 s",
+    });
     out.push({ name: "data dir after the demo", value: duBytes(demoDir) / 1024 / 1024, unit: "MB", target: "≤ 8 MB" });
-    out.push(...rows("actorzero contexts on the demo's data dir", await measure(node, [builtCli(), "contexts", "--data-dir", demoDir], cached), { s: 1.5 }));
+    out.push(
+      ...rows(
+        "actorzero contexts on the demo's data dir",
+        await measure(node, [builtCli(), "contexts", "--data-dir", demoDir], cached),
+        { s: 1.5 },
+      ),
+    );
 
     // A long life: RSS after all runs against RSS after the first tenth (no leak in actors,
     // subscriptions, projections). Each is read after a full collection, with V8's young generation
@@ -104,7 +147,12 @@ export const run = async (): Promise<Row[]> => {
     const runs = process.env["BENCH_QUICK"] === "1" ? 1_000 : 10_000;
     const v8 = ["--expose-gc", "--min-semi-space-size=16", "--max-semi-space-size=16"];
     const longRun = await measure(node, [...v8, child, "long", String(runs), path.join(work, "long")], cached);
-    const long = JSON.parse(longRun.stdout.trim().split("\n").at(-1)!) as { rssAfterTenthMb: number; rssAtEndMb: number; heapAfterTenthMb: number; heapAtEndMb: number };
+    const long = JSON.parse(longRun.stdout.trim().split("\n").at(-1)!) as {
+      rssAfterTenthMb: number;
+      rssAtEndMb: number;
+      heapAfterTenthMb: number;
+      heapAtEndMb: number;
+    };
     out.push({
       name: `RSS after ${runs} sequential runs on one store (V8's used heap ${long.heapAfterTenthMb.toFixed(0)} -> ${long.heapAtEndMb.toFixed(0)} MB)`,
       value: long.rssAtEndMb,

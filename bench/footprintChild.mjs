@@ -41,5 +41,8 @@ for (let i = 1; i <= runs; i++) {
 const end = mb();
 await rt.close();
 await store.close();
-const long = scenario === "long" ? { rssAfterTenthMb: tenth.rss, rssAtEndMb: end.rss, heapAfterTenthMb: tenth.heap, heapAtEndMb: end.heap } : {};
+const long =
+  scenario === "long"
+    ? { rssAfterTenthMb: tenth.rss, rssAtEndMb: end.rss, heapAfterTenthMb: tenth.heap, heapAtEndMb: end.heap }
+    : {};
 console.log(JSON.stringify({ ms: performance.now(), maxRssMb: process.resourceUsage().maxRSS / 1024, ...long }));

@@ -36,8 +36,17 @@ export async function run(): Promise<Row[]> {
     const ideal = (Math.ceil(n / LIMIT) - 1) * WINDOW_MS;
     const perSecond = ((n - 1) / span) * 1000;
     return [
-      { name: `limits: 8×8 fan-out under ${LIMIT} requests/s (${n} calls, ${server.refused} refused, busiest second ${server.maxInWindow})`, value: Number(perSecond.toFixed(2)), unit: "req/s" },
-      { name: "limits: its throughput against the provider's limit", value: Number((ideal / span).toFixed(3)), unit: "×", target: "≥ 0.9×" },
+      {
+        name: `limits: 8×8 fan-out under ${LIMIT} requests/s (${n} calls, ${server.refused} refused, busiest second ${server.maxInWindow})`,
+        value: Number(perSecond.toFixed(2)),
+        unit: "req/s",
+      },
+      {
+        name: "limits: its throughput against the provider's limit",
+        value: Number((ideal / span).toFixed(3)),
+        unit: "×",
+        target: "≥ 0.9×",
+      },
     ];
   } finally {
     await rt.close();

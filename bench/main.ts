@@ -36,7 +36,8 @@ const format = (n: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >
 /** Refuses names that are not modules, naming the ones there are. */
 const checkKnown = (names: readonly string[]) => {
   const unknown = names.filter((n) => !(n in MODULES));
-  if (unknown.length > 0) throw new Error(`unknown bench module(s): ${unknown.join(", ")}; known: ${Object.keys(MODULES).join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`unknown bench module(s): ${unknown.join(", ")}; known: ${Object.keys(MODULES).join(", ")}`);
 };
 
 /** The child's side: run one module and hand its rows to the parent (or print them, run by hand). */
@@ -59,12 +60,17 @@ type ChildMessage = { rows: Row[] } | { skipped: string };
 /** Runs one module in a fresh process (with the loader this one runs under); its rows, why it skipped, or its failure. */
 const runInChild = (name: string) =>
   new Promise<ChildMessage>((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), ["--only", name], { execArgv: process.execArgv, stdio: ["inherit", "inherit", "inherit", "ipc"] });
+    const child = fork(fileURLToPath(import.meta.url), ["--only", name], {
+      execArgv: process.execArgv,
+      stdio: ["inherit", "inherit", "inherit", "ipc"],
+    });
     let answer: ChildMessage | undefined;
     child.on("message", (m: ChildMessage) => (answer = m));
     child.on("error", reject);
     child.on("exit", (code, signal) =>
-      answer && code === 0 ? resolve(answer) : reject(new Error(`ended with ${signal ?? `exit code ${code}`}${answer ? "" : " before sending its rows"}`)),
+      answer && code === 0
+        ? resolve(answer)
+        : reject(new Error(`ended with ${signal ?? `exit code ${code}`}${answer ? "" : " before sending its rows"}`)),
     );
   });
 
@@ -99,8 +105,11 @@ const main = async () => {
     target: r.target ?? "",
   }));
   console.table(table);
-  for (const m of notRun) console.log(`${m.module}: ${m.skipped !== undefined ? `skipped (${m.skipped})` : `failed (${m.failed})`}`);
-  console.log(JSON.stringify({ bench: "actorzero", quick, node: process.version, at: new Date().toISOString(), results, notRun }));
+  for (const m of notRun)
+    console.log(`${m.module}: ${m.skipped !== undefined ? `skipped (${m.skipped})` : `failed (${m.failed})`}`);
+  console.log(
+    JSON.stringify({ bench: "actorzero", quick, node: process.version, at: new Date().toISOString(), results, notRun }),
+  );
   // Skipping for a missing prerequisite is said and is no failure; a module that broke fails the run.
   if (notRun.some((m) => m.failed !== undefined)) process.exitCode = 1;
 };

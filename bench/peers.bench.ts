@@ -40,7 +40,15 @@ const median = (xs: number[]) => {
 const delegatingModel = (): ModelPort => ({
   call: async (req: ModelRequest): Promise<ModelTurn> => {
     if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
-      return { toolCalls: [{ id: `d-${randomUUID().slice(0, 8)}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+      return {
+        toolCalls: [
+          {
+            id: `d-${randomUUID().slice(0, 8)}`,
+            name: "call_subordinate",
+            arguments: JSON.stringify({ message: "look it up", reset: true }),
+          },
+        ],
+      };
     }
     return { text: req.agentNumber === 0 ? "composed" : "found it", usage: { inputTokens: 12, outputTokens: 3 } };
   },
@@ -57,7 +65,12 @@ const time = async (f: () => Promise<unknown>) => {
 type Streams = Map<string, { id: string; version: number }>;
 
 /** One store's rows: fresh delegations and a long conversation, each round against the floor of its own appends. */
-const measure = async (label: string, base: EventStore, floor: Floor, sizes: { rounds: number; perRound: number; long: number; batch: number }): Promise<Row[]> => {
+const measure = async (
+  label: string,
+  base: EventStore,
+  floor: Floor,
+  sizes: { rounds: number; perRound: number; long: number; batch: number },
+): Promise<Row[]> => {
   const store = recordingStore(base);
   const rt = await createRuntime({ store, model: delegatingModel(), limits: { passivateAfterMs: 3_600_000 } });
   try {
@@ -67,14 +80,20 @@ const measure = async (label: string, base: EventStore, floor: Floor, sizes: { r
       if (r.status !== "completed") throw new Error(`a fresh delegation ended ${r.status}`);
     };
     /** Runs `work` recording its appends; its time, then the floor's time for the same appends. */
-    const pair = async (work: () => Promise<void>, streams: Streams): Promise<{ ms: number; floorMs: number; appends: RecordedAppend[] }> => {
+    const pair = async (
+      work: () => Promise<void>,
+      streams: Streams,
+    ): Promise<{ ms: number; floorMs: number; appends: RecordedAppend[] }> => {
       store.appends.length = 0;
       const ms = await time(work);
       const appends = [...store.appends];
       const prepared = prepareFloor(appends, streams);
       return { ms, floorMs: await time(() => sendFloor(floor.send, prepared)), appends };
     };
-    const freshRound = () => pair(async () => { for (let i = 0; i < sizes.perRound; i++) await fresh(); }, new Map());
+    const freshRound = () =>
+      pair(async () => {
+        for (let i = 0; i < sizes.perRound; i++) await fresh();
+      }, new Map());
     // Warm both paths (JIT, the databases' caches), then alternate rounds.
     await freshRound();
     const rounds = [];
@@ -95,7 +114,8 @@ const measure = async (label: string, base: EventStore, floor: Floor, sizes: { r
         await pair(async () => {
           for (let i = 0; i < sizes.batch; i++) {
             const r = await rt.send(root.id, `delegate ${done + i}`);
-            if (r.status !== "completed") throw new Error(`delegation ${done + i} of the long conversation ended ${r.status}`);
+            if (r.status !== "completed")
+              throw new Error(`delegation ${done + i} of the long conversation ended ${r.status}`);
           }
         }, streams),
       );
@@ -117,7 +137,11 @@ const measure = async (label: string, base: EventStore, floor: Floor, sizes: { r
         ratio: freshMs / floorMs,
         target: "≤ 2.0× floor (goal 1.3×)",
       },
-      { name: `${label}long conversation: ${sizes.long} delegations on one root, floor`, value: sum(floorBatches) / sizes.long, unit: "ms/delegation" },
+      {
+        name: `${label}long conversation: ${sizes.long} delegations on one root, floor`,
+        value: sum(floorBatches) / sizes.long,
+        unit: "ms/delegation",
+      },
       {
         name: `${label}long conversation: ${sizes.long} delegations on one root`,
         value: sum(rtBatches) / sizes.long,
@@ -125,8 +149,17 @@ const measure = async (label: string, base: EventStore, floor: Floor, sizes: { r
         compareTo: "its floor",
         ratio: sum(rtBatches) / sum(floorBatches),
       },
-      { name: `${label}long conversation growth, floor (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`, value: growth(floorBatches), unit: "×" },
-      { name: `${label}long conversation growth (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`, value: growth(rtBatches), unit: "×", target: "≤ 1.1×" },
+      {
+        name: `${label}long conversation growth, floor (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`,
+        value: growth(floorBatches),
+        unit: "×",
+      },
+      {
+        name: `${label}long conversation growth (median of the last ${GROWTH_BATCHES} batches of ${sizes.batch} over the first ${GROWTH_BATCHES})`,
+        value: growth(rtBatches),
+        unit: "×",
+        target: "≤ 1.1×",
+      },
     ];
   } finally {
     await rt.close();
@@ -155,7 +188,14 @@ export async function run(): Promise<Row[]> {
     const pg = await openPostgresStore({ url: await cluster.createDatabase("peers") });
     const pgFloor = postgresFloor(await openPostgresStore({ url: await cluster.createDatabase("peers_floor") }));
     try {
-      rows.push(...(await measure("PostgreSQL: ", pg, pgFloor, { rounds: ROUNDS, perRound: PER_ROUND, long: PG_LONG, batch: BATCH })));
+      rows.push(
+        ...(await measure("PostgreSQL: ", pg, pgFloor, {
+          rounds: ROUNDS,
+          perRound: PER_ROUND,
+          long: PG_LONG,
+          batch: BATCH,
+        })),
+      );
     } finally {
       await pg.close();
       await pgFloor.close();

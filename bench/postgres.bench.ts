@@ -26,7 +26,11 @@ const DELEGATIONS = quick ? 10 : 50;
 
 const event: NewEvent = {
   type: "MessageReceived",
-  data: { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" },
+  data: {
+    runId: asRunId("run-1"),
+    text: "Summarise the findings of the last three runs in two lines.",
+    sender: "user",
+  },
   metadata: { correlationId: "run-1", causationId: null, actor: "bench" },
 };
 
@@ -37,7 +41,11 @@ const timeAppends = async (store: EventStore, prefix: string, rows: number, batc
   for (let i = 0; i < rows / batch; i++) {
     const streamId = `${prefix}-${i % 50}`;
     const version = versions.get(streamId) ?? 0;
-    await store.append(streamId, Array.from({ length: batch }, () => event), { expectedVersion: version === 0 ? "no_stream" : version });
+    await store.append(
+      streamId,
+      Array.from({ length: batch }, () => event),
+      { expectedVersion: version === 0 ? "no_stream" : version },
+    );
     versions.set(streamId, version + batch);
   }
   return performance.now() - started;
@@ -58,7 +66,13 @@ const appendRates = async (postgres: EventStore, pglite: EventStore, batch: numb
   const pgRate = (ROUNDS * APPEND_ROWS) / (pgMs / 1000);
   return [
     { name: liteName, value: liteRate, unit: "events/s" },
-    { name: `PostgreSQL append, ${unit}`, value: pgRate, unit: "events/s", compareTo: liteName, ratio: pgRate / liteRate },
+    {
+      name: `PostgreSQL append, ${unit}`,
+      value: pgRate,
+      unit: "events/s",
+      compareTo: liteName,
+      ratio: pgRate / liteRate,
+    },
   ];
 };
 
@@ -76,7 +90,13 @@ const rebuildRates = async (postgres: EventStore, pglite: EventStore): Promise<R
   const liteName = "PGlite rebuild of all projections";
   return [
     { name: liteName, value: lite, unit: "events/s" },
-    { name: "PostgreSQL rebuild of all projections", value: pg, unit: "events/s", compareTo: liteName, ratio: pg / lite },
+    {
+      name: "PostgreSQL rebuild of all projections",
+      value: pg,
+      unit: "events/s",
+      compareTo: liteName,
+      ratio: pg / lite,
+    },
   ];
 };
 
@@ -86,7 +106,12 @@ const countingLeaseWrites = (store: EventStore): { store: EventStore; writes: ()
   const sql: EventStore["sql"] = {
     ...store.sql,
     query: (text, params) => {
-      if (/^\s*(WITH[\s\S]*INSERT INTO context_leases|INSERT INTO context_leases|UPDATE context_leases|DELETE FROM context_leases)/.test(text)) writes++;
+      if (
+        /^\s*(WITH[\s\S]*INSERT INTO context_leases|INSERT INTO context_leases|UPDATE context_leases|DELETE FROM context_leases)/.test(
+          text,
+        )
+      )
+        writes++;
       return store.sql.query(text, params);
     },
   };
@@ -104,7 +129,15 @@ const countingLeaseWrites = (store: EventStore): { store: EventStore; writes: ()
 const delegatingModel: ModelPort = {
   call: async (req: ModelRequest): Promise<ModelTurn> =>
     req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool"
-      ? { toolCalls: [{ id: `d-${req.contextId.slice(0, 8)}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] }
+      ? {
+          toolCalls: [
+            {
+              id: `d-${req.contextId.slice(0, 8)}`,
+              name: "call_subordinate",
+              arguments: JSON.stringify({ message: "look it up", reset: true }),
+            },
+          ],
+        }
       : { text: req.agentNumber === 0 ? "composed" : "found it" },
 };
 
@@ -128,7 +161,12 @@ const runtimeOnPostgres = async (url: string): Promise<Row[]> => {
       const runs = 2 * DELEGATIONS;
       return [
         { name: "PostgreSQL fresh delegation (createContext + send, 3 model calls)", value: ms, unit: "ms/delegation" },
-        { name: `PostgreSQL lease writes per run (${runs} runs: ${DELEGATIONS} roots and their children)`, value: (writes() - before) / runs, unit: "writes/run", target: "≤ 1" },
+        {
+          name: `PostgreSQL lease writes per run (${runs} runs: ${DELEGATIONS} roots and their children)`,
+          value: (writes() - before) / runs,
+          unit: "writes/run",
+          target: "≤ 1",
+        },
       ];
     } finally {
       await rt.close();
@@ -142,7 +180,9 @@ type Writer = { ready: Promise<void>; done: Promise<{ appended: number; duration
 
 const startWriter = (url: string, id: number): Writer => {
   const script = new URL("./support/pgWriter.ts", import.meta.url).pathname;
-  const child = spawn(process.execPath, ["--import", "tsx", script, url, String(WRITER_MS), String(id)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", script, url, String(WRITER_MS), String(id)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = readline.createInterface({ input: child.stdout! });
   let readyResolve!: () => void;
   const ready = new Promise<void>((r) => (readyResolve = r));

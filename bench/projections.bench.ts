@@ -15,7 +15,10 @@ const CONTEXTS = EVENTS / 100;
 /** One run as the message loop records it: message, start, three tool steps, a final reply, completion (17 events). */
 const runEvents = (runId: RunId, child: ContextId | null): NewEvent[] => {
   const out: NewEvent[] = [
-    { type: "MessageReceived", data: { runId, text: "Find the three most cited papers on actor models and summarise them.", sender: "user" } },
+    {
+      type: "MessageReceived",
+      data: { runId, text: "Find the three most cited papers on actor models and summarise them.", sender: "user" },
+    },
     { type: "RunStarted", data: { runId, model: "gpt-4o-mini", superior: null } },
   ];
   for (let step = 0; step < 3; step++) {
@@ -28,20 +31,43 @@ const runEvents = (runId: RunId, child: ContextId | null): NewEvent[] => {
           runId,
           step,
           text: null,
-          toolCalls: [{ id: toolCallId, name: "call_subordinate", arguments: { message: `step ${step}: look up the citations`, reset: false } }],
+          toolCalls: [
+            {
+              id: toolCallId,
+              name: "call_subordinate",
+              arguments: { message: `step ${step}: look up the citations`, reset: false },
+            },
+          ],
           usage: { inputTokens: 1200 + step * 300, outputTokens: 80 },
         },
       },
-      { type: "ToolCalled", data: { runId, step, toolCallId, name: "call_subordinate", arguments: { message: `step ${step}` } } },
+      {
+        type: "ToolCalled",
+        data: { runId, step, toolCallId, name: "call_subordinate", arguments: { message: `step ${step}` } },
+      },
       {
         type: "ToolReturned",
-        data: { runId, toolCallId, name: "call_subordinate", result: `{"context_id":"${child ?? "none"}","result":"Three papers: Hewitt 1973, Agha 1986, Armstrong 2003."}` },
+        data: {
+          runId,
+          toolCallId,
+          name: "call_subordinate",
+          result: `{"context_id":"${child ?? "none"}","result":"Three papers: Hewitt 1973, Agha 1986, Armstrong 2003."}`,
+        },
       },
     );
   }
   out.push(
     { type: "ModelCalled", data: { runId, step: 3, attempt: 0, model: "gpt-4o-mini" } },
-    { type: "ModelReplied", data: { runId, step: 3, text: "Hewitt 1973, Agha 1986, Armstrong 2003.", toolCalls: [], usage: { inputTokens: 2400, outputTokens: 60 } } },
+    {
+      type: "ModelReplied",
+      data: {
+        runId,
+        step: 3,
+        text: "Hewitt 1973, Agha 1986, Armstrong 2003.",
+        toolCalls: [],
+        usage: { inputTokens: 2400, outputTokens: 60 },
+      },
+    },
     { type: "RunCompleted", data: { runId, response: "Hewitt 1973, Agha 1986, Armstrong 2003." } },
   );
   return out;
@@ -149,9 +175,19 @@ export async function run(): Promise<Row[]> {
     const rate = (ms: number) => (ROUNDS * EVENTS) / (ms / 1000);
     const rawName = `raw SELECT scan of ${EVENTS / 1000}k events`;
     const rows: Row[] = [
-      { name: `fill: append ${EVENTS / 1000}k events (one run per append)`, value: EVENTS / (fillMs / 1000), unit: "events/s" },
+      {
+        name: `fill: append ${EVENTS / 1000}k events (one run per append)`,
+        value: EVENTS / (fillMs / 1000),
+        unit: "events/s",
+      },
       { name: rawName, value: rate(rawMs), unit: "events/s" },
-      { name: "store.iterateAll (scan + decode)", value: rate(decodedMs), unit: "events/s", compareTo: rawName, ratio: rawMs / decodedMs },
+      {
+        name: "store.iterateAll (scan + decode)",
+        value: rate(decodedMs),
+        unit: "events/s",
+        compareTo: rawName,
+        ratio: rawMs / decodedMs,
+      },
       {
         name: `rebuild all ${5} projections from zero`,
         value: rate(rebuildMs),

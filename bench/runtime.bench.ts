@@ -14,7 +14,12 @@ const STEPS = 10; // tool steps per run, then a final answer
 const CONTEXTS = quick ? 200 : 1_000;
 const STORED = quick ? 10_000 : 100_000;
 
-const noop = defineTool({ name: "noop", description: "does nothing", input: z.object({ i: z.number() }), run: ({ i }) => `done ${i}` });
+const noop = defineTool({
+  name: "noop",
+  description: "does nothing",
+  input: z.object({ i: z.number() }),
+  run: ({ i }) => `done ${i}`,
+});
 
 /**
  * A zero-latency model: STEPS tool calls, then an answer. A plain port, not the scripted model, which
@@ -23,7 +28,11 @@ const noop = defineTool({ name: "noop", description: "does nothing", input: z.ob
 const stepper = (): ModelPort => ({
   call: async (req) => {
     const steps = req.messages.filter((m) => m.role === "assistant").length;
-    if (steps < STEPS) return { toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }], usage: { inputTokens: 1, outputTokens: 1 } };
+    if (steps < STEPS)
+      return {
+        toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }],
+        usage: { inputTokens: 1, outputTokens: 1 },
+      };
     return { text: "finished", usage: { inputTokens: 1, outputTokens: 1 } };
   },
 });
@@ -34,13 +43,21 @@ const stepOverhead = async (): Promise<Row[]> => {
   const base = await openPgliteStore();
   const store = recordingStore(base);
   const rt = await createRuntime({ store, model: stepper(), tools: [noop], limits: { passivateAfterMs: 60_000 } });
-  const timed = await sendsAlternatingWithRaw(base, store, rt, { rounds: ROUNDS, perRound: RUNS / ROUNDS, message: "take ten steps" });
+  const timed = await sendsAlternatingWithRaw(base, store, rt, {
+    rounds: ROUNDS,
+    perRound: RUNS / ROUNDS,
+    message: "take ten steps",
+  });
   await rt.close();
   await base.close();
   const steps = RUNS * (STEPS + 1);
   const events = timed.appends.reduce((n, a) => n + a.events.length, 0);
   return [
-    { name: `raw appends of the same events (${events} events in ${timed.appends.length} appends)`, value: (timed.rawMs * 1000) / steps, unit: "µs/step" },
+    {
+      name: `raw appends of the same events (${events} events in ${timed.appends.length} appends)`,
+      value: (timed.rawMs * 1000) / steps,
+      unit: "µs/step",
+    },
     {
       name: `runtime step (zero-latency model, one tool call; ${ROUNDS} rounds alternating with raw, median ratio)`,
       value: (timed.runtimeMs * 1000) / steps,
@@ -72,14 +89,25 @@ const heapPerTouchedContext = async (passivateAfterMs: number): Promise<number> 
   const active = ids.filter((id) => rt.actor(id) !== undefined).length;
   await rt.close();
   await store.close();
-  if (passivateAfterMs > 60_000 && active !== CONTEXTS) throw new Error(`expected ${CONTEXTS} live actors, found ${active}`);
-  if (passivateAfterMs < 1_000 && active !== 0) throw new Error(`expected every actor passivated, found ${active} live`);
+  if (passivateAfterMs > 60_000 && active !== CONTEXTS)
+    throw new Error(`expected ${CONTEXTS} live actors, found ${active}`);
+  if (passivateAfterMs < 1_000 && active !== 0)
+    throw new Error(`expected every actor passivated, found ${active} live`);
   return perContext;
 };
 
 const memory = async (): Promise<Row[]> => [
-  { name: `live idle context (${CONTEXTS} touched, actors kept)`, value: (await heapPerTouchedContext(3_600_000)) / 1024, unit: "KB/context", target: "< 10 KB" },
-  { name: `passivated context (${CONTEXTS} touched, actors stopped)`, value: (await heapPerTouchedContext(50)) / 1024, unit: "KB/context" },
+  {
+    name: `live idle context (${CONTEXTS} touched, actors kept)`,
+    value: (await heapPerTouchedContext(3_600_000)) / 1024,
+    unit: "KB/context",
+    target: "< 10 KB",
+  },
+  {
+    name: `passivated context (${CONTEXTS} touched, actors stopped)`,
+    value: (await heapPerTouchedContext(50)) / 1024,
+    unit: "KB/context",
+  },
 ];
 
 const touchedFew = async (): Promise<Row[]> => {
@@ -105,7 +133,12 @@ const touchedFew = async (): Promise<Row[]> => {
   await idle.close();
   await store.close();
   return [
-    { name: `heap growth after touching ${touched} of ${STORED} stored contexts`, value: (after - untouched) / 1024 / 1024, unit: "MB", target: "< 50 MB" },
+    {
+      name: `heap growth after touching ${touched} of ${STORED} stored contexts`,
+      value: (after - untouched) / 1024 / 1024,
+      unit: "MB",
+      target: "< 50 MB",
+    },
   ];
 };
 

@@ -12,11 +12,17 @@ const CLIENTS = 100;
 const RUNS = quick ? 5 : 30;
 const STEPS = 10;
 
-const noop = defineTool({ name: "noop", description: "does nothing", input: z.object({ i: z.number() }), run: ({ i }) => `done ${i}` });
+const noop = defineTool({
+  name: "noop",
+  description: "does nothing",
+  input: z.object({ i: z.number() }),
+  run: ({ i }) => `done ${i}`,
+});
 const stepper = () =>
   scriptedModel((req) => {
     const steps = req.messages.filter((m) => m.role === "assistant").length;
-    if (steps < STEPS) return { toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }] };
+    if (steps < STEPS)
+      return { toolCalls: [{ id: `s${steps}`, name: "noop", arguments: JSON.stringify({ i: steps }) }] };
     return { text: "finished" };
   });
 
@@ -55,7 +61,12 @@ const runAll = async (rt: Awaited<ReturnType<typeof createRuntime>>) => {
 
 export const run = async (): Promise<Row[]> => {
   const alone = await openPgliteStore();
-  const rtAlone = await createRuntime({ store: alone, model: stepper(), tools: [noop], limits: { passivateAfterMs: 60_000 } });
+  const rtAlone = await createRuntime({
+    store: alone,
+    model: stepper(),
+    tools: [noop],
+    limits: { passivateAfterMs: 60_000 },
+  });
   const aloneMs = await runAll(rtAlone);
   await rtAlone.close();
   await alone.close();
@@ -76,8 +87,19 @@ export const run = async (): Promise<Row[]> => {
   await store.close();
   return [
     { name: `runs with no client (${RUNS} concurrent runs × ${STEPS + 1} steps)`, value: aloneMs, unit: "ms" },
-    { name: `the same runs with ${CLIENTS} SSE clients following`, value: runsMs, unit: "ms", compareTo: "no client", ratio: runsMs / aloneMs, target: "≤ 2× no client" },
-    { name: `events/s delivered to ${CLIENTS} SSE clients (${delivered} deliveries)`, value: (delivered * 1000) / deliveredMs, unit: "events/s" },
+    {
+      name: `the same runs with ${CLIENTS} SSE clients following`,
+      value: runsMs,
+      unit: "ms",
+      compareTo: "no client",
+      ratio: runsMs / aloneMs,
+      target: "≤ 2× no client",
+    },
+    {
+      name: `events/s delivered to ${CLIENTS} SSE clients (${delivered} deliveries)`,
+      value: (delivered * 1000) / deliveredMs,
+      unit: "events/s",
+    },
     ...(await streamMemoryRows()),
   ];
 };

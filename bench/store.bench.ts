@@ -22,7 +22,11 @@ const BIG_LOG = quick ? 100_000 : 1_000_000;
 const OPENS = 3;
 const VERIFY_LOG = quick ? 10_000 : 100_000;
 
-const data = { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" as const };
+const data = {
+  runId: asRunId("run-1"),
+  text: "Summarise the findings of the last three runs in two lines.",
+  sender: "user" as const,
+};
 const metadata = { correlationId: "run-1", causationId: null, actor: "bench" };
 const event = (): NewEvent => ({ type: "MessageReceived", data, metadata });
 
@@ -35,13 +39,25 @@ const rawInsert = async (store: EventStore, streamId: string, fromVersion: numbe
   for (let i = 0; i < count; i++) {
     const p = params.length;
     tuples.push(`($${p + 1}, $${p + 2}, $${p + 3}, 'MessageReceived', 1, $${p + 4}, $${p + 5}, $${p + 6})`);
-    params.push(randomUUID(), streamId, fromVersion + i + 1, JSON.stringify(data), JSON.stringify(metadata), new Date().toISOString());
+    params.push(
+      randomUUID(),
+      streamId,
+      fromVersion + i + 1,
+      JSON.stringify(data),
+      JSON.stringify(metadata),
+      new Date().toISOString(),
+    );
   }
   await store.sql.query(`INSERT INTO events ${INSERT_COLUMNS} VALUES ${tuples.join(", ")}`, params);
 };
 
 /** Events per second for `rows` events written `batch` at a time, across 50 streams that grow. */
-const measure = async (write: (streamId: string, version: number, batch: number) => Promise<void>, prefix: string, rows: number, batch: number) => {
+const measure = async (
+  write: (streamId: string, version: number, batch: number) => Promise<void>,
+  prefix: string,
+  rows: number,
+  batch: number,
+) => {
   const versions = new Map<string, number>();
   const started = performance.now();
   for (let i = 0; i < rows / batch; i++) {
@@ -55,7 +71,9 @@ const measure = async (write: (streamId: string, version: number, batch: number)
 
 const appendRates = async (store: EventStore, batch: number): Promise<Row[]> => {
   const append = async (streamId: string, version: number, n: number) => {
-    await store.append(streamId, Array.from({ length: n }, event), { expectedVersion: version === 0 ? "no_stream" : version });
+    await store.append(streamId, Array.from({ length: n }, event), {
+      expectedVersion: version === 0 ? "no_stream" : version,
+    });
   };
   const raw = (streamId: string, version: number, n: number) => rawInsert(store, streamId, version, n);
   // Warm both paths (plan caches, JIT) before timing.
@@ -72,7 +90,14 @@ const appendRates = async (store: EventStore, batch: number): Promise<Row[]> => 
   const rawName = `raw INSERT, ${batch} row${batch > 1 ? "s" : ""}/statement`;
   return [
     { name: rawName, value: rawRate, unit: "events/s" },
-    { name: `append, ${batch} event${batch > 1 ? "s" : ""}/append`, value: appendRate, unit: "events/s", compareTo: rawName, ratio: appendRate / rawRate, target: "ratio ≥ 0.7" },
+    {
+      name: `append, ${batch} event${batch > 1 ? "s" : ""}/append`,
+      value: appendRate,
+      unit: "events/s",
+      compareTo: rawName,
+      ratio: appendRate / rawRate,
+      target: "ratio ≥ 0.7",
+    },
   ];
 };
 
@@ -84,8 +109,19 @@ const appendRates = async (store: EventStore, batch: number): Promise<Row[]> => 
 const chainCost = async (store: EventStore): Promise<Row[]> => {
   await store.sql.exec(UNCHAINED_APPEND_FUNCTION);
   const call = (sql: string) => async (streamId: string, version: number, n: number) => {
-    const rows = Array.from({ length: n }, () => ({ event_id: randomUUID(), type: "MessageReceived", schema_version: 1, data, metadata }));
-    await store.sql.query(sql, [streamId, encodeExpectedVersion(version === 0 ? "no_stream" : version), JSON.stringify(rows), new Date().toISOString()]);
+    const rows = Array.from({ length: n }, () => ({
+      event_id: randomUUID(),
+      type: "MessageReceived",
+      schema_version: 1,
+      data,
+      metadata,
+    }));
+    await store.sql.query(sql, [
+      streamId,
+      encodeExpectedVersion(version === 0 ? "no_stream" : version),
+      JSON.stringify(rows),
+      new Date().toISOString(),
+    ]);
   };
   const chained = call(APPEND_SQL);
   const unchained = call(UNCHAINED_APPEND_SQL);
@@ -102,7 +138,13 @@ const chainCost = async (store: EventStore): Promise<Row[]> => {
   const before = "append function without the hash chain (schema 1), 1 event/append";
   return [
     { name: before, value: unchainedRate, unit: "events/s" },
-    { name: "append function with the hash chain, 1 event/append (the chain's own cost)", value: chainedRate, unit: "events/s", compareTo: before, ratio: chainedRate / unchainedRate },
+    {
+      name: "append function with the hash chain, 1 event/append (the chain's own cost)",
+      value: chainedRate,
+      unit: "events/s",
+      compareTo: before,
+      ratio: chainedRate / unchainedRate,
+    },
   ];
 };
 
@@ -133,7 +175,7 @@ const appendRateSinceFiled = async (): Promise<Row[]> => {
       }
       return performance.now() - started;
     };
-    for (let i = 0; i < 4; i++) await block("then", "warm"), await block("now", "warm");
+    for (let i = 0; i < 4; i++) (await block("then", "warm"), await block("now", "warm"));
     const then: number[] = [];
     const now: number[] = [];
     for (let b = 0; b < FILED_BLOCKS; b++) {
@@ -145,7 +187,14 @@ const appendRateSinceFiled = async (): Promise<Row[]> => {
     const thenName = `store.append at ${FILED_AT} (issue filed, no hash chain), 1 event/append`;
     return [
       { name: thenName, value: rate(then), unit: "events/s" },
-      { name: "store.append now (hash chain), 1 event/append", value: rate(now), unit: "events/s", compareTo: thenName, ratio: ratios[ratios.length >> 1]!, target: "ratio ≥ 0.9 (median of block pairs)" },
+      {
+        name: "store.append now (hash chain), 1 event/append",
+        value: rate(now),
+        unit: "events/s",
+        compareTo: thenName,
+        ratio: ratios[ratios.length >> 1]!,
+        target: "ratio ≥ 0.9 (median of block pairs)",
+      },
     ];
   } finally {
     await Promise.all([stores.then.close(), stores.now.close()]);
@@ -159,7 +208,11 @@ const verifyRate = async (store: EventStore): Promise<Row> => {
   const result = await store.verify();
   const ms = performance.now() - started;
   if (!result.ok) throw new Error(`the bench log does not verify: ${JSON.stringify(result.problems[0])}`);
-  return { name: `verify a log of ${result.events.toLocaleString("en")} events`, value: result.events / (ms / 1000), unit: "events/s" };
+  return {
+    name: `verify a log of ${result.events.toLocaleString("en")} events`,
+    value: result.events / (ms / 1000),
+    unit: "events/s",
+  };
 };
 
 /** Fills a log with `count` valid events straight in SQL: many streams of 100 events. */
@@ -212,7 +265,14 @@ const reserveCheckCost = (dir: string, appendRows: Row[]): Row[] => {
   const appendRate = appendRows.find((r) => r.name === appendName)!.value;
   const appendNs = 1e9 / appendRate;
   return [
-    { name: "free-space check before an append (its share of the append above)", value: checkNs, unit: "ns", compareTo: appendName, ratio: checkNs / appendNs, target: "ratio ≤ 0.01" },
+    {
+      name: "free-space check before an append (its share of the append above)",
+      value: checkNs,
+      unit: "ns",
+      compareTo: appendName,
+      ratio: checkNs / appendNs,
+      target: "ratio ≤ 0.01",
+    },
     { name: "one statfs of the data dir (the check's slow path)", value: statfsNs, unit: "ns" },
   ];
 };
@@ -234,7 +294,15 @@ export async function run(): Promise<Row[]> {
     // A log of appends only (the one above holds raw INSERTs, which verify rightly reports as unchained).
     const chained = await openPgliteStore({ dataDir: path.join(root, "chained") });
     try {
-      await measure(async (streamId, version, n) => void (await chained.append(streamId, Array.from({ length: n }, event), { expectedVersion: version === 0 ? "no_stream" : version })), "v", VERIFY_LOG, 10);
+      await measure(
+        async (streamId, version, n) =>
+          void (await chained.append(streamId, Array.from({ length: n }, event), {
+            expectedVersion: version === 0 ? "no_stream" : version,
+          })),
+        "v",
+        VERIFY_LOG,
+        10,
+      );
       rows.push(await verifyRate(chained));
     } finally {
       await chained.close();

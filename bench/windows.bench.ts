@@ -43,11 +43,21 @@ export async function run(): Promise<Row[]> {
       seen = server.prompts.length;
     }
     const batches: number[] = [];
-    for (let i = 0; i + BATCH <= perTurn.length; i += BATCH) batches.push(perTurn.slice(i, i + BATCH).reduce((a, b) => a + b, 0) / BATCH);
+    for (let i = 0; i + BATCH <= perTurn.length; i += BATCH)
+      batches.push(perTurn.slice(i, i + BATCH).reduce((a, b) => a + b, 0) / BATCH);
     const growth = median(batches.slice(-GROWTH_BATCHES)) / median(batches.slice(0, GROWTH_BATCHES));
     return [
-      { name: `windows: ${TURNS} turns on one root, each delegated to a reused child, ${WINDOW}-token window: tokens per turn (summary calls included)`, value: Math.round(perTurn.reduce((a, b) => a + b, 0) / TURNS), unit: "tokens/turn" },
-      { name: `windows: cost per turn growth, last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES} (${server.summaries} summary calls, ${server.refused} oversize requests)`, value: Number(growth.toFixed(2)), unit: "×", target: "≤ 1.2×" },
+      {
+        name: `windows: ${TURNS} turns on one root, each delegated to a reused child, ${WINDOW}-token window: tokens per turn (summary calls included)`,
+        value: Math.round(perTurn.reduce((a, b) => a + b, 0) / TURNS),
+        unit: "tokens/turn",
+      },
+      {
+        name: `windows: cost per turn growth, last ${GROWTH_BATCHES} batches of ${BATCH} over the first ${GROWTH_BATCHES} (${server.summaries} summary calls, ${server.refused} oversize requests)`,
+        value: Number(growth.toFixed(2)),
+        unit: "×",
+        target: "≤ 1.2×",
+      },
     ];
   } finally {
     await rt.close();

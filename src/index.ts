@@ -1,7 +1,18 @@
 // actorzero's public API: explicit named exports only.
 export { createRuntime, RuntimeError, DEFAULT_LIMITS } from "./runtime/runtime.ts";
 export { isLiveDelta, type LiveDelta, type LiveEvent } from "./runtime/liveDeltas.ts";
-export type { Runtime, RuntimeOptions, CreateContextOptions, SendResult, StartResult, StartOptions, ProfileInfo, Limits, EventsPage, EventsQuery } from "./runtime/api.ts";
+export type {
+  Runtime,
+  RuntimeOptions,
+  CreateContextOptions,
+  SendResult,
+  StartResult,
+  StartOptions,
+  ProfileInfo,
+  Limits,
+  EventsPage,
+  EventsQuery,
+} from "./runtime/api.ts";
 export type { BudgetReport } from "./runtime/budgets.ts";
 export type { RunOutcome } from "./runtime/activeContext.ts";
 export { systemClock, type Clock } from "./runtime/clock.ts";
@@ -15,15 +26,45 @@ export type { BudgetAmount, RecordedEvent, NewEvent, EventType, EventOf } from "
 export { ContextId, RunId, JobId, EventId } from "./events/ids.ts";
 
 export { openProjections, type Projections } from "./projections/engine.ts";
-export type { ContextView, ContextStatus, LastRun, UsageView, UsageRollup, JobView, TreeChild } from "./projections/index.ts";
+export type {
+  ContextView,
+  ContextStatus,
+  LastRun,
+  UsageView,
+  UsageRollup,
+  JobView,
+  TreeChild,
+} from "./projections/index.ts";
 
 export { openAIModel, type OpenAIModelOptions } from "./models/openai.ts";
-export { scriptedModel, scriptedTurns, type ScriptedModel, type ScriptedQueue, type ScriptedTurn } from "./models/scripted.ts";
-export { ModelError, type ModelDelta, type ModelPort, type ModelRequest, type ModelTurn, type ToolSpec } from "./models/port.ts";
+export {
+  scriptedModel,
+  scriptedTurns,
+  type ScriptedModel,
+  type ScriptedQueue,
+  type ScriptedTurn,
+} from "./models/scripted.ts";
+export {
+  ModelError,
+  type ModelDelta,
+  type ModelPort,
+  type ModelRequest,
+  type ModelTurn,
+  type ToolSpec,
+} from "./models/port.ts";
 export type { ChatMessage } from "./models/messages.ts";
 export { Preset, Presets, ProjectConfig, Projects, DEFAULT_PRESET } from "./models/presets.ts";
 
-export { defineTool, RepairableToolError, FatalToolError, INTERRUPTED_CALL, type Tool, type ToolContext, type ToolOutcome, type ToolApprovalContext } from "./tools/defineTool.ts";
+export {
+  defineTool,
+  RepairableToolError,
+  FatalToolError,
+  INTERRUPTED_CALL,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+  type ToolApprovalContext,
+} from "./tools/defineTool.ts";
 export type { ApprovalOptions } from "./tools/approval.ts";
 export { LEN_MIN } from "./tools/callSubordinate.ts";
 export type { McpServerConfig, McpServers, McpSelection } from "./tools/mcpConfig.ts";
@@ -41,4 +82,12 @@ export {
 } from "./server/index.ts";
 
 export { exportFixture, fixtureText, type ExportOptions } from "./fixtures/export.ts";
-export { parseFixture, FixtureFormatError, FORMAT_VERSION, type Fixture, type FixtureCall, type FixtureContext, type FixtureToolResult } from "./fixtures/format.ts";
+export {
+  parseFixture,
+  FixtureFormatError,
+  FORMAT_VERSION,
+  type Fixture,
+  type FixtureCall,
+  type FixtureContext,
+  type FixtureToolResult,
+} from "./fixtures/format.ts";

@@ -22,7 +22,9 @@ const folderOf = (file: string): string => {
 const importsOf = (file: string): string[] => {
   const text = readFileSync(file, "utf8");
   const out: string[] = [];
-  for (const m of text.matchAll(/(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g)) {
+  for (const m of text.matchAll(
+    /(?:import|export)\s[^;]*?from\s+["'](\.[^"']+)["']|import\(\s*["'](\.[^"']+)["']\s*\)/g,
+  )) {
     out.push(resolve(dirname(file), (m[1] ?? m[2])!));
   }
   return out;
@@ -33,7 +35,10 @@ const importsOf = (file: string): string[] => {
  * every layer: the cycle check leaves them out, as the repository's own checker does; the layer check
  * (`withEntry`) keeps them, as the top row, so nothing below imports the entry.
  */
-export const folderGraph = (files: readonly string[], options: { withEntry?: boolean } = {}): Map<string, Set<string>> => {
+export const folderGraph = (
+  files: readonly string[],
+  options: { withEntry?: boolean } = {},
+): Map<string, Set<string>> => {
   const graph = new Map<string, Set<string>>();
   for (const f of files) {
     const from = folderOf(f);
@@ -121,7 +126,15 @@ describe("given the source tree", () => {
     const rows = declaredLayers(readFileSync(resolve(SRC, "..", "docs", "architecture.md"), "utf8"));
     expect(rows.get("runtime")).toBeLessThan(rows.get("actors")!);
     // The checker catches an import up a layer and one into a folder the table does not name.
-    expect(layerViolations(new Map([["events", new Set(["runtime"])], ["runtime", new Set(["nowhere"])]]), rows)).toEqual([
+    expect(
+      layerViolations(
+        new Map([
+          ["events", new Set(["runtime"])],
+          ["runtime", new Set(["nowhere"])],
+        ]),
+        rows,
+      ),
+    ).toEqual([
       `events (row ${rows.get("events")}) -> runtime (row ${rows.get("runtime")})`,
       "nowhere is in no declared layer",
     ]);
@@ -134,13 +147,18 @@ describe("given the source tree", () => {
   });
 
   it("when the server needs the runtime's types, then it takes them from the runtime's API file, not the package entry", () => {
-    const fromEntry = files.filter((f) => folderOf(f) === "server" && importsOf(f).some((t) => t === resolve(SRC, "index.ts")));
+    const fromEntry = files.filter(
+      (f) => folderOf(f) === "server" && importsOf(f).some((t) => t === resolve(SRC, "index.ts")),
+    );
     expect(fromEntry.map((f) => relative(SRC, f))).toEqual([]);
   });
 
   it("when files are measured, then none in src/ is over 400 lines", () => {
     const long = files
-      .map((f) => ({ file: relative(SRC, f).split(/[\\/]/).join("/"), lines: readFileSync(f, "utf8").split("\n").length - 1 }))
+      .map((f) => ({
+        file: relative(SRC, f).split(/[\\/]/).join("/"),
+        lines: readFileSync(f, "utf8").split("\n").length - 1,
+      }))
       .filter((f) => f.lines > 400);
     expect(long).toEqual([]);
   });

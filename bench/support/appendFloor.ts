@@ -14,7 +14,12 @@ import { appendRows } from "../../src/events/appendRows.ts";
 import { pgliteImageFs, pgliteStartParams } from "../../src/events/pgliteImage.ts";
 import { execRaw } from "../../src/events/pgliteRawExec.ts";
 import { pgliteWasmModule } from "../../src/events/pgliteWasm.ts";
-import { type AppendOutcome, type AppendRow, appendStatement, encodeExpectedVersion } from "../../src/events/appendSql.ts";
+import {
+  type AppendOutcome,
+  type AppendRow,
+  appendStatement,
+  encodeExpectedVersion,
+} from "../../src/events/appendSql.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import type { RecordedAppend } from "./recordingStore.ts";
@@ -26,7 +31,11 @@ export type Floor = { send: SendStatement; close: () => Promise<void> };
 
 /** An in-memory PGlite of its own, as openPgliteStore starts one, written to through execRaw. */
 export const pgliteFloor = async (): Promise<Floor> => {
-  const db = await PGlite.create({ fs: await pgliteImageFs(), startParams: pgliteStartParams(), pgliteWasmModule: pgliteWasmModule() });
+  const db = await PGlite.create({
+    fs: await pgliteImageFs(),
+    startParams: pgliteStartParams(),
+    pgliteWasmModule: pgliteWasmModule(),
+  });
   return { send: async (sql) => (await execRaw(db, sql))[0]!.rows, close: () => db.close() };
 };
 
@@ -42,7 +51,10 @@ type Prepared = { streamId: string; expected: number | "no_stream"; rows: Append
  * The recorded appends with new stream ids (the same runtime stream always maps to the same floor stream in
  * `streams`, so a long conversation stays one stream) and fresh event ids, encoded as the store encodes them.
  */
-export const prepareFloor = (appends: readonly RecordedAppend[], streams: Map<string, { id: string; version: number }>): Prepared[] =>
+export const prepareFloor = (
+  appends: readonly RecordedAppend[],
+  streams: Map<string, { id: string; version: number }>,
+): Prepared[] =>
   appends.map((a) => {
     let s = streams.get(a.streamId);
     if (!s) streams.set(a.streamId, (s = { id: randomUUID(), version: 0 }));
@@ -55,8 +67,14 @@ export const prepareFloor = (appends: readonly RecordedAppend[], streams: Map<st
 /** Sends the prepared appends one after the other, one statement each; refuses an append that did not land. */
 export const sendFloor = async (send: SendStatement, prepared: readonly Prepared[]): Promise<void> => {
   for (const p of prepared) {
-    const statement = appendStatement([p.streamId, encodeExpectedVersion(p.expected), JSON.stringify(p.rows), new Date().toISOString()]);
+    const statement = appendStatement([
+      p.streamId,
+      encodeExpectedVersion(p.expected),
+      JSON.stringify(p.rows),
+      new Date().toISOString(),
+    ]);
     const [row] = (await send(statement)) as { result: AppendOutcome }[];
-    if (!row || row.result.conflict) throw new Error(`the floor's append to ${p.streamId} at ${p.expected} did not land: ${JSON.stringify(row)}`);
+    if (!row || row.result.conflict)
+      throw new Error(`the floor's append to ${p.streamId} at ${p.expected} did not land: ${JSON.stringify(row)}`);
   }
 };

@@ -11,7 +11,15 @@ export const slowDelegatingModel = (latencyMs: number): ModelPort => ({
   call: async (req: ModelRequest): Promise<ModelTurn> => {
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
     if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
-      return { toolCalls: [{ id: `d-${randomUUID().slice(0, 8)}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+      return {
+        toolCalls: [
+          {
+            id: `d-${randomUUID().slice(0, 8)}`,
+            name: "call_subordinate",
+            arguments: JSON.stringify({ message: "look it up", reset: true }),
+          },
+        ],
+      };
     }
     return { text: req.agentNumber === 0 ? "composed" : "found it", usage: { inputTokens: 12, outputTokens: 3 } };
   },
@@ -20,8 +28,17 @@ export const slowDelegatingModel = (latencyMs: number): ModelPort => ({
 export type LoadResult = { delegations: number; wallMs: number; durationsMs: number[] };
 
 /** Runs `conversations` loops at once, each `rounds` fresh delegations on a new root; every delegation's time. */
-export const runLoad = async (store: EventStore, conversations: number, rounds: number, latencyMs: number): Promise<LoadResult> => {
-  const rt = await createRuntime({ store, model: slowDelegatingModel(latencyMs), limits: { passivateAfterMs: 3_600_000 } });
+export const runLoad = async (
+  store: EventStore,
+  conversations: number,
+  rounds: number,
+  latencyMs: number,
+): Promise<LoadResult> => {
+  const rt = await createRuntime({
+    store,
+    model: slowDelegatingModel(latencyMs),
+    limits: { passivateAfterMs: 3_600_000 },
+  });
   try {
     const durationsMs: number[] = [];
     const one = async () => {
@@ -32,9 +49,11 @@ export const runLoad = async (store: EventStore, conversations: number, rounds: 
       durationsMs.push(performance.now() - started);
     };
     const started = performance.now();
-    await Promise.all(Array.from({ length: conversations }, async () => {
-      for (let i = 0; i < rounds; i++) await one();
-    }));
+    await Promise.all(
+      Array.from({ length: conversations }, async () => {
+        for (let i = 0; i < rounds; i++) await one();
+      }),
+    );
     return { delegations: durationsMs.length, wallMs: performance.now() - started, durationsMs };
   } finally {
     await rt.close();

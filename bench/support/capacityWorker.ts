@@ -5,7 +5,8 @@ import { openPostgresStore } from "../../src/events/postgresStore.ts";
 import { runLoad } from "./capacityLoad.ts";
 
 const [url, n, rounds, latency] = process.argv.slice(2);
-if (!url || !n || !rounds || !latency) throw new Error("usage: capacityWorker.ts <url> <conversations> <rounds> <latencyMs>");
+if (!url || !n || !rounds || !latency)
+  throw new Error("usage: capacityWorker.ts <url> <conversations> <rounds> <latencyMs>");
 const store = await openPostgresStore({ url });
 const lines = readline.createInterface({ input: process.stdin });
 console.log("ready");

@@ -24,13 +24,20 @@ export const loadFiledStore = async (): Promise<FiledStore | { unavailable: stri
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "actorzero-filed-"));
   const dispose = () => fs.rmSync(dir, { recursive: true, force: true });
   try {
-    const tar = execFileSync("git", ["-C", repoRoot, "archive", FILED_AT, "src", "package.json"], { maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "pipe"] });
+    const tar = execFileSync("git", ["-C", repoRoot, "archive", FILED_AT, "src", "package.json"], {
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     execFileSync("tar", ["-x", "-C", dir], { input: tar });
   } catch (e) {
     dispose();
-    return { unavailable: `commit ${FILED_AT} is not in this checkout's history (${(e as Error).message.split("\n")[0]})` };
+    return {
+      unavailable: `commit ${FILED_AT} is not in this checkout's history (${(e as Error).message.split("\n")[0]})`,
+    };
   }
   fs.symlinkSync(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"), "dir");
-  const module = (await import(path.join(dir, "src/events/pgliteStore.ts"))) as { openPgliteStore: (o?: object) => Promise<EventStore> };
+  const module = (await import(path.join(dir, "src/events/pgliteStore.ts"))) as {
+    openPgliteStore: (o?: object) => Promise<EventStore>;
+  };
   return { open: () => module.openPgliteStore(), dispose };
 };

@@ -6,11 +6,13 @@ import http from "node:http";
 const [url, count] = [process.argv[2], Number(process.argv[3])];
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 const answered = await Promise.all(
-  Array.from({ length: count }, () =>
-    new Promise((resolve, reject) => {
-      const req = http.get(url, { agent }, (res) => resolve(res.statusCode));
-      req.once("error", reject);
-    }),
+  Array.from(
+    { length: count },
+    () =>
+      new Promise((resolve, reject) => {
+        const req = http.get(url, { agent }, (res) => resolve(res.statusCode));
+        req.once("error", reject);
+      }),
   ),
 );
 const bad = answered.filter((s) => s !== 200);

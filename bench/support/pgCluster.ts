@@ -116,14 +116,41 @@ export const startPgCluster = async (options: PgClusterOptions = {}): Promise<Pg
   // A crashed or interrupted test run must not leave a server behind.
   process.once("exit", stopSync);
   try {
-    await exec("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"]);
+    await exec("initdb", [
+      "-D",
+      dataDir,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-sync",
+      "--no-instructions",
+    ]);
     const port = await freePort();
-    const settings = { ...BASE_SETTINGS, ...options.settings, listen_addresses: "127.0.0.1", port, unix_socket_directories: dataDir };
+    const settings = {
+      ...BASE_SETTINGS,
+      ...options.settings,
+      listen_addresses: "127.0.0.1",
+      port,
+      unix_socket_directories: dataDir,
+    };
     const serverArgs = Object.entries(settings)
       .map(([k, v]) => `-c ${k}=${v}`)
       .join(" ");
     started = true;
-    await exec("pg_ctl", ["-D", dataDir, "-l", path.join(dataDir, "server.log"), "-w", "-t", "60", "-o", serverArgs, "start"]);
+    await exec("pg_ctl", [
+      "-D",
+      dataDir,
+      "-l",
+      path.join(dataDir, "server.log"),
+      "-w",
+      "-t",
+      "60",
+      "-o",
+      serverArgs,
+      "start",
+    ]);
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     return {
       url,
@@ -140,7 +167,10 @@ export const startPgCluster = async (options: PgClusterOptions = {}): Promise<Pg
     stopSync();
     if (e instanceof PgClusterUnavailable) throw e;
     const err = e as Error & { stderr?: string };
-    throw new PgClusterUnavailable(`the PostgreSQL server did not start: ${err.stderr?.trim() || err.message}${log ? `\n${log}` : ""}`, { cause: e });
+    throw new PgClusterUnavailable(
+      `the PostgreSQL server did not start: ${err.stderr?.trim() || err.message}${log ? `\n${log}` : ""}`,
+      { cause: e },
+    );
   }
 };
 

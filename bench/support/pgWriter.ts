@@ -12,7 +12,11 @@ const durationMs = Number(durationArg);
 
 const event: NewEvent = {
   type: "MessageReceived",
-  data: { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" },
+  data: {
+    runId: asRunId("run-1"),
+    text: "Summarise the findings of the last three runs in two lines.",
+    sender: "user",
+  },
   metadata: { correlationId: "run-1", causationId: null, actor: "bench" },
 };
 

@@ -28,7 +28,11 @@ export const recordingStore = (store: EventStore): EventStore & { appends: Recor
 };
 
 /** Appends the recorded batches again, as they were grouped, to fresh streams (new ids): the raw cost of the same writes. */
-export const replayRaw = async (store: EventStore, appends: readonly RecordedAppend[], suffix: string): Promise<number> => {
+export const replayRaw = async (
+  store: EventStore,
+  appends: readonly RecordedAppend[],
+  suffix: string,
+): Promise<number> => {
   const versions = new Map<string, number>();
   const started = performance.now();
   for (const a of appends) {
@@ -47,7 +51,10 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-type Sender = { createContext(o: { name: string }): Promise<{ id: string }>; send(id: string, text: string): Promise<unknown> };
+type Sender = {
+  createContext(o: { name: string }): Promise<{ id: string }>;
+  send(id: string, text: string): Promise<unknown>;
+};
 
 /**
  * Sends `message` to `perRound` new roots per round (created before the round, untimed) against raw

@@ -15,14 +15,18 @@ const STREAMS = 100;
 const BATCH = 1000;
 const SAMPLE_MS = 100;
 
-const data = { runId: asRunId("run-1"), text: "Summarise the findings of the last three runs in two lines.", sender: "user" as const };
+const data = {
+  runId: asRunId("run-1"),
+  text: "Summarise the findings of the last three runs in two lines.",
+  sender: "user" as const,
+};
 const metadata = { correlationId: "run-1", causationId: null, actor: "bench" };
 const event = (): NewEvent => ({ type: "MessageReceived", data, metadata });
 
 /** The highest RSS seen over `ms`, sampled every SAMPLE_MS, in MB. */
 const peakRssMb = async (ms: number) => {
   let peak = 0;
-  for (const end = performance.now() + ms; performance.now() < end; ) {
+  for (const end = performance.now() + ms; performance.now() < end;) {
     peak = Math.max(peak, process.memoryUsage.rss());
     await new Promise((resolve) => setTimeout(resolve, SAMPLE_MS));
   }
@@ -34,16 +38,26 @@ export const streamMemoryRows = async (): Promise<Row[]> => {
   for (let i = 0; i < LOG / BATCH; i++) {
     await store.append(`bench-${i}`, Array.from({ length: BATCH }, event), { expectedVersion: "no_stream" });
   }
-  const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })), limits: { passivateAfterMs: 60_000 } });
+  const rt = await createRuntime({
+    store,
+    model: scriptedModel(() => ({ text: "unused" })),
+    limits: { passivateAfterMs: 60_000 },
+  });
   const server = await serve(rt, { port: 0 });
   const idleMb = await peakRssMb(3000);
-  const clients = spawn(process.execPath, [path.join(import.meta.dirname, "pausedStreams.mjs"), `${server.url}/v1/events/stream`, String(STREAMS)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const clients = spawn(
+    process.execPath,
+    [path.join(import.meta.dirname, "pausedStreams.mjs"), `${server.url}/v1/events/stream`, String(STREAMS)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       clients.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
-      clients.once("exit", (code) => reject(new Error(`the stream clients exited ${code} before all ${STREAMS} streams were open`)));
+      clients.once("exit", (code) =>
+        reject(new Error(`the stream clients exited ${code} before all ${STREAMS} streams were open`)),
+      );
     });
     // Long enough for every stream to fill its connection and stall, shorter than the stall cut (30 s).
     const loadedMb = await peakRssMb(8000);

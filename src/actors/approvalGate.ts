@@ -54,13 +54,19 @@ export const parkedStepOf = (facts: readonly RecordedEvent[], runId: string): Pa
         break;
       case "ApprovalRequested":
         // A job's request is its job's to wait for (parallelJobs.ts), not a call of the reply.
-        if (last && f.data.step === last.step && f.data.jobId === undefined) requested.set(f.data.approvalId, f.data.toolCallId);
+        if (last && f.data.step === last.step && f.data.jobId === undefined)
+          requested.set(f.data.approvalId, f.data.toolCallId);
         break;
       case "ApprovalGranted":
       case "ApprovalDenied": {
         const callId = requested.get(f.data.approvalId);
         if (callId === undefined || callId !== f.data.toolCallId) break;
-        decisions.set(callId, f.type === "ApprovalGranted" ? { granted: true, by: f.data.by } : { granted: false, by: f.data.by, reason: f.data.reason });
+        decisions.set(
+          callId,
+          f.type === "ApprovalGranted"
+            ? { granted: true, by: f.data.by }
+            : { granted: false, by: f.data.by, reason: f.data.reason },
+        );
         break;
       }
       default:
@@ -69,5 +75,12 @@ export const parkedStepOf = (facts: readonly RecordedEvent[], runId: string): Pa
   }
   if (!last) return null;
   const open = last.calls.filter((c) => !answered.has(c.id));
-  return { step: last.step, text: last.text, replyCalls: last.calls, open, started: new Set(open.filter((c) => started.has(c.id)).map((c) => c.id)), decisions };
+  return {
+    step: last.step,
+    text: last.text,
+    replyCalls: last.calls,
+    open,
+    started: new Set(open.filter((c) => started.has(c.id)).map((c) => c.id)),
+    decisions,
+  };
 };

@@ -31,7 +31,11 @@ export type Reservation = {
 
 /** What the runtime gives the loop: null when the run's tree has no budget (nothing is reserved then). */
 export type BudgetPort = {
-  reserve(input: { step: number; messages: () => ChatMessage[]; tools: readonly ToolSpec[] }): Promise<{ reserved: Reservation | null } | { parked: RecordedEvent[] }>;
+  reserve(input: {
+    step: number;
+    messages: () => ChatMessage[];
+    tools: readonly ToolSpec[];
+  }): Promise<{ reserved: Reservation | null } | { parked: RecordedEvent[] }>;
 };
 
 /**

@@ -49,7 +49,9 @@ export const withPlace = <A, E>(
           type: "ModelCallQueued",
           data: { runId: handle.runId, step: at.step, attempt: at.attempt, preset: gate.preset, ahead: entry.ahead },
         };
-        ticket = yield* restore(record([queued]).pipe(Effect.andThen(Effect.promise((signal) => entry.admitted(signal))))).pipe(
+        ticket = yield* restore(
+          record([queued]).pipe(Effect.andThen(Effect.promise((signal) => entry.admitted(signal)))),
+        ).pipe(
           // A stop (or a failed append) takes the call out of the queue, or gives back the place it got meanwhile;
           // `queued` stays set then, so the stop and the budget know the call was never sent.
           Effect.onExit((exit) =>
@@ -59,7 +61,15 @@ export const withPlace = <A, E>(
             }),
           ),
         );
-        admitted = { type: "ModelCallAdmitted", data: { runId: handle.runId, step: at.step, attempt: at.attempt, waitedMs: Math.max(0, Math.round(ticket.waitedMs)) } };
+        admitted = {
+          type: "ModelCallAdmitted",
+          data: {
+            runId: handle.runId,
+            step: at.step,
+            attempt: at.attempt,
+            waitedMs: Math.max(0, Math.round(ticket.waitedMs)),
+          },
+        };
       }
       return yield* restore(use({ admitted, ticket })).pipe(Effect.ensuring(Effect.sync(() => ticket.done())));
     }),

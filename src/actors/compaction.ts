@@ -39,14 +39,28 @@ const counterFor = (model: string): Promise<TokenCounter> => {
 const overflow = (message: string) => new ModelError("context_overflow", message, false);
 
 const asModelError = (e: unknown): ModelError =>
-  e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
+  e instanceof ModelError
+    ? e
+    : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
 
 /** A request's counted input for the gate's `tokensPerMinute` (0 when the preset has none: nothing is counted). */
-export const gateTokens = (env: LoopEnv, counter: TokenCounter, messages: ChatMessage[], tools: LoopEnv["toolSpecs"] = []): number =>
-  env.gate?.gate.countsTokens(env.gate.preset) ? counter.request({ messages, tools: [...tools] }) : 0;
+export const gateTokens = (
+  env: LoopEnv,
+  counter: TokenCounter,
+  messages: ChatMessage[],
+  tools: LoopEnv["toolSpecs"] = [],
+): number => (env.gate?.gate.countsTokens(env.gate.preset) ? counter.request({ messages, tools: [...tools] }) : 0);
 
 /** The summary of the chunks, each request carrying the running summary; usage summed over the calls. */
-const summarise = async (env: LoopEnv, chunks: readonly string[], start: string | null, cap: number, counter: TokenCounter, signal: AbortSignal, ticket: Ticket | null) => {
+const summarise = async (
+  env: LoopEnv,
+  chunks: readonly string[],
+  start: string | null,
+  cap: number,
+  counter: TokenCounter,
+  signal: AbortSignal,
+  ticket: Ticket | null,
+) => {
   let running = start;
   const usage = { inputTokens: 0, outputTokens: 0 };
   let counted = false;
@@ -91,7 +105,12 @@ const summarise = async (env: LoopEnv, chunks: readonly string[], start: string 
  * endpoint refused the last request as too long. Fails with a ModelError (`context_overflow`, or the summary
  * call's own) that the loop records as the call's failure.
  */
-export const requestMessages = (env: LoopEnv, step: number, force: boolean, ticket: Ticket | null = null): Effect.Effect<ChatMessage[], ModelError | LogError> =>
+export const requestMessages = (
+  env: LoopEnv,
+  step: number,
+  force: boolean,
+  ticket: Ticket | null = null,
+): Effect.Effect<ChatMessage[], ModelError | LogError> =>
   Effect.gen(function* () {
     const window = env.window;
     const system: ChatMessage = { role: "system", content: env.systemPrompt };
@@ -104,7 +123,14 @@ export const requestMessages = (env: LoopEnv, step: number, force: boolean, tick
     let summarised = false;
     for (let round = 1; ; round++) {
       const view = window.topics();
-      const input = { systemPrompt: env.systemPrompt, tools: env.toolSpecs, view, window: settings, counter, force: force && round === 1 };
+      const input = {
+        systemPrompt: env.systemPrompt,
+        tools: env.toolSpecs,
+        view,
+        window: settings,
+        counter,
+        force: force && round === 1,
+      };
       const plan = planWindow(input);
       if (plan.kind === "fits") {
         const messages = [system, ...messagesOf(view)];
@@ -115,7 +141,11 @@ export const requestMessages = (env: LoopEnv, step: number, force: boolean, tick
       }
       if (plan.kind === "overflow") return yield* Effect.fail(overflow(plan.message));
       if (round > MAX_ROUNDS) {
-        return yield* Effect.fail(overflow(`Compaction did not converge in ${MAX_ROUNDS} rounds: the request is still ${plan.tokensBefore} tokens for a window of ${settings.contextWindow} (threshold ${Math.floor(settings.compactAt * settings.contextWindow)}).`));
+        return yield* Effect.fail(
+          overflow(
+            `Compaction did not converge in ${MAX_ROUNDS} rounds: the request is still ${plan.tokensBefore} tokens for a window of ${settings.contextWindow} (threshold ${Math.floor(settings.compactAt * settings.contextWindow)}).`,
+          ),
+        );
       }
       const cap = summaryCap(settings);
       const started = Date.now();
@@ -123,8 +153,14 @@ export const requestMessages = (env: LoopEnv, step: number, force: boolean, tick
       let usage: { inputTokens: number; outputTokens: number } | null = null;
       let calls = 0;
       if (plan.summarise.length > 0) {
-        const chunks = yield* Effect.try({ try: () => summaryChunks(plan.summarise, settings, counter), catch: (e) => overflow(e instanceof Error ? e.message : String(e)) });
-        const done = yield* Effect.tryPromise({ try: (signal) => summarise(env, chunks, view.summary, cap, counter, signal, ticket), catch: asModelError });
+        const chunks = yield* Effect.try({
+          try: () => summaryChunks(plan.summarise, settings, counter),
+          catch: (e) => overflow(e instanceof Error ? e.message : String(e)),
+        });
+        const done = yield* Effect.tryPromise({
+          try: (signal) => summarise(env, chunks, view.summary, cap, counter, signal, ticket),
+          catch: asModelError,
+        });
         ({ summary, usage } = done);
         summarised = true;
         calls = chunks.length;

@@ -63,7 +63,16 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
     }
     switch (fact.type) {
       case "RunStarted":
-        next = { ...next, runId: fact.data.runId, failure: null, paused: false, unrecorded: null, interventionPending: false, awaitingApproval: [], jobApprovals: [] };
+        next = {
+          ...next,
+          runId: fact.data.runId,
+          failure: null,
+          paused: false,
+          unrecorded: null,
+          interventionPending: false,
+          awaitingApproval: [],
+          jobApprovals: [],
+        };
         break;
       case "ApprovalRequested":
       case "ApprovalGranted":
@@ -104,6 +113,7 @@ export const applyFacts = (ctx: ContextMachineContext, facts: readonly RecordedE
  */
 export const factsChangeContext = (ctx: ContextMachineContext, facts: readonly RecordedEvent[]): boolean => {
   const next = applyFacts(ctx, facts);
-  for (const key of Object.keys(next) as (keyof ContextMachineContext)[]) if (key !== "version" && next[key] !== ctx[key]) return true;
+  for (const key of Object.keys(next) as (keyof ContextMachineContext)[])
+    if (key !== "version" && next[key] !== ctx[key]) return true;
   return false;
 };

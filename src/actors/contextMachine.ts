@@ -41,7 +41,12 @@ import type { ContextId, RunId } from "../events/ids.ts";
 import { type ContextStatus, statusOf } from "../projections/runStatus.ts";
 import { applyFacts, type ContextMachineContext, type ContextMachineInput } from "./contextFacts.ts";
 
-export { applyFacts, type ContextMachineContext, type ContextMachineInput, factsChangeContext } from "./contextFacts.ts";
+export {
+  applyFacts,
+  type ContextMachineContext,
+  type ContextMachineInput,
+  factsChangeContext,
+} from "./contextFacts.ts";
 // What the runtime asks of the machine (its states, by name) lives beside it: contextQueries.ts.
 export { type ContextActor, type ContextSnapshot, whileNotPaused } from "./contextQueries.ts";
 
@@ -138,7 +143,11 @@ export const commandEventOf = (facts: RecordedEvent[]): ContextMachineEvent | nu
       return { type: "run.intervene", facts };
     case "ApprovalGranted":
     case "ApprovalDenied":
-      return { type: "approval.decide", approvalId: (facts[0] as { data: { approvalId: string } }).data.approvalId, facts };
+      return {
+        type: "approval.decide",
+        approvalId: (facts[0] as { data: { approvalId: string } }).data.approvalId,
+        facts,
+      };
     case "BudgetRestored":
       return { type: "approval.decide", approvalId: facts[0]!.data.exhaustionId, facts };
     default:
@@ -168,13 +177,23 @@ export const contextMachine = setup({
     // A resumed run says whether an intervention recorded before the restart still waits for a model call.
     claimRun: assign(({ event }) =>
       event.type === "run.start"
-        ? { runId: event.runId, status: "running" as const, failure: null, unrecorded: null, ...(event.interventionPending ? { interventionPending: true } : {}) }
+        ? {
+            runId: event.runId,
+            status: "running" as const,
+            failure: null,
+            unrecorded: null,
+            ...(event.interventionPending ? { interventionPending: true } : {}),
+          }
         : {},
     ),
     recordUnrecordedEnd: assign(({ context, event }) => {
       const error = (event as { error?: unknown }).error;
       const message =
-        error === undefined ? "The run ended without recording its end." : error instanceof Error ? error.message : String(error);
+        error === undefined
+          ? "The run ended without recording its end."
+          : error instanceof Error
+            ? error.message
+            : String(error);
       const runId = context.runId;
       return {
         status: "failed" as const,
@@ -290,7 +309,11 @@ export const contextMachine = setup({
             "run.stop": { guard: "runOpen", target: "stopping" },
             "run.intervene": { guard: "runOpen", actions: "applyFacts" },
             // Read from the log (another process): an end ends it here too; a run that went on elsewhere is not ours.
-            "facts.apply": [...restingFacts.slice(0, 3), { guard: "leftParked", target: "#context.failed", actions: "applyFacts" }, { actions: "applyFacts" }],
+            "facts.apply": [
+              ...restingFacts.slice(0, 3),
+              { guard: "leftParked", target: "#context.failed", actions: "applyFacts" },
+              { actions: "applyFacts" },
+            ],
           },
         },
         stopping: {

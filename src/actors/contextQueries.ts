@@ -29,7 +29,8 @@ export const isStopping = (s: ContextSnapshot): boolean => s.matches({ running: 
 export const isInFlight = (s: ContextSnapshot): boolean => isRunning(s) && !isParked(s);
 
 /** A run is in flight (or parked) here and the log still shows it open: a message joins it, a stop reaches it. */
-export const acceptsMessage = (s: ContextSnapshot): boolean => (isActive(s) || isParked(s)) && s.context.status === "running";
+export const acceptsMessage = (s: ContextSnapshot): boolean =>
+  (isActive(s) || isParked(s)) && s.context.status === "running";
 
 /** The run the log shows open, as the machine holds it. */
 export const openRunId = (s: ContextSnapshot): RunId | null => s.context.runId;
@@ -38,7 +39,8 @@ export const openRunId = (s: ContextSnapshot): RunId | null => s.context.runId;
  * The log shows the context's run open (`logStatus`), and no run of this process is in flight there: it is
  * parked here, or went on in another process.
  */
-export const runsElsewhere = (s: ContextSnapshot, logStatus: ContextStatus): boolean => logStatus === "running" && !isActive(s) && !isStopping(s);
+export const runsElsewhere = (s: ContextSnapshot, logStatus: ContextStatus): boolean =>
+  logStatus === "running" && !isActive(s) && !isStopping(s);
 
 /** The actor was stopped (by a close): it answers nothing any more. */
 export const isStoppedActor = (actor: ContextActor): boolean => actor.getSnapshot().status === "stopped";
@@ -52,7 +54,8 @@ export const childActor = (parent: ContextActor, id: string): ContextActor | und
   (parent.getSnapshot().children as Record<string, AnyActorRef | undefined>)[id] as ContextActor | undefined;
 
 /** Whether any child this actor spawned is among `ids`. */
-export const hasChildIn = (actor: ContextActor, ids: { has(id: string): boolean }): boolean => Object.keys(actor.getSnapshot().children).some((k) => ids.has(k));
+export const hasChildIn = (actor: ContextActor, ids: { has(id: string): boolean }): boolean =>
+  Object.keys(actor.getSnapshot().children).some((k) => ids.has(k));
 
 /** Resolves once the machine is not paused (at once when it is not); rejects when `signal` aborts. */
 export const whileNotPaused = async (actor: ContextActor, signal: AbortSignal): Promise<void> => {

@@ -67,13 +67,17 @@ export const append = (env: LoopEnv, events: DomainEvent[]) =>
 
 /** Records an effect that is over; it reaches the log with the next append, before the next effect. */
 export const stage = (env: LoopEnv, events: DomainEvent[]) =>
-  Effect.sync(() => env.writer.stage(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }));
+  Effect.sync(() =>
+    env.writer.stage(events, { correlationId: env.handle.correlationId, causationId: env.handle.runId }),
+  );
 
 /** Appends the run's end unless it already ended (a stop or a close won the race). */
 export const endWith = (env: LoopEnv, event: DomainEvent) =>
   logWrite(() =>
     env.writer.exclusive(async (appendNow) =>
-      env.runOpen() ? appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId }) : [],
+      env.runOpen()
+        ? appendNow([event], { correlationId: env.handle.correlationId, causationId: env.handle.runId })
+        : [],
     ),
   );
 
@@ -85,17 +89,22 @@ export const fail = (env: LoopEnv, reason: RunFailureReason, message: string) =>
 /** Completes the run with `response`, unless an intervention is waiting: then the loop goes on. */
 export const tryComplete = (env: LoopEnv, response: string) =>
   logWrite(() =>
-    env.cancelOpenJobs().then(() => env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
-      if (!env.runOpen()) return [];
-      if (env.interventionPending()) return null;
-      return appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
-        correlationId: env.handle.correlationId,
-        causationId: env.handle.runId,
-      });
-    })),
+    env.cancelOpenJobs().then(() =>
+      env.writer.exclusive(async (appendNow): Promise<RecordedEvent[] | null> => {
+        if (!env.runOpen()) return [];
+        if (env.interventionPending()) return null;
+        return appendNow([{ type: "RunCompleted", data: { runId: env.handle.runId, response } }], {
+          correlationId: env.handle.correlationId,
+          causationId: env.handle.runId,
+        });
+      }),
+    ),
   );
 
 /** Waits at a checkpoint while the context is paused; a context that is not (nearly always) goes on at once. */
 export const waitWhilePaused = (env: LoopEnv) =>
-  Effect.suspend(() => (env.paused() ? Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie) : Effect.void));
-
+  Effect.suspend(() =>
+    env.paused()
+      ? Effect.tryPromise({ try: (signal) => env.whileNotPaused(signal), catch: (e) => e }).pipe(Effect.orDie)
+      : Effect.void,
+  );

@@ -32,7 +32,8 @@ export const asLogError = (e: unknown): LogError =>
     : new StoreError("unknown", e instanceof Error ? e.message : String(e), { cause: e });
 
 /** A write to the log, with its failure typed. */
-export const logWrite = <A>(write: () => Promise<A>): Effect.Effect<A, LogError> => Effect.tryPromise({ try: write, catch: asLogError });
+export const logWrite = <A>(write: () => Promise<A>): Effect.Effect<A, LogError> =>
+  Effect.tryPromise({ try: write, catch: asLogError });
 
 /** One failed model call, as recorded: `retryInMs` null means no retry follows. */
 export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
@@ -43,6 +44,8 @@ export class ModelCallFailed extends Data.TaggedError("ModelCallFailed")<{
 
 /** The delay before the retry after failed `attempt`, or null when there is none. */
 export const retryDelayMs = (limits: LoopLimits, attempt: number, err: ModelError): number | null =>
-  err.retryable && attempt <= (err.reason === "rate_limited" ? Math.max(limits.modelRetries, limits.rateLimitRetries) : limits.modelRetries)
+  err.retryable &&
+  attempt <=
+    (err.reason === "rate_limited" ? Math.max(limits.modelRetries, limits.rateLimitRetries) : limits.modelRetries)
     ? Math.min(limits.retryMaxMs, Math.max(err.retryAfterMs ?? 0, limits.retryBaseMs * 2 ** (attempt - 1)))
     : null;

@@ -62,7 +62,10 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
       const resuming = plan !== null && step === plan.step ? plan : null;
       if (resuming?.reply) {
         const { text, calls } = resuming.reply;
-        const ran = calls.length === 0 ? { terminal: yield* tryComplete(env, text ?? "") } : yield* runCalls(env, step, calls, resuming.decisions, resuming);
+        const ran =
+          calls.length === 0
+            ? { terminal: yield* tryComplete(env, text ?? "") }
+            : yield* runCalls(env, step, calls, resuming.decisions, resuming);
         if (ran?.terminal) return ran.terminal;
         continue;
       }
@@ -86,7 +89,8 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
       ]);
 
       if (text === null && calls.length === 0) {
-        if (warnedUnusable) return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");
+        if (warnedUnusable)
+          return yield* fail(env, "unusable_replies", "The model sent two unusable replies in a row.");
         warnedUnusable = true;
         yield* stage(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_UNUSABLE } }]);
         continue;
@@ -95,7 +99,8 @@ export const messageLoop = (env: LoopEnv): Effect.Effect<RecordedEvent[], LogErr
 
       const replyKey = replyKeyOf(text, calls);
       if (replyKey === previousReply) {
-        if (warnedRepeat) return yield* fail(env, "repeated_reply", "The model repeated the same reply after a warning.");
+        if (warnedRepeat)
+          return yield* fail(env, "repeated_reply", "The model repeated the same reply after a warning.");
         warnedRepeat = true;
         yield* skipCalls(env, calls, SKIPPED_REPEATED);
         yield* stage(env, [{ type: "ModelWarned", data: { runId, step, text: WARN_REPEATED } }]);

@@ -20,7 +20,9 @@ import { withPlace } from "./callQueue.ts";
 import { append, fail, type LoopEnv, type Terminal } from "./loopEnv.ts";
 
 const toModelError = (e: unknown): ModelError =>
-  e instanceof ModelError ? e : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
+  e instanceof ModelError
+    ? e
+    : new ModelError("unknown", e instanceof Error ? e.message : String(e), false, { cause: e });
 
 /**
  * One attempt: ModelCalled, the request fitted to the window (compaction.ts), the call, and on failure
@@ -28,60 +30,96 @@ const toModelError = (e: unknown): ModelError =>
  * `retry`: the provider refused the last one with a 429 (its place in the queue comes before calls not sent yet).
  */
 const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: boolean, retry = false) =>
-  withPlace(env.gate, env.handle, { step, attempt, retry }, (events) => append(env, events), ({ admitted, ticket }) => Effect.gen(function* () {
-    const { runId } = env.handle;
-    // The run's first call was recorded with its start (interventions since then wait for the next call).
-    const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
-    if (!recorded || admitted) {
-      yield* logWrite(() =>
-        // The transcript now holds every intervention recorded so far (ModelCalled carries them).
-        env.writer.append([...(admitted ? [admitted] : []), ...(recorded ? [] : [{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } } as const])], {
-          correlationId: env.handle.correlationId,
-          causationId: runId,
-        }),
-      );
-    }
-    env.handle.inFlight = { kind: "model", step, attempt };
-    const result = yield* Effect.result(
-      requestMessages(env, step, force, ticket).pipe(Effect.flatMap((messages) => Effect.tryPromise({
-        try: (signal) =>
-          env.modelPort.call({
-            contextId: env.handle.contextId,
-            agentNumber: env.agentNumber,
-            profile: env.profile,
-            model: env.model.name,
-            ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
-            messages,
-            tools: env.toolSpecs,
-            signal,
-          }),
-        catch: toModelError,
-      }))),
-    );
-    env.handle.inFlight = null;
-    if (Result.isSuccess(result)) {
-      ticket?.done({ kind: "replied", usage: result.success.usage ?? null });
-      return result.success;
-    }
-    const err = result.failure;
-    if (!(err instanceof ModelError)) return yield* Effect.fail(err);
-    // The endpoint's own "too long" gets one compaction and a retry at once; a second one is final.
-    const retryInMs = err.reason === "context_overflow" && err.status !== undefined && !force ? 0 : retryDelayMs(env.limits, attempt, err);
-    // A 429 pauses the preset for every caller of this runtime: as long as the provider said, else this call's wait.
-    ticket?.done(err.reason === "rate_limited" ? { kind: "rate_limited", pauseMs: err.retryAfterMs ?? retryInMs ?? env.limits.retryBaseMs } : { kind: "failed" });
-    yield* append(env, [
-      {
-        type: "ModelCallFailed",
-        data: { runId, step, attempt, reason: err.reason, message: err.message, retryable: err.retryable, retryInMs },
-      },
-    ]);
-    return yield* Effect.fail(new ModelCallFailed({ error: err, attempt, retryInMs }));
-  }));
+  withPlace(
+    env.gate,
+    env.handle,
+    { step, attempt, retry },
+    (events) => append(env, events),
+    ({ admitted, ticket }) =>
+      Effect.gen(function* () {
+        const { runId } = env.handle;
+        // The run's first call was recorded with its start (interventions since then wait for the next call).
+        const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
+        if (!recorded || admitted) {
+          yield* logWrite(() =>
+            // The transcript now holds every intervention recorded so far (ModelCalled carries them).
+            env.writer.append(
+              [
+                ...(admitted ? [admitted] : []),
+                ...(recorded
+                  ? []
+                  : [{ type: "ModelCalled", data: { runId, step, attempt, model: env.model.name } } as const]),
+              ],
+              {
+                correlationId: env.handle.correlationId,
+                causationId: runId,
+              },
+            ),
+          );
+        }
+        env.handle.inFlight = { kind: "model", step, attempt };
+        const result = yield* Effect.result(
+          requestMessages(env, step, force, ticket).pipe(
+            Effect.flatMap((messages) =>
+              Effect.tryPromise({
+                try: (signal) =>
+                  env.modelPort.call({
+                    contextId: env.handle.contextId,
+                    agentNumber: env.agentNumber,
+                    profile: env.profile,
+                    model: env.model.name,
+                    ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
+                    messages,
+                    tools: env.toolSpecs,
+                    signal,
+                  }),
+                catch: toModelError,
+              }),
+            ),
+          ),
+        );
+        env.handle.inFlight = null;
+        if (Result.isSuccess(result)) {
+          ticket?.done({ kind: "replied", usage: result.success.usage ?? null });
+          return result.success;
+        }
+        const err = result.failure;
+        if (!(err instanceof ModelError)) return yield* Effect.fail(err);
+        // The endpoint's own "too long" gets one compaction and a retry at once; a second one is final.
+        const retryInMs =
+          err.reason === "context_overflow" && err.status !== undefined && !force
+            ? 0
+            : retryDelayMs(env.limits, attempt, err);
+        // A 429 pauses the preset for every caller of this runtime: as long as the provider said, else this call's wait.
+        ticket?.done(
+          err.reason === "rate_limited"
+            ? { kind: "rate_limited", pauseMs: err.retryAfterMs ?? retryInMs ?? env.limits.retryBaseMs }
+            : { kind: "failed" },
+        );
+        yield* append(env, [
+          {
+            type: "ModelCallFailed",
+            data: {
+              runId,
+              step,
+              attempt,
+              reason: err.reason,
+              message: err.message,
+              retryable: err.retryable,
+              retryInMs,
+            },
+          },
+        ]);
+        return yield* Effect.fail(new ModelCallFailed({ error: err, attempt, retryInMs }));
+      }),
+  );
 
 const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: boolean; attempt: number }) => {
   const why = f.retryable ? `gave up after ${f.attempt} attempts` : "not retryable";
   const reason = f.reason === "context_overflow" ? "context_overflow" : "model_error";
-  return fail(env, reason, `Model call failed (${f.reason}, ${why}): ${f.message}`).pipe(Effect.map((terminal): Terminal => ({ terminal })));
+  return fail(env, reason, `Model call failed (${f.reason}, ${why}): ${f.message}`).pipe(
+    Effect.map((terminal): Terminal => ({ terminal })),
+  );
 };
 
 /**
@@ -89,21 +127,47 @@ const gaveUp = (env: LoopEnv, f: { reason: string; message: string; retryable: b
  * used up or the error is not retryable); the turn, or the run's end when it failed for good. A resumed step
  * starts at the attempt its plan says, or gives up as its last recorded failure did.
  */
-export const callModel = (env: LoopEnv, step: number, from: ResumePlan | null): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
+export const callModel = (
+  env: LoopEnv,
+  step: number,
+  from: ResumePlan | null,
+): Effect.Effect<{ turn: ModelTurn } | Terminal, LogError> => {
   if (from?.failed && from.failed.retryInMs === null) return gaveUp(env, from.failed);
   // Not Effect.retry with a Schedule: building its driver cost every model call more than the call's own bookkeeping.
-  const attemptFrom = (attempt: number, force: boolean, retry = false): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
+  const attemptFrom = (
+    attempt: number,
+    force: boolean,
+    retry = false,
+  ): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
     attemptModelCall(env, step, attempt, force, retry).pipe(
       Effect.catchTag("ModelCallFailed", (f) =>
         f.retryInMs === null
           ? Effect.fail(f)
-          : Effect.sleep(Duration.millis(f.retryInMs)).pipe(Effect.andThen(() => attemptFrom(attempt + 1, force || f.error.reason === "context_overflow", f.error.reason === "rate_limited"))),
+          : Effect.sleep(Duration.millis(f.retryInMs)).pipe(
+              Effect.andThen(() =>
+                attemptFrom(
+                  attempt + 1,
+                  force || f.error.reason === "context_overflow",
+                  f.error.reason === "rate_limited",
+                ),
+              ),
+            ),
       ),
     );
-  const request = { step, messages: (): ChatMessage[] => [{ role: "system", content: env.systemPrompt }, ...env.transcript()], tools: env.toolSpecs };
+  const request = {
+    step,
+    messages: (): ChatMessage[] => [{ role: "system", content: env.systemPrompt }, ...env.transcript()],
+    tools: env.toolSpecs,
+  };
   return withBudget(env.budget, env.handle, request, attemptFrom(from?.attempt ?? 1, false)).pipe(
     Effect.map((turn) => ("parked" in turn ? { terminal: turn.parked } : { turn })),
-    Effect.catchTag("ModelCallFailed", (f) => gaveUp(env, { reason: f.error.reason, message: f.error.message, retryable: f.error.retryable, attempt: f.attempt })),
+    Effect.catchTag("ModelCallFailed", (f) =>
+      gaveUp(env, {
+        reason: f.error.reason,
+        message: f.error.message,
+        retryable: f.error.retryable,
+        attempt: f.attempt,
+      }),
+    ),
   );
 };
-

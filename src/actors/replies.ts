@@ -9,7 +9,12 @@ export const normalizeCalls = (turn: ModelTurn, step: number): NormalizedCall[] 
   (Array.isArray(turn.toolCalls) ? turn.toolCalls : []).map((c: Partial<NormalizedCall> | null | undefined, i) => {
     const id: unknown = c?.id;
     return {
-      id: typeof id === "string" && id.length > 0 ? id : id !== undefined && id !== null && id !== "" ? JSON.stringify(id) : `call_${step}_${i + 1}`,
+      id:
+        typeof id === "string" && id.length > 0
+          ? id
+          : id !== undefined && id !== null && id !== ""
+            ? JSON.stringify(id)
+            : `call_${step}_${i + 1}`,
       name: typeof c?.name === "string" ? c.name : String(c?.name),
       arguments: c?.arguments ?? {},
     };

@@ -33,7 +33,13 @@ export const guardsAfter = (g: ReplyGuards, text: string | null, calls: readonly
 };
 
 /** A model call of the continued step whose last attempt failed: retried as the loop would, or given up. */
-export type FailedAttempt = { attempt: number; reason: string; message: string; retryable: boolean; retryInMs: number | null };
+export type FailedAttempt = {
+  attempt: number;
+  reason: string;
+  message: string;
+  retryable: boolean;
+  retryInMs: number | null;
+};
 
 export type ResumePlan = {
   /** The step the run continues at. */
@@ -84,7 +90,13 @@ export const planResume = (facts: readonly RecordedEvent[]): ResumePlan => {
         break;
       case "ModelCallFailed":
         called = false;
-        failed = { attempt: f.data.attempt, reason: f.data.reason, message: f.data.message, retryable: f.data.retryable, retryInMs: f.data.retryInMs };
+        failed = {
+          attempt: f.data.attempt,
+          reason: f.data.reason,
+          message: f.data.message,
+          retryable: f.data.retryable,
+          retryInMs: f.data.retryInMs,
+        };
         break;
       case "ModelReplied":
         called = false;

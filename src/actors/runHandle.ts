@@ -7,8 +7,7 @@ import type { Job } from "../tools/jobs.ts";
 import type { ReplySettle } from "./budgetGate.ts";
 
 export type InFlight =
-  | { kind: "model"; step: number; attempt: number }
-  | { kind: "tool"; toolCallId: string; name: string };
+  { kind: "model"; step: number; attempt: number } | { kind: "tool"; toolCallId: string; name: string };
 
 export class RunHandle {
   /** The call the run is waiting on, so a stop can record what it aborted. */
@@ -47,7 +46,13 @@ export class RunHandle {
    * With `parked`, the run is parked: nothing of it is in flight (a stop need not wait for a loop), and
    * the decision goes on with it as a parked run.
    */
-  static fromLog(contextId: ContextId, runId: RunId, facts: readonly RecordedEvent[], previous: RunHandle | null, opts: { parked?: boolean } = {}): RunHandle {
+  static fromLog(
+    contextId: ContextId,
+    runId: RunId,
+    facts: readonly RecordedEvent[],
+    previous: RunHandle | null,
+    opts: { parked?: boolean } = {},
+  ): RunHandle {
     const started = facts.find((f) => f.type === "RunStarted" && f.data.runId === runId);
     const handle = new RunHandle(contextId, runId, started?.metadata.correlationId ?? runId);
     if (previous?.runId === runId) {

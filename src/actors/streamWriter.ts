@@ -16,7 +16,10 @@ import type { Clock } from "../events/clock.ts";
 
 type Staged = { event: DomainEvent; metadata: Partial<EventMetadata> | undefined };
 /** Appends asked while the one before them waited: they go out together (see `append`). */
-type Group = { asks: { events: DomainEvent[]; metadata: Partial<EventMetadata> | undefined }[]; done: Promise<RecordedEvent[][]> };
+type Group = {
+  asks: { events: DomainEvent[]; metadata: Partial<EventMetadata> | undefined }[];
+  done: Promise<RecordedEvent[][]>;
+};
 
 /**
  * Events that record an effect already over (a tool's result, the model's reply) can wait: they are
@@ -52,7 +55,9 @@ export class StreamWriter {
   }
 
   /** Runs `fn` alone: no other append of this stream starts until it is done. */
-  exclusive<T>(fn: (append: (events: DomainEvent[], metadata?: Partial<EventMetadata>) => Promise<RecordedEvent[]>) => Promise<T>): Promise<T> {
+  exclusive<T>(
+    fn: (append: (events: DomainEvent[], metadata?: Partial<EventMetadata>) => Promise<RecordedEvent[]>) => Promise<T>,
+  ): Promise<T> {
     // Whatever is asked after this goes after it: a later append may not join a group queued before.
     this.group = null;
     const result = this.tail.then(() => fn((events, metadata) => this.appendNow(events, metadata)));
@@ -114,7 +119,11 @@ export class StreamWriter {
     const opening = this.opening.map((event) => ({ event, metadata: undefined }));
     const all = [...opening, ...taken, ...events.map((event) => ({ event, metadata }))];
     if (all.length === 0) return [];
-    const withIds = all.map(({ event, metadata: m }) => ({ ...event, eventId: this.clock.uuid() as EventId, metadata: m }));
+    const withIds = all.map(({ event, metadata: m }) => ({
+      ...event,
+      eventId: this.clock.uuid() as EventId,
+      metadata: m,
+    }));
     const expected = this.version === 0 ? "no_stream" : this.version;
     const result = await this.store.append(this.streamId, withIds, { expectedVersion: expected });
     // The rows as the log holds them (storable text, JSONB's key order, the store's time and schema

@@ -47,7 +47,10 @@ export const splitToFit = (text: string, budget: number, counter: Counter): stri
   const chars = Array.from(text);
   if (chars.length <= 1) return [text];
   const half = Math.ceil(chars.length / 2);
-  return [...splitToFit(chars.slice(0, half).join(""), budget, counter), ...splitToFit(chars.slice(half).join(""), budget, counter)];
+  return [
+    ...splitToFit(chars.slice(0, half).join(""), budget, counter),
+    ...splitToFit(chars.slice(half).join(""), budget, counter),
+  ];
 };
 
 /** The tokens a summary request for `chunk` costs, with the running summary at its cap and the reply reserved. */
@@ -83,7 +86,9 @@ export const summaryChunks = (topics: readonly Topic[], w: WindowSettings, count
   }
   flush();
   // The sum above is an estimate of the joined text; a chunk it undercounted is split again.
-  return chunks.flatMap((c) => (requestCost(c, w, counter) <= w.contextWindow ? [c] : splitToFit(c, room - 8, counter)));
+  return chunks.flatMap((c) =>
+    requestCost(c, w, counter) <= w.contextWindow ? [c] : splitToFit(c, room - 8, counter),
+  );
 };
 
 /** `summary` held to `cap` tokens (cut at a character boundary when longer). */

@@ -27,12 +27,21 @@ type ToolStepResult = { outcome: ToolOutcome } | { failed: string } | { parked: 
 const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Decision | undefined, resumed = false) =>
   Effect.gen(function* () {
     const { runId } = env.handle;
-    const calledEvent: DomainEvent = { type: "ToolCalled", data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments } };
+    const calledEvent: DomainEvent = {
+      type: "ToolCalled",
+      data: { runId, step, toolCallId: call.id, name: call.name, arguments: call.arguments },
+    };
     let called = resumed;
     const result = yield* Effect.tryPromise({
       try: (signal) =>
         callTool(
-          { tools: env.tools, resolveReference: env.resolveReference, approvals: env.approvals, context: (sig) => env.toolContext(call.id, sig, step), signal },
+          {
+            tools: env.tools,
+            resolveReference: env.resolveReference,
+            approvals: env.approvals,
+            context: (sig) => env.toolContext(call.id, sig, step),
+            signal,
+          },
           call,
           {
             decision,
@@ -41,9 +50,11 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
             pastApproval: resumed,
             starting: async (tool, input) => {
               // The call is on the log before the tool can have any effect: appended now, or with the tool's own first append.
-              if (!called) env.writer.stage([calledEvent], { correlationId: env.handle.correlationId, causationId: runId });
+              if (!called)
+                env.writer.stage([calledEvent], { correlationId: env.handle.correlationId, causationId: runId });
               called = true;
-              if (!recordsCallOf(tool, input)) await env.writer.append([], { correlationId: env.handle.correlationId, causationId: runId });
+              if (!recordsCallOf(tool, input))
+                await env.writer.append([], { correlationId: env.handle.correlationId, causationId: runId });
               env.handle.inFlight = { kind: "tool", toolCallId: call.id, name: call.name };
             },
           },
@@ -55,17 +66,37 @@ const runTool = (env: LoopEnv, step: number, call: NormalizedCall, decision: Dec
     if (result.kind === "needs_approval") {
       // Asked on the log at once (with what the run staged): a person may decide while the other calls run.
       const { approvalId, expiresAt } = env.approvals.request();
-      const request = { approvalId, runId, step, toolCallId: call.id, tool: call.name, arguments: call.arguments, contextId: env.handle.contextId, agentNumber: env.agentNumber, expiresAt };
+      const request = {
+        approvalId,
+        runId,
+        step,
+        toolCallId: call.id,
+        tool: call.name,
+        arguments: call.arguments,
+        contextId: env.handle.contextId,
+        agentNumber: env.agentNumber,
+        expiresAt,
+      };
       yield* append(env, [{ type: "ApprovalRequested", data: request as never }]);
       return { parked: true } as ToolStepResult;
     }
     if (!called) yield* stage(env, [calledEvent]);
     if (result.kind === "returned") {
-      yield* stage(env, [{ type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.outcome.text } }]);
+      yield* stage(env, [
+        { type: "ToolReturned", data: { runId, toolCallId: call.id, name: call.name, result: result.outcome.text } },
+      ]);
       return { outcome: result.outcome } as ToolStepResult;
     }
-    yield* stage(env, [{ type: "ToolFailed", data: { runId, toolCallId: call.id, name: call.name, error: result.error, repairable: !result.fatal } }]);
-    if (result.fatal) return { terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${result.error}`) } as ToolStepResult;
+    yield* stage(env, [
+      {
+        type: "ToolFailed",
+        data: { runId, toolCallId: call.id, name: call.name, error: result.error, repairable: !result.fatal },
+      },
+    ]);
+    if (result.fatal)
+      return {
+        terminal: yield* fail(env, "tool_error", `Tool '${call.name}' failed: ${result.error}`),
+      } as ToolStepResult;
     return { failed: result.error } as ToolStepResult;
   });
 
@@ -125,4 +156,3 @@ export const runCalls = (
     env.handle.parked = true;
     return { terminal: yield* append(env, []) };
   });
-

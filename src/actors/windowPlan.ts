@@ -30,7 +30,8 @@ export const ELIDE_FROM = 64;
 export const TARGET_SHARE = 0.5;
 
 /** The most tokens a summary may have: a tenth of the window, within the reply cap, at least 32. */
-export const summaryCap = (w: WindowSettings): number => Math.max(32, Math.min(w.maxOutputTokens, Math.floor(w.contextWindow / 10)));
+export const summaryCap = (w: WindowSettings): number =>
+  Math.max(32, Math.min(w.maxOutputTokens, Math.floor(w.contextWindow / 10)));
 
 export type PlanInput = {
   systemPrompt: string;
@@ -49,11 +50,22 @@ export type Plan =
   | { kind: "overflow"; tokensBefore: number; message: string };
 
 /** The tokens of the request for `messages` (without the system prompt), the reserved output included. */
-export const requestTokens = (input: Pick<PlanInput, "systemPrompt" | "tools" | "window" | "counter">, messages: readonly ChatMessage[]): number =>
-  input.counter.request({ messages: [{ role: "system", content: input.systemPrompt }, ...messages], tools: input.tools }) + input.window.maxOutputTokens;
+export const requestTokens = (
+  input: Pick<PlanInput, "systemPrompt" | "tools" | "window" | "counter">,
+  messages: readonly ChatMessage[],
+): number =>
+  input.counter.request({
+    messages: [{ role: "system", content: input.systemPrompt }, ...messages],
+    tools: input.tools,
+  }) + input.window.maxOutputTokens;
 
 /** The view once a plan is applied with `summary` (what the projection shows after the HistoryCompacted). */
-export const applyPlan = (view: TopicView, summarise: readonly Topic[], elide: readonly Elision[], summary: string | null): TopicView => {
+export const applyPlan = (
+  view: TopicView,
+  summarise: readonly Topic[],
+  elide: readonly Elision[],
+  summary: string | null,
+): TopicView => {
   const gone = new Set(summarise.map((t) => t.runId));
   const notes = new Map(elide.map((e) => [`${e.runId}\u0000${e.toolCallId}`, e]));
   const topics = view.topics
@@ -127,7 +139,8 @@ export const planWindow = (input: PlanInput): Plan => {
   const sealed = view.topics.filter((t) => t.sealed);
   const current = view.topics.find((t) => !t.sealed);
   const fixed = requestTokens(input, []);
-  const tokensOf = (topics: readonly Topic[]) => topics.reduce((n, t) => n + t.messages.reduce((s, m) => s + counter.message(m), 0), 0);
+  const tokensOf = (topics: readonly Topic[]) =>
+    topics.reduce((n, t) => n + t.messages.reduce((s, m) => s + counter.message(m), 0), 0);
   const currentTokens = current ? tokensOf([current]) : 0;
   // Summarise the fewest oldest sealed topics that bring the request to the target (all of them if none does).
   let k = 0;
@@ -157,6 +170,11 @@ export const planWindow = (input: PlanInput): Plan => {
     if (tokensBefore <= window.contextWindow && !input.force) return { kind: "fits", tokens: tokensBefore };
     return { kind: "overflow", tokensBefore, message: describe(input, view, current) };
   }
-  if (estimate > window.contextWindow) return { kind: "overflow", tokensBefore, message: describe(input, applyPlan(view, summarise, elide, view.summary), current) };
+  if (estimate > window.contextWindow)
+    return {
+      kind: "overflow",
+      tokensBefore,
+      message: describe(input, applyPlan(view, summarise, elide, view.summary), current),
+    };
   return { kind: "compact", tokensBefore, estimate, summarise, elide };
 };

@@ -50,7 +50,7 @@ export const cutVisible = (s: string, width: number): string => {
   if (visibleLength(s) <= width) return s;
   let out = "";
   let seen = 0;
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     ANSI_PATTERN.lastIndex = i;
     const m = s[i] === "\x1b" ? ANSI_PATTERN.exec(s) : null;
     if (m && m.index === i) {

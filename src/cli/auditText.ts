@@ -1,6 +1,13 @@
 // The audit as text: a summary tree, then each context's runs step by step, children after their parent.
 import type { Paint } from "./ansi.ts";
-import type { AuditReport, ContextAudit, Entry, JobAudit, RunAudit, SubordinateLink } from "../projections/auditReport.ts";
+import type {
+  AuditReport,
+  ContextAudit,
+  Entry,
+  JobAudit,
+  RunAudit,
+  SubordinateLink,
+} from "../projections/auditReport.ts";
 import { clock, compactJson, count, cut, duration, oneLine, tokens } from "./format.ts";
 import { figuresOf, plural, timesLine, treeRuns } from "./runFigures.ts";
 import { paintStatus } from "./status.ts";
@@ -64,9 +71,15 @@ export const auditText = (report: AuditReport, o: TextOptions): string => {
   const root = report.context;
   out.push(p.bold(`Audit of A${root.agentNumber} ${root.profile} “${root.name}” (${root.id})`));
   const from = o.forkedFrom;
-  if (from) out.push(`forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`);
+  if (from)
+    out.push(
+      `forked from ${from.contextId} at log position ${from.position} (actorzero audit ${from.contextId.slice(0, 8)})`,
+    );
   out.push(`${totalsLine(root)} · log position ${report.position}`);
-  if (report.budget !== undefined) out.push(`${budgetLine(report.budget, p)}${report.budget && report.budget.rootContextId !== root.id ? ` (of its tree, root ${report.budget.rootContextId.slice(0, 8)})` : ""}`);
+  if (report.budget !== undefined)
+    out.push(
+      `${budgetLine(report.budget, p)}${report.budget && report.budget.rootContextId !== root.id ? ` (of its tree, root ${report.budget.rootContextId.slice(0, 8)})` : ""}`,
+    );
   out.push("");
   out.push(summaryTree(report, p));
   const walk = (c: ContextAudit) => {
@@ -80,7 +93,13 @@ export const auditText = (report: AuditReport, o: TextOptions): string => {
 
 const text = (s: string | null, o: TextOptions, indent: string): string => {
   if (s === null) return "–";
-  if (!Number.isFinite(o.max)) return s.includes("\n") ? `\n${s.split("\n").map((l) => indent + l).join("\n")}` : s;
+  if (!Number.isFinite(o.max))
+    return s.includes("\n")
+      ? `\n${s
+          .split("\n")
+          .map((l) => indent + l)
+          .join("\n")}`
+      : s;
   return JSON.stringify(oneLine(s, o.max));
 };
 
@@ -89,12 +108,16 @@ const args = (v: unknown, o: TextOptions) => cut(compactJson(v), o.max);
 const contextBlock = (c: ContextAudit, o: TextOptions): string[] => {
   const p = o.paint;
   const lines: string[] = [];
-  const parent = c.parentContextId ? ` · child of ${c.parentContextId.slice(0, 8)}${c.slot ? ` (slot ${c.slot})` : ""}` : " · root";
+  const parent = c.parentContextId
+    ? ` · child of ${c.parentContextId.slice(0, 8)}${c.slot ? ` (slot ${c.slot})` : ""}`
+    : " · root";
   lines.push(p.bold(`A${c.agentNumber} ${c.profile} “${c.name}”`) + p.dim(`  ${c.id}`));
   lines.push(
     `  ${paintStatus(lastStatus(c), p)}${c.paused ? p.yellow(" (paused)") : ""}${parent}${c.project ? ` · project ${c.project}` : ""} · created ${c.createdAt}`,
   );
-  lines.push(`  own: ${plural(c.own.modelCalls, "model call")}, ${plural(c.own.toolCalls, "tool call")}, tokens ${tokens(c.own.inputTokens, c.own.outputTokens)}`);
+  lines.push(
+    `  own: ${plural(c.own.modelCalls, "model call")}, ${plural(c.own.toolCalls, "tool call")}, tokens ${tokens(c.own.inputTokens, c.own.outputTokens)}`,
+  );
   if (c.children.length > 0) lines.push(`  with everything below: ${totalsLine(c)}`);
   c.runs.forEach((run, i) => lines.push(...runBlock(run, i + 1, o)));
   if (c.runs.length === 0) lines.push(p.dim("  (no runs)"));
@@ -103,7 +126,10 @@ const contextBlock = (c: ContextAudit, o: TextOptions): string[] => {
 
 const runBlock = (run: RunAudit, n: number, o: TextOptions): string[] => {
   const p = o.paint;
-  const who = run.requestedBy.kind === "user" ? "the user" : `its superior ${run.requestedBy.contextId.slice(0, 8)}${run.requestedBy.jobId ? ` (job ${run.requestedBy.jobId})` : ""}`;
+  const who =
+    run.requestedBy.kind === "user"
+      ? "the user"
+      : `its superior ${run.requestedBy.contextId.slice(0, 8)}${run.requestedBy.jobId ? ` (job ${run.requestedBy.jobId})` : ""}`;
   const lines = [
     "",
     `  ${p.bold(`run ${n}`)} ${p.dim(run.runId.slice(0, 8))}  ${paintStatus(run.status === "running" ? "running (no end recorded)" : run.status, p)}  ${duration(run.durationMs)}  asked by ${who} · model ${run.model} · tokens ${tokens(run.usage.inputTokens, run.usage.outputTokens)}`,
@@ -111,10 +137,13 @@ const runBlock = (run: RunAudit, n: number, o: TextOptions): string[] => {
   const pad = "      ";
   for (const e of run.entries) lines.push(...entryLines(e, o, pad));
   if (run.status === "completed") lines.push(`    ${p.green("answer")} ${text(run.response, o, pad)}`);
-  if (run.status === "stopped") lines.push(`    ${p.yellow("stopped")} by ${run.stoppedBy === "user" ? "the user" : "its superior"}`);
-  if (run.status === "failed") lines.push(`    ${p.red("failed")} (${run.failure?.reason}): ${text(run.failure?.message ?? null, o, pad)}`);
+  if (run.status === "stopped")
+    lines.push(`    ${p.yellow("stopped")} by ${run.stoppedBy === "user" ? "the user" : "its superior"}`);
+  if (run.status === "failed")
+    lines.push(`    ${p.red("failed")} (${run.failure?.reason}): ${text(run.failure?.message ?? null, o, pad)}`);
   if (run.status === "interrupted") lines.push(`    ${p.yellow("interrupted")}: ${run.failure?.message}`);
-  if (run.status === "running") lines.push(`    ${p.cyan("no end recorded")}: still running, or cut short by a crash not yet recorded`);
+  if (run.status === "running")
+    lines.push(`    ${p.cyan("no end recorded")}: still running, or cut short by a crash not yet recorded`);
   return lines;
 };
 
@@ -137,7 +166,9 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
   const p = o.paint;
   switch (e.kind) {
     case "message":
-      return [`    ${at(e, p)} ${p.bold(e.sender === "user" ? (e.via ? `user over ${e.via.toUpperCase()}` : "user") : "superior")}: ${text(e.text, o, pad)}`];
+      return [
+        `    ${at(e, p)} ${p.bold(e.sender === "user" ? (e.via ? `user over ${e.via.toUpperCase()}` : "user") : "superior")}: ${text(e.text, o, pad)}`,
+      ];
     case "intervention":
       return [`    ${at(e, p)} ${p.bold("intervention")}: ${text(e.text, o, pad)}`];
     case "warning":
@@ -146,11 +177,18 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
     case "resumed":
       return [`    ${at(e, p)} ${p.yellow(e.kind)}`];
     case "remote_task":
-      return [`    ${at(e, p)} ${p.bold("remote task")} ${e.taskId ?? p.cyan("(not taken yet)")} at ${e.url}${e.skill ? ` (skill ${e.skill})` : ""}${e.state ? ` ${p.dim(e.state)}` : ""}`];
+      return [
+        `    ${at(e, p)} ${p.bold("remote task")} ${e.taskId ?? p.cyan("(not taken yet)")} at ${e.url}${e.skill ? ` (skill ${e.skill})` : ""}${e.state ? ` ${p.dim(e.state)}` : ""}`,
+      ];
     case "model_call": {
-      const again = e.madeAgain ? ` ${p.yellow("made again after a restart (the cut-off call may be billed too)")}` : "";
+      const again = e.madeAgain
+        ? ` ${p.yellow("made again after a restart (the cut-off call may be billed too)")}`
+        : "";
       const head = `    ${at(e, p)} ${p.bold(`model`)} step ${e.step}${e.attempt > 1 ? ` attempt ${e.attempt}` : ""}${again} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)}`;
-      if (e.outcome === "failed") return [`${head} ${p.red("failed")} ${e.error?.reason}${e.error?.retryable ? " (retryable)" : ""}: ${text(e.error?.message ?? null, o, pad)}`];
+      if (e.outcome === "failed")
+        return [
+          `${head} ${p.red("failed")} ${e.error?.reason}${e.error?.retryable ? " (retryable)" : ""}: ${text(e.error?.message ?? null, o, pad)}`,
+        ];
       if (e.outcome === "pending") return [`${head} ${p.cyan("no reply recorded")}`];
       const calls = e.toolCalls.map((c) => c.name).join(", ");
       const lines = [`${head} → ${calls ? `calls ${calls}` : "text"}`];
@@ -159,18 +197,25 @@ const entryLines = (e: Entry, o: TextOptions, pad: string): string[] => {
     }
     case "compaction": {
       const what = `${e.topics} topic(s) summarised, ${e.elided} tool result(s) elided, ${e.tokensBefore} → ${e.tokensAfter} tokens`;
-      const why = e.trigger === "endpoint" ? "the endpoint refused the request as too long" : "the request neared the window";
+      const why =
+        e.trigger === "endpoint" ? "the endpoint refused the request as too long" : "the request neared the window";
       const head = `    ${at(e, p)} ${p.bold("compaction")} step ${e.step} ${p.dim(`(${duration(e.durationMs)}${e.usage ? `, ${tokens(e.usage.inputTokens, e.usage.outputTokens)}` : ""})`)} ${what} (${why})`;
       return [head, `${pad}summary ${text(e.summary, o, pad)}`];
     }
     case "tool_call": {
       // The answer of `response` is shown as the run's answer; a parallel call's result repeats its jobs.
-      const quiet = e.outcome === "returned" && (e.name === "response" || (e.name === "parallel" && e.jobs.length > 0)) && Number.isFinite(o.max);
+      const quiet =
+        e.outcome === "returned" &&
+        (e.name === "response" || (e.name === "parallel" && e.jobs.length > 0)) &&
+        Number.isFinite(o.max);
       const shownArgs = quiet && e.name === "response" ? "" : ` ${args(e.arguments, o)}`;
       const head = `    ${at(e, p)} ${p.bold("tool")} ${e.name}${shownArgs} ${p.dim(`(${duration(e.durationMs)})`)}${link(e.subordinate, null, p)}`;
       const lines = [head, ...e.jobs.map((j) => jobLine(j, o, pad))];
       if (e.outcome === "returned" && !quiet) lines.push(`${pad}⇒ ${text(e.result, o, pad)}`);
-      if (e.outcome === "failed") lines.push(`${pad}${p.red("⇒ error")}${e.repairable ? " (returned to the model)" : ""}: ${text(e.error, o, pad)}`);
+      if (e.outcome === "failed")
+        lines.push(
+          `${pad}${p.red("⇒ error")}${e.repairable ? " (returned to the model)" : ""}: ${text(e.error, o, pad)}`,
+        );
       if (e.outcome === "pending") lines.push(`${pad}${p.cyan("⇒ no result recorded")}`);
       return lines;
     }

@@ -22,15 +22,21 @@ export const parseBudget = (flag: string, text: string): BudgetLimits | string =
     const eq = pair.indexOf("=");
     if (eq < 0) return `${flag}: '${pair}' is not key=value (${BUDGET_SYNTAX})`;
     const key = pair.slice(0, eq).trim();
-    const raw = pair.slice(eq + 1).trim().replaceAll("_", "");
-    if (!(BUDGET_KEYS as readonly string[]).includes(key)) return `${flag}: unknown key '${key}' (keys: ${BUDGET_KEYS.join(", ")})`;
+    const raw = pair
+      .slice(eq + 1)
+      .trim()
+      .replaceAll("_", "");
+    if (!(BUDGET_KEYS as readonly string[]).includes(key))
+      return `${flag}: unknown key '${key}' (keys: ${BUDGET_KEYS.join(", ")})`;
     const k = key as BudgetKey;
     if (out[k] !== undefined) return `${flag}: ${k} is given twice`;
     if (k === "costUsd") {
-      if (!/^\d+(\.\d+)?$/.test(raw)) return `${flag}: costUsd takes US dollars, a number 0 or more such as 0.5 (got '${pair.slice(eq + 1).trim()}')`;
+      if (!/^\d+(\.\d+)?$/.test(raw))
+        return `${flag}: costUsd takes US dollars, a number 0 or more such as 0.5 (got '${pair.slice(eq + 1).trim()}')`;
       out[k] = Number(raw);
     } else {
-      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) return `${flag}: ${k} takes a whole number, 0 or more (got '${pair.slice(eq + 1).trim()}')`;
+      if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+        return `${flag}: ${k} takes a whole number, 0 or more (got '${pair.slice(eq + 1).trim()}')`;
       out[k] = Number(raw);
     }
   }
@@ -68,7 +74,10 @@ export const budgetLine = (b: TreeBudget | null | undefined, paint: Paint): stri
     const text = `${k} ${figure(k, used)} of ${figure(k, limit)}`;
     return used + amountOf(b.reserved, k) >= limit ? paint.yellow(text) : text;
   });
-  const held = b.reserved.totalTokens > 0 || b.reserved.modelCalls > 0 ? ` · reserved ${count(b.reserved.totalTokens)} tokens by ${b.reserved.modelCalls} open call${b.reserved.modelCalls === 1 ? "" : "s"}` : "";
+  const held =
+    b.reserved.totalTokens > 0 || b.reserved.modelCalls > 0
+      ? ` · reserved ${count(b.reserved.totalTokens)} tokens by ${b.reserved.modelCalls} open call${b.reserved.modelCalls === 1 ? "" : "s"}`
+      : "";
   return `budget: ${parts.join(" · ")}${held}`;
 };
 

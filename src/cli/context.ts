@@ -21,7 +21,8 @@ export type Io = {
  * What a command that reads gets: through a holder (`holder` set), the log's reads and the projections' queries only;
  * else the log opened here.
  */
-export type ReadLog = { store: LogReads; projections: ProjectionQueries; holder: Holder } | (OpenedLog & { holder?: undefined });
+export type ReadLog =
+  { store: LogReads; projections: ProjectionQueries; holder: Holder } | (OpenedLog & { holder?: undefined });
 /** What a command that opens the log itself gets (`throughHolder: false`): the store and the projections' engine. */
 export type OpenedLog = { store: EventStore; projections: Projections };
 
@@ -38,13 +39,24 @@ type WithLogOptions = {
  * Opens the log (and its projections, caught up), runs `work`, and closes the log whatever happens.
  * A PGlite data dir another process holds is read through that process's control socket (`holder` is then set).
  */
-export function withLog<T>(where: LogLocation, options: WithLogOptions & { throughHolder: false }, work: (log: OpenedLog) => Promise<T>): Promise<T>;
+export function withLog<T>(
+  where: LogLocation,
+  options: WithLogOptions & { throughHolder: false },
+  work: (log: OpenedLog) => Promise<T>,
+): Promise<T>;
 export function withLog<T>(where: LogLocation, options: WithLogOptions, work: (log: ReadLog) => Promise<T>): Promise<T>;
-export async function withLog<T>(where: LogLocation, options: WithLogOptions, work: (log: OpenedLog) => Promise<T>): Promise<T> {
+export async function withLog<T>(
+  where: LogLocation,
+  options: WithLogOptions,
+  work: (log: OpenedLog) => Promise<T>,
+): Promise<T> {
   if (where.kind === "memory" && !options.create) {
-    throw new CliError("--store memory keeps nothing between commands: it is for run; point this command at a data dir or PostgreSQL");
+    throw new CliError(
+      "--store memory keeps nothing between commands: it is for run; point this command at a data dir or PostgreSQL",
+    );
   }
-  const opened = options.throughHolder === false ? { store: await openLog(where, options) } : await openLogOrHolder(where, options);
+  const opened =
+    options.throughHolder === false ? { store: await openLog(where, options) } : await openLogOrHolder(where, options);
   if (opened.holder) {
     const { remoteLog } = await import("./remoteLog.ts");
     const log = await remoteLog(opened.holder);
@@ -66,14 +78,20 @@ export async function withLog<T>(where: LogLocation, options: WithLogOptions, wo
 }
 
 /** The context an `<id>` argument names: the whole id, or a prefix of it that only one context has. */
-export const resolveContext = async (projections: Pick<Projections, "contexts">, arg: string, where: LogLocation): Promise<ContextView> => {
+export const resolveContext = async (
+  projections: Pick<Projections, "contexts">,
+  arg: string,
+  where: LogLocation,
+): Promise<ContextView> => {
   const id = arg.trim().toLowerCase();
-  if (!/^[0-9a-f-]{1,36}$/.test(id)) throw new CliError(`'${arg}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)`);
+  if (!/^[0-9a-f-]{1,36}$/.test(id))
+    throw new CliError(`'${arg}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)`);
   const exact = await projections.contexts.get(id);
   if (exact) return exact;
   const matches = (await projections.contexts.list()).filter((c) => c.id.startsWith(id));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) throw new CliError(`no context '${arg}' in ${describeLocation(where)} (see actorzero contexts)`);
+  if (matches.length === 0)
+    throw new CliError(`no context '${arg}' in ${describeLocation(where)} (see actorzero contexts)`);
   throw new CliError(
     `'${arg}' matches ${matches.length} contexts (${matches
       .slice(0, 4)

@@ -15,7 +15,9 @@ export const listenForControl = async (rt: Runtime, where: LogLocation, io: Io):
     const handle = await serveControlSocket(rt, where.dataDir);
     return { close: () => handle.close() };
   } catch (e) {
-    io.warn(`actorzero: other commands cannot reach this process (no control socket in ${where.shown}: ${(e as Error).message})`);
+    io.warn(
+      `actorzero: other commands cannot reach this process (no control socket in ${where.shown}: ${(e as Error).message})`,
+    );
     return { close: async () => undefined };
   }
 };

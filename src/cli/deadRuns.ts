@@ -63,19 +63,38 @@ export const runElapsedMs = (view: Pick<ContextView, "lastRun">, stream: readonl
 };
 
 /** The audit as a reader tells it: the unfinished runs of dead contexts interrupted, every cut-short run timed to its last event. */
-export const auditTruth = (report: AuditReport, truth: RunTruth, streams: ReadonlyMap<string, readonly RecordedEvent[]>): AuditReport => {
+export const auditTruth = (
+  report: AuditReport,
+  truth: RunTruth,
+  streams: ReadonlyMap<string, readonly RecordedEvent[]>,
+): AuditReport => {
   const fix = (c: ContextAudit): ContextAudit => {
     const stream = streams.get(c.id) ?? [];
     const awaitingApproval = foldEvents(contextsProjection, stream).get(c.id)?.awaitingApproval ?? [];
     const dead = truth.isDead({ id: c.id, status: c.status, awaitingApproval });
     const runs = c.runs.map((r) => {
       if (r.status === "interrupted" || (r.status === "running" && dead)) {
-        const elapsed = runElapsedMs({ lastRun: { runId: r.runId, status: "interrupted", startedAt: r.startedAt, endedAt: r.endedAt, response: null, superior: null } }, stream);
+        const elapsed = runElapsedMs(
+          {
+            lastRun: {
+              runId: r.runId,
+              status: "interrupted",
+              startedAt: r.startedAt,
+              endedAt: r.endedAt,
+              response: null,
+              superior: null,
+            },
+          },
+          stream,
+        );
         return {
           ...r,
           status: "interrupted" as const,
           durationMs: elapsed,
-          failure: r.failure ?? { reason: "interrupted", message: "The run did not finish: its process is gone (not yet recorded in the log)." },
+          failure: r.failure ?? {
+            reason: "interrupted",
+            message: "The run did not finish: its process is gone (not yet recorded in the log).",
+          },
         };
       }
       return r;

@@ -1,7 +1,16 @@
 // A command's spec from one table of flags: each flag's help line and its schema are written once, together,
 // and the command's options (for parseArgs and --help) and its values schema (for zod) are both read from it.
 import { z } from "zod";
-import { JSON_OPTION, positionals, RUN_STORE_OPTIONS, RunStoreFlags, STORE_OPTIONS, StoreFlags, type CommandSpec, type OptionSpec } from "./flags.ts";
+import {
+  JSON_OPTION,
+  positionals,
+  RUN_STORE_OPTIONS,
+  RunStoreFlags,
+  STORE_OPTIONS,
+  StoreFlags,
+  type CommandSpec,
+  type OptionSpec,
+} from "./flags.ts";
 
 /** One flag: how it is parsed and shown (`OptionSpec`) and what its value must be. */
 export type Flag<S extends z.ZodType = z.ZodType> = OptionSpec & { schema: S };
@@ -47,11 +56,12 @@ type Rule<F extends Flags> = { holds: (v: FlagValues<F>) => boolean; message: st
 
 /** The positionals: a list `positionals` checks, or a schema over the words (for a command that reads them further). */
 type Args = readonly Positional[] | z.ZodType<unknown, string[]>;
-type ArgValues<A> = A extends z.ZodType<infer P, string[]>
-  ? { positionals: P }
-  : A extends readonly Positional[]
-    ? { positionals: Record<string, string | undefined> }
-    : unknown;
+type ArgValues<A> =
+  A extends z.ZodType<infer P, string[]>
+    ? { positionals: P }
+    : A extends readonly Positional[]
+      ? { positionals: Record<string, string | undefined> }
+      : unknown;
 
 type Definition<F extends Flags, A extends Args | undefined> = {
   name: string;
@@ -70,13 +80,18 @@ type Definition<F extends Flags, A extends Args | undefined> = {
  * The spec of a command from its positionals and one table of flags, e.g.
  * `defineCommand({ name: "tree", summary, usage, args: [{ name: "[id]", id: true, optional: true }], flags: { ...STORE_FLAGS, ...JSON_FLAG } })`.
  */
-export const defineCommand = <F extends Flags, A extends Args | undefined = undefined>(def: Definition<F, A>): CommandSpec<FlagValues<F> & ArgValues<A>> => {
-  const options = Object.fromEntries(Object.entries(def.flags).map(([name, { schema: _schema, ...option }]) => [name, option]));
+export const defineCommand = <F extends Flags, A extends Args | undefined = undefined>(
+  def: Definition<F, A>,
+): CommandSpec<FlagValues<F> & ArgValues<A>> => {
+  const options = Object.fromEntries(
+    Object.entries(def.flags).map(([name, { schema: _schema, ...option }]) => [name, option]),
+  );
   // The positionals are checked right after the store flags (before the rest), so the first error named is the same
   // whichever way a command lists its flags.
   const shape: Record<string, z.ZodType> = {};
   const args = def.args;
-  const positional = args === undefined ? null : Array.isArray(args) ? positionals(def.name, [...args]) : (args as z.ZodType);
+  const positional =
+    args === undefined ? null : Array.isArray(args) ? positionals(def.name, [...args]) : (args as z.ZodType);
   if (positional && !("store" in def.flags)) shape["positionals"] = positional;
   for (const [name, flag] of Object.entries(def.flags)) {
     shape[name] = flag.schema;

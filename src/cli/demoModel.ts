@@ -68,7 +68,8 @@ const STOPPED_RESULT = "Stopped while running.";
 const runStart = (messages: ChatMessage[]): number => {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role === "assistant" && (!m.tool_calls?.length || m.tool_calls.some((c) => c.function.name === "response"))) return i + 1;
+    if (m.role === "assistant" && (!m.tool_calls?.length || m.tool_calls.some((c) => c.function.name === "response")))
+      return i + 1;
     if (m.role === "tool" && (m.content === NOT_RUN_RESULT || m.content.includes(STOPPED_RESULT))) return i + 1;
   }
   return 0;
@@ -81,12 +82,16 @@ const situation = (messages: ChatMessage[]) => {
   while (messages[start]?.role === "tool") start++;
   const run = messages.slice(start);
   const users = run.filter((m) => m.role === "user").map((m) => m.content);
-  const results = run.flatMap((m) => (m.role === "tool" && m.content !== NOT_RUN_RESULT && !m.content.includes(STOPPED_RESULT) ? [m.content] : []));
+  const results = run.flatMap((m) =>
+    m.role === "tool" && m.content !== NOT_RUN_RESULT && !m.content.includes(STOPPED_RESULT) ? [m.content] : [],
+  );
   return { task: users[0] ?? "", notes: users.slice(1), results };
 };
 
 const call = (request: ModelRequest, name: string, args: unknown): ModelTurn => ({
-  toolCalls: [{ id: `demo_${request.contextId.slice(0, 8)}_${request.messages.length}`, name, arguments: JSON.stringify(args) }],
+  toolCalls: [
+    { id: `demo_${request.contextId.slice(0, 8)}_${request.messages.length}`, name, arguments: JSON.stringify(args) },
+  ],
 });
 
 const answer = (request: ModelRequest, text: string): ModelTurn => call(request, "response", { text });
@@ -102,7 +107,8 @@ const subjectOf = (task: string) => /^Topic: (.*)$/m.exec(task)?.[1]?.trim() || 
 const turnFor = (request: ModelRequest): ModelTurn => {
   const { task, notes, results } = situation(request.messages);
   const subject = subjectOf(task);
-  const noted = notes.length > 0 ? `\n\nNoted from you meanwhile: ${notes.map((n) => `“${topic(n)}”`).join("; ")}.` : "";
+  const noted =
+    notes.length > 0 ? `\n\nNoted from you meanwhile: ${notes.map((n) => `“${topic(n)}”`).join("; ")}.` : "";
 
   if (request.agentNumber === 0) {
     if (results.length === 0) {
@@ -144,12 +150,17 @@ const turnFor = (request: ModelRequest): ModelTurn => {
     const checked = bare(results.at(-1)!);
     return answer(
       request,
-      `Findings on “${subject}”:\n- the goal and its users are clear enough to start;\n- two similar efforts exist and can be reused;\n- risk: ${checked}` + noted,
+      `Findings on “${subject}”:\n- the goal and its users are clear enough to start;\n- two similar efforts exist and can be reused;\n- risk: ${checked}` +
+        noted,
     );
   }
 
   if (request.profile === "developer") {
-    return answer(request, `How to build “${subject}”:\n1. define the interface;\n2. build the smallest working version;\n3. test it and ship it behind a flag.` + noted);
+    return answer(
+      request,
+      `How to build “${subject}”:\n1. define the interface;\n2. build the smallest working version;\n3. test it and ship it behind a flag.` +
+        noted,
+    );
   }
 
   if (request.agentNumber >= 2) {
@@ -171,8 +182,15 @@ const compose = (subject: string, result: string): string => {
   if (!parsed?.jobs) return `I could not delegate ${subject}: ${topic(result)}`;
   const parts = parsed.jobs.map((job, i) => {
     const who = i === 0 ? "Research" : i === 1 ? "Build" : `Part ${i + 1}`;
-    const body = job.status === "success" && job.result ? bare(job.result) : `(${job.status ?? "no result"}${job.error ? `: ${job.error}` : ""})`;
+    const body =
+      job.status === "success" && job.result
+        ? bare(job.result)
+        : `(${job.status ?? "no result"}${job.error ? `: ${job.error}` : ""})`;
     return `## ${who}\n${body}`;
   });
-  return [`Answer for “${subject}”`, ...parts, "(Composed offline by the actorzero demo model from its subordinates' answers.)"].join("\n\n");
+  return [
+    `Answer for “${subject}”`,
+    ...parts,
+    "(Composed offline by the actorzero demo model from its subordinates' answers.)",
+  ].join("\n\n");
 };

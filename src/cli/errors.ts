@@ -24,14 +24,22 @@ export const usageError = (message: string, command?: string): CliError =>
 export const describeFailure = (e: unknown): { line: string; exitCode: number; expected: boolean } => {
   if (e instanceof CliError) return { line: e.message, exitCode: e.exitCode, expected: true };
   if (e instanceof StoreError) {
-    const line = e.reason === "locked" ? e.message.replace(/^data dir /, "the data dir ") : `the event log: ${e.message}`;
+    const line =
+      e.reason === "locked" ? e.message.replace(/^data dir /, "the data dir ") : `the event log: ${e.message}`;
     return { line, exitCode: EXIT.failed, expected: true };
   }
   // By tag, so that loading this file does not load the runtime.
   const tag = (e as { _tag?: unknown } | null)?._tag;
-  if (e instanceof Error && (tag === "RuntimeError" || tag === "ConfigError")) return { line: e.message, exitCode: EXIT.failed, expected: true };
-  if (e instanceof EventDecodeError) return { line: `the log holds an unreadable event: ${e.message}`, exitCode: EXIT.failed, expected: true };
-  if (e instanceof ZodError) return { line: z.prettifyError(e).replace(/\s*\n\s*/g, "; "), exitCode: EXIT.usage, expected: true };
+  if (e instanceof Error && (tag === "RuntimeError" || tag === "ConfigError"))
+    return { line: e.message, exitCode: EXIT.failed, expected: true };
+  if (e instanceof EventDecodeError)
+    return { line: `the log holds an unreadable event: ${e.message}`, exitCode: EXIT.failed, expected: true };
+  if (e instanceof ZodError)
+    return { line: z.prettifyError(e).replace(/\s*\n\s*/g, "; "), exitCode: EXIT.usage, expected: true };
   const message = e instanceof Error ? e.message : String(e);
-  return { line: `internal error: ${message} (run with ACTORZERO_DEBUG=1 for details)`, exitCode: EXIT.failed, expected: false };
+  return {
+    line: `internal error: ${message} (run with ACTORZERO_DEBUG=1 for details)`,
+    exitCode: EXIT.failed,
+    expected: false,
+  };
 };

@@ -13,7 +13,12 @@ export type FitStep = { shrink: number; to: number } | { drop: number };
 export type Fitted = (number | null)[];
 
 /** The widths that fit `natural` (the columns' natural widths) into `width`, with `gap` columns between each. */
-export const fitColumns = (natural: readonly number[], width: number, gap: number, steps: readonly FitStep[]): Fitted => {
+export const fitColumns = (
+  natural: readonly number[],
+  width: number,
+  gap: number,
+  steps: readonly FitStep[],
+): Fitted => {
   const widths: Fitted = [...natural];
   const total = () => {
     const shown = widths.filter((w): w is number => w !== null);

@@ -31,14 +31,22 @@ export const HELP_OPTION: Record<string, OptionSpec> = {
 };
 
 export const STORE_OPTIONS: Record<string, OptionSpec> = {
-  "data-dir": { type: "string", value: "<dir>", description: "the PGlite data dir holding the log (default ./.actorzero)" },
+  "data-dir": {
+    type: "string",
+    value: "<dir>",
+    description: "the PGlite data dir holding the log (default ./.actorzero)",
+  },
   store: { type: "string", value: "<store>", description: "pglite (default) or a postgres://… URL" },
 };
 
 /** `run` and `serve` can use a log in memory: it is gone when the command ends, so no other command would find anything in it. */
 export const RUN_STORE_OPTIONS: Record<string, OptionSpec> = {
   ...STORE_OPTIONS,
-  store: { type: "string", value: "<store>", description: "pglite (default), memory (kept until the command ends), or a postgres://… URL" },
+  store: {
+    type: "string",
+    value: "<store>",
+    description: "pglite (default), memory (kept until the command ends), or a postgres://… URL",
+  },
 };
 
 export const JSON_OPTION: Record<string, OptionSpec> = {
@@ -53,7 +61,8 @@ export const StoreFlags = z.object({
   store: z
     .string()
     .refine((s) => s !== "memory", {
-      message: "--store memory works only with run and serve: a log in memory is gone when its command ends, so there is nothing here to read; use --data-dir or a postgres://… URL",
+      message:
+        "--store memory works only with run and serve: a log in memory is gone when its command ends, so there is nothing here to read; use --data-dir or a postgres://… URL",
     })
     .refine((s) => s === "memory" || s === "pglite" || /^postgres(ql)?:\/\//.test(s), {
       message: "--store must be pglite or a postgres://… URL",
@@ -85,7 +94,9 @@ export const portFlag = (flag: string) =>
 export const intFlag = (flag: string, min = 0, what?: string) =>
   z
     .string()
-    .regex(/^\d+$/, { message: `${flag} takes ${what ? `${what}: ` : ""}${min === 0 ? "a non-negative integer" : `a whole number, ${min} or more`}` })
+    .regex(/^\d+$/, {
+      message: `${flag} takes ${what ? `${what}: ` : ""}${min === 0 ? "a non-negative integer" : `a whole number, ${min} or more`}`,
+    })
     .transform(Number)
     .refine((n) => n >= min, { message: `${flag} must be at least ${min}` });
 
@@ -100,11 +111,19 @@ export type Parsed<V> = { help: true } | { help: false; value: V };
  */
 export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): Parsed<V> => {
   const options = Object.fromEntries(
-    Object.entries({ ...spec.options, ...HELP_OPTION }).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+    Object.entries({ ...spec.options, ...HELP_OPTION }).map(([name, o]) => [
+      name,
+      { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+    ]),
   );
   let parsed: { values: Record<string, unknown>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: joinDashValues(spec, argv), options, allowPositionals: true, strict: true }) as typeof parsed;
+    parsed = parseArgs({
+      args: joinDashValues(spec, argv),
+      options,
+      allowPositionals: true,
+      strict: true,
+    }) as typeof parsed;
   } catch (e) {
     throw usageError(parseArgsMessage(e), spec.name);
   }
@@ -117,7 +136,10 @@ export const parseCommand = <V>(spec: CommandSpec<V>, argv: readonly string[]): 
     // A required flag left out: zod would say "expected string, received undefined".
     if (flag !== undefined && Object.hasOwn(spec.options, flag) && values[flag] === undefined) {
       const option = spec.options[flag]!;
-      throw usageError(`${spec.name} needs --${flag}${option.value ? ` ${option.value}` : ""}: ${option.description}`, spec.name);
+      throw usageError(
+        `${spec.name} needs --${flag}${option.value ? ` ${option.value}` : ""}: ${option.description}`,
+        spec.name,
+      );
     }
     throw usageError(issue.message, spec.name);
   }
@@ -138,7 +160,12 @@ const joinDashValues = (spec: CommandSpec<unknown>, argv: readonly string[]): st
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!;
     const next = argv[i + 1];
-    if (word.startsWith("--") && spec.options[word.slice(2)]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+    if (
+      word.startsWith("--") &&
+      spec.options[word.slice(2)]?.type === "string" &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
       out.push(`${word}=${next}`);
       i++;
     } else out.push(word);
@@ -155,7 +182,9 @@ const parseArgsMessage = (e: unknown): string => {
     case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
       return `unknown option ${flag ?? msg}`;
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
-      return flag ? `option ${flag.split(" ")[0]} ${msg.includes("argument missing") ? "needs a value" : "takes no value"}` : msg;
+      return flag
+        ? `option ${flag.split(" ")[0]} ${msg.includes("argument missing") ? "needs a value" : "takes no value"}`
+        : msg;
     default:
       return msg.split("\n")[0]!;
   }
@@ -165,7 +194,9 @@ const parseArgsMessage = (e: unknown): string => {
 /** The help page; on a terminal (`width` finite) wrapped between words, each description under its own column. */
 export const helpText = (spec: CommandSpec<unknown>, width = Infinity): string => {
   const all = { ...spec.options, ...HELP_OPTION };
-  const left = Object.entries(all).map(([name, o]) => `${o.short ? `-${o.short}, ` : "    "}--${name}${o.value ? ` ${o.value}` : ""}`);
+  const left = Object.entries(all).map(
+    ([name, o]) => `${o.short ? `-${o.short}, ` : "    "}--${name}${o.value ? ` ${o.value}` : ""}`,
+  );
   const column = Math.max(...left.map((l) => l.length));
   const lines = [
     spec.summary,
@@ -174,7 +205,9 @@ export const helpText = (spec: CommandSpec<unknown>, width = Infinity): string =
     ...spec.usage.map((u) => `  actorzero ${u}`),
     "",
     "Options:",
-    ...Object.values(all).map((o, i) => wrapText(`  ${left[i]!.padEnd(column)}  ${o.description}`, width, " ".repeat(column + 4))),
+    ...Object.values(all).map((o, i) =>
+      wrapText(`  ${left[i]!.padEnd(column)}  ${o.description}`, width, " ".repeat(column + 4)),
+    ),
   ];
   if (spec.details) lines.push("", wrapText(spec.details.trimEnd(), width, ""));
   return lines.map((l) => wrapText(l, width)).join("\n") + "\n";
@@ -189,13 +222,19 @@ export const positionals = (command: string, names: { name: string; optional?: b
       return z.NEVER;
     }
     if (list.length > names.length) {
-      ctx.addIssue({ code: "custom", message: `unexpected argument '${list[names.length]}'${names.length === 0 ? ` (${command} takes none)` : ""}` });
+      ctx.addIssue({
+        code: "custom",
+        message: `unexpected argument '${list[names.length]}'${names.length === 0 ? ` (${command} takes none)` : ""}`,
+      });
       return z.NEVER;
     }
     for (const [i, n] of names.entries()) {
       const value = list[i];
       if (n.id && value !== undefined && !CONTEXT_ID_PREFIX.test(value.trim())) {
-        ctx.addIssue({ code: "custom", message: `'${value}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)` });
+        ctx.addIssue({
+          code: "custom",
+          message: `'${value}' is not a context id (ids look like 1a2b3c4d-…; see actorzero contexts)`,
+        });
         return z.NEVER;
       }
     }

@@ -38,7 +38,10 @@ export type Opened = { store: EventStore; holder?: never } | { holder: Holder; s
  * Opens the log as `openLog` does; on a PGlite data dir another process holds, returns that process
  * (over its control socket) instead.
  */
-export const openLogOrHolder = async (where: LogLocation, options: { create: boolean; readOnly?: boolean; schema?: "existing" }): Promise<Opened> => {
+export const openLogOrHolder = async (
+  where: LogLocation,
+  options: { create: boolean; readOnly?: boolean; schema?: "existing" },
+): Promise<Opened> => {
   if (where.kind !== "pglite") return { store: await openLog(where, options) };
   const deadline = Date.now() + WAIT_FOR_HOLDER_MS;
   for (;;) {
@@ -49,7 +52,9 @@ export const openLogOrHolder = async (where: LogLocation, options: { create: boo
       const holder = await reach(where.dataDir);
       if (holder) return { holder };
       if (Date.now() > deadline) {
-        throw new CliError(`${e.message} It does not answer on ${path.join(where.shown, CONTROL_SOCKET_NAME)} (only actorzero run, send and serve do, and an embedder that calls serveControlSocket).`);
+        throw new CliError(
+          `${e.message} It does not answer on ${path.join(where.shown, CONTROL_SOCKET_NAME)} (only actorzero run, send and serve do, and an embedder that calls serveControlSocket).`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -82,7 +87,10 @@ const holderAt = (socketPath: string): Holder => ({
           method,
           agent: false,
           // Every write says it is JSON, a body or not: the server refuses any other write (415).
-          headers: method === "GET" ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(payload ?? "") },
+          headers:
+            method === "GET"
+              ? {}
+              : { "content-type": "application/json", "content-length": Buffer.byteLength(payload ?? "") },
         },
         (res) => {
           let text = "";
@@ -92,14 +100,20 @@ const holderAt = (socketPath: string): Holder => ({
             try {
               resolve({ status: res.statusCode ?? 0, body: text === "" ? null : JSON.parse(text) });
             } catch {
-              reject(new CliError(`the process holding the data dir answered ${res.statusCode} with something that is not JSON`));
+              reject(
+                new CliError(
+                  `the process holding the data dir answered ${res.statusCode} with something that is not JSON`,
+                ),
+              );
             }
           });
           res.on("error", reject);
         },
       );
       req.on("error", (e: NodeJS.ErrnoException) =>
-        reject(new HolderGone(`the process holding the data dir went away (${e.code ?? e.message}) before it answered`)),
+        reject(
+          new HolderGone(`the process holding the data dir went away (${e.code ?? e.message}) before it answered`),
+        ),
       );
       req.end(payload);
     }),
@@ -107,33 +121,42 @@ const holderAt = (socketPath: string): Holder => ({
     let closed = false;
     let markEnded!: () => void;
     const ended = new Promise<void>((resolve) => (markEnded = resolve));
-    const req = request({ socketPath, path: `/v1/events/stream?after=${after}`, method: "GET", agent: false, headers: { accept: "text/event-stream" } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        markEnded();
-        return;
-      }
-      res.setEncoding("utf8");
-      let buffer = "";
-      res.on("data", (chunk: string) => {
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let event = "";
-          let data = "";
-          for (const line of block.split("\n")) {
-            if (line.startsWith("event:")) event = line.slice(6).trim();
-            else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
-          }
-          if (data !== "" && event !== "overflow" && !closed) listener(JSON.parse(data) as RecordedEvent);
+    const req = request(
+      {
+        socketPath,
+        path: `/v1/events/stream?after=${after}`,
+        method: "GET",
+        agent: false,
+        headers: { accept: "text/event-stream" },
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          markEnded();
+          return;
         }
-      });
-      res.on("end", markEnded);
-      res.on("error", markEnded);
-      res.on("close", markEnded);
-    });
+        res.setEncoding("utf8");
+        let buffer = "";
+        res.on("data", (chunk: string) => {
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf("\n\n")) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let event = "";
+            let data = "";
+            for (const line of block.split("\n")) {
+              if (line.startsWith("event:")) event = line.slice(6).trim();
+              else if (line.startsWith("data:")) data += line.slice(5).replace(/^ /, "");
+            }
+            if (data !== "" && event !== "overflow" && !closed) listener(JSON.parse(data) as RecordedEvent);
+          }
+        });
+        res.on("end", markEnded);
+        res.on("error", markEnded);
+        res.on("close", markEnded);
+      },
+    );
     req.on("error", markEnded);
     req.end();
     return {

@@ -64,7 +64,10 @@ export class LiveState {
         queued: v.status === "running" && v.queued,
         awaiting: v.status === "running" ? v.awaitingApproval.length - (v.parkedOnBudget ? 1 : 0) : 0,
         awaitingTools: [],
-        budgetParked: v.status === "running" && v.parkedOnBudget ? { limit: v.parkedOnBudget.limit, rootId: v.rootContextId } : null,
+        budgetParked:
+          v.status === "running" && v.parkedOnBudget
+            ? { limit: v.parkedOnBudget.limit, rootId: v.rootContextId }
+            : null,
         step: 0,
         activity: "",
         startedAt: v.lastRun?.startedAt ? Date.parse(v.lastRun.startedAt) : null,
@@ -160,7 +163,8 @@ export class LiveState {
       case "ModelReplied":
         n.inputTokens += e.data.usage?.inputTokens ?? 0;
         n.outputTokens += e.data.usage?.outputTokens ?? 0;
-        n.activity = e.data.toolCalls.length > 0 ? `chose ${e.data.toolCalls.map((c) => c.name).join(", ")}` : "answered";
+        n.activity =
+          e.data.toolCalls.length > 0 ? `chose ${e.data.toolCalls.map((c) => c.name).join(", ")}` : "answered";
         break;
       case "ModelCallFailed":
         n.activity = `model call failed (${e.data.reason})${e.data.retryInMs !== null ? `, retrying in ${e.data.retryInMs}ms` : ""}`;
@@ -178,7 +182,10 @@ export class LiveState {
         n.activity = `${e.data.name} failed${e.data.repairable ? " (told the model)" : ""}`;
         break;
       case "SubordinateCalled":
-        n.activity = n.jobs.started > 0 ? `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done` : `waiting on ${child(e.data.childContextId)}`;
+        n.activity =
+          n.jobs.started > 0
+            ? `parallel: ${n.jobs.finished}/${n.jobs.started} jobs done`
+            : `waiting on ${child(e.data.childContextId)}`;
         break;
       case "SubordinateReturned":
         n.activity = `${child(e.data.childContextId)} ${e.data.outcome}`;

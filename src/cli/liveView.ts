@@ -23,7 +23,15 @@ const COLUMNS: Column[] = [
 ];
 /** What a running context waits on, as contexts says it: a decision before a pause, a pause before the queue. */
 const noteOf = (n: LiveNode): string =>
-  n.awaiting > 0 ? " (awaiting approval)" : n.budgetParked ? " (parked: budget)" : n.paused ? " (paused)" : n.status === "running" && n.queued ? " (queued)" : "";
+  n.awaiting > 0
+    ? " (awaiting approval)"
+    : n.budgetParked
+      ? " (parked: budget)"
+      : n.paused
+        ? " (paused)"
+        : n.status === "running" && n.queued
+          ? " (queued)"
+          : "";
 
 const at = (header: string): number => COLUMNS.findIndex((c) => c.header === header);
 const AGENT = at("AGENT");
@@ -50,12 +58,20 @@ export const liveRows = (state: LiveState, rootId: string, paint: Paint, now: nu
     if (n.parentId && inTree.has(n.parentId)) inTree.add(id);
   }
   const nodes = state.order.filter((id) => inTree.has(id)).map((id) => state.nodes.get(id)!);
-  const rows = flatten(treeOf(nodes, (n) => n.id, (n) => (n.id === rootId ? null : n.parentId))).map(({ value, branch }) => ({
+  const rows = flatten(
+    treeOf(
+      nodes,
+      (n) => n.id,
+      (n) => (n.id === rootId ? null : n.parentId),
+    ),
+  ).map(({ value, branch }) => ({
     node: value,
     branch,
     texts: COLUMNS.map((c, i) => (i === AGENT ? branch : "") + c.text(value, now)),
   }));
-  const natural = COLUMNS.map((c, i) => Math.max(visibleLength(c.header), ...rows.map((r) => visibleLength(r.texts[i]!))));
+  const natural = COLUMNS.map((c, i) =>
+    Math.max(visibleLength(c.header), ...rows.map((r) => visibleLength(r.texts[i]!))),
+  );
   const widths = fitColumns(natural, width, GAP, NARROWER);
   const shown = COLUMNS.flatMap((_, i) => (widths[i] === null ? [] : [i]));
   const line = (cells: string[]) => cells.join(" ".repeat(GAP)).trimEnd();
@@ -84,11 +100,19 @@ export const liveRows = (state: LiveState, rootId: string, paint: Paint, now: nu
       ? []
       : [
           wrapText(
-            paint.yellow(`awaiting approval: ${waiting.map((n) => `A${n.agentNumber} ${n.name} (${[...new Set(n.awaitingTools)].join(", ") || "a tool call"})`).join(", ")}`),
+            paint.yellow(
+              `awaiting approval: ${waiting.map((n) => `A${n.agentNumber} ${n.name} (${[...new Set(n.awaitingTools)].join(", ") || "a tool call"})`).join(", ")}`,
+            ),
             width,
             "  ",
           ),
-          wrapText(paint.dim("decide from another terminal: actorzero approvals, then actorzero approve <id> or reject <id> --reason <text>"), width, "  "),
+          wrapText(
+            paint.dim(
+              "decide from another terminal: actorzero approvals, then actorzero approve <id> or reject <id> --reason <text>",
+            ),
+            width,
+            "  ",
+          ),
         ];
   const parked = nodes.filter((n) => n.budgetParked);
   // A tree out of budget waits for more: say which limit, and the command that gives it.
@@ -96,8 +120,20 @@ export const liveRows = (state: LiveState, rootId: string, paint: Paint, now: nu
     parked.length === 0
       ? []
       : [
-          wrapText(paint.yellow(`parked on the tree's budget: ${parked.map((n) => `A${n.agentNumber} ${n.name} (${n.budgetParked!.limit})`).join(", ")}`), width, "  "),
-          wrapText(paint.dim(`let it go on from another terminal: ${extendHint(parked[0]!.budgetParked!.rootId, parked[0]!.budgetParked!.limit)}, or stop it`), width, "  "),
+          wrapText(
+            paint.yellow(
+              `parked on the tree's budget: ${parked.map((n) => `A${n.agentNumber} ${n.name} (${n.budgetParked!.limit})`).join(", ")}`,
+            ),
+            width,
+            "  ",
+          ),
+          wrapText(
+            paint.dim(
+              `let it go on from another terminal: ${extendHint(parked[0]!.budgetParked!.rootId, parked[0]!.budgetParked!.limit)}, or stop it`,
+            ),
+            width,
+            "  ",
+          ),
         ];
   return [paint.dim(header), ...body, ...hint, ...budgetHint].join("\n");
 };
@@ -108,7 +144,9 @@ const paintCell = (column: number, cut: string, n: LiveNode, branch: string, pai
     case "AGENT":
       return paint.dim(cut.slice(0, branch.length)) + paint.bold(cut.slice(branch.length));
     case "STATUS":
-      return noteOf(n) !== "" && cut.endsWith(noteOf(n)) ? paintStatus(cut.slice(0, -noteOf(n).length), paint) + paint.yellow(noteOf(n)) : paintStatus(cut, paint);
+      return noteOf(n) !== "" && cut.endsWith(noteOf(n))
+        ? paintStatus(cut.slice(0, -noteOf(n).length), paint) + paint.yellow(noteOf(n))
+        : paintStatus(cut, paint);
     case "NOW":
     case "CONTEXT":
       return paint.dim(cut);

@@ -27,18 +27,24 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   resume: () => import("./commands/pause.ts").then((m) => ({ spec: m.resumeSpec, run: m.resumeCommand })),
   serve: () => import("./commands/serve.ts").then((m) => ({ spec: m.serveSpec, run: m.serveCommand })),
   mcp: () => import("./commands/mcp.ts").then((m) => ({ spec: m.mcpSpec, run: m.mcpCommand })),
-  "verify-log": () => import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
+  "verify-log": () =>
+    import("./commands/verifyLog.ts").then((m) => ({ spec: m.verifyLogSpec, run: m.verifyLogCommand })),
   approvals: () => import("./commands/approvals.ts").then((m) => ({ spec: m.approvalsSpec, run: m.approvalsCommand })),
   approve: () => import("./commands/approve.ts").then((m) => ({ spec: m.approveSpec, run: m.approveCommand })),
   reject: () => import("./commands/approve.ts").then((m) => ({ spec: m.rejectSpec, run: m.rejectCommand })),
-  "extend-budget": () => import("./commands/extendBudget.ts").then((m) => ({ spec: m.extendBudgetSpec, run: m.extendBudgetCommand })),
+  "extend-budget": () =>
+    import("./commands/extendBudget.ts").then((m) => ({ spec: m.extendBudgetSpec, run: m.extendBudgetCommand })),
   fork: () => import("./commands/fork.ts").then((m) => ({ spec: m.forkSpec, run: m.forkCommand })),
-  "export-fixture": () => import("./commands/exportFixture.ts").then((m) => ({ spec: m.exportFixtureSpec, run: m.exportFixtureCommand })),
-  "replay-run": () => import("./commands/replayRun.ts").then((m) => ({ spec: m.replayRunSpec, run: m.replayRunCommand })),
-  "check-fixtures": () => import("./commands/checkFixtures.ts").then((m) => ({ spec: m.checkFixturesSpec, run: m.checkFixturesCommand })),
+  "export-fixture": () =>
+    import("./commands/exportFixture.ts").then((m) => ({ spec: m.exportFixtureSpec, run: m.exportFixtureCommand })),
+  "replay-run": () =>
+    import("./commands/replayRun.ts").then((m) => ({ spec: m.replayRunSpec, run: m.replayRunCommand })),
+  "check-fixtures": () =>
+    import("./commands/checkFixtures.ts").then((m) => ({ spec: m.checkFixturesSpec, run: m.checkFixturesCommand })),
 };
 
-const commandNamed = (name: string | undefined) => (name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined);
+const commandNamed = (name: string | undefined) =>
+  name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
 
 /** The command list with each one's summary: the only path that loads every command. */
 const overview = async (width: number): Promise<string> => {
@@ -53,7 +59,11 @@ const overview = async (width: number): Promise<string> => {
     "Commands:",
     ...names.map((n, i) => wrapText(`  ${n.padEnd(w)}  ${specs[i]!.summary}`, width, " ".repeat(w + 4))),
     "",
-    wrapText("Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.", width, ""),
+    wrapText(
+      "Every command takes --help, and --data-dir <dir> (default ./.actorzero) or --store postgres://…; run and serve also take --store memory.",
+      width,
+      "",
+    ),
     "",
   ]
     .map((l) => wrapText(l, width, ""))
@@ -80,8 +90,13 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
     }
     const load = commandNamed(first);
     if (!load) {
-      if (first.startsWith("-")) throw usageError(`unknown option ${first} before the command (options go after it, e.g. actorzero run --offline)`);
-      throw usageError(`unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(", ")} (see actorzero --help)`);
+      if (first.startsWith("-"))
+        throw usageError(
+          `unknown option ${first} before the command (options go after it, e.g. actorzero run --offline)`,
+        );
+      throw usageError(
+        `unknown command '${first}'; commands: ${Object.keys(COMMANDS).join(", ")} (see actorzero --help)`,
+      );
     }
     const command = await load();
     (await import("./config.ts")).noteConfigSecrets(io.cwd);
@@ -94,7 +109,8 @@ export const main = async (argv: readonly string[], io: Io): Promise<number> => 
   } catch (e) {
     const { line, exitCode, expected } = describeFailure(e);
     io.warn(`actorzero: ${line}`);
-    if ((!expected || io.env["ACTORZERO_DEBUG"]) && e instanceof Error && io.env["ACTORZERO_DEBUG"]) io.warn(e.stack ?? "");
+    if ((!expected || io.env["ACTORZERO_DEBUG"]) && e instanceof Error && io.env["ACTORZERO_DEBUG"])
+      io.warn(e.stack ?? "");
     return exitCode;
   }
 };

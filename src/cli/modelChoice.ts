@@ -20,10 +20,15 @@ export type ModelChoice = {
   banner: string;
 };
 
-export const chooseModel = async (flags: ModelFlags, config: CliConfig, env: NodeJS.ProcessEnv): Promise<ModelChoice> => {
+export const chooseModel = async (
+  flags: ModelFlags,
+  config: CliConfig,
+  env: NodeJS.ProcessEnv,
+): Promise<ModelChoice> => {
   const key = env["OPENAI_API_KEY"];
   if (flags.offline || !key) {
-    const why = typeof flags.offline === "string" ? flags.offline : flags.offline ? "--offline" : "OPENAI_API_KEY is not set";
+    const why =
+      typeof flags.offline === "string" ? flags.offline : flags.offline ? "--offline" : "OPENAI_API_KEY is not set";
     return {
       model: demoModel(flags.latency === undefined ? {} : { latencyMs: flags.latency }),
       presets: { Default: { model: DEMO_MODEL_NAME } },
@@ -41,7 +46,11 @@ export const chooseModel = async (flags: ModelFlags, config: CliConfig, env: Nod
   const presets = { ...configured, Default };
   const { openAIModel } = await import("../models/openai.ts");
   return {
-    model: openAIModel({ apiKey: key, apiKeyFor: presetApiKeys(presets, env), ...(flags["base-url"] ? { baseURL: flags["base-url"] } : {}) }),
+    model: openAIModel({
+      apiKey: key,
+      apiKeyFor: presetApiKeys(presets, env),
+      ...(flags["base-url"] ? { baseURL: flags["base-url"] } : {}),
+    }),
     presets,
     offline: false,
     banner: `model ${Default.model} at ${Default.baseURL ?? flags["base-url"] ?? env["OPENAI_BASE_URL"] ?? "api.openai.com"} (key from OPENAI_API_KEY)`,

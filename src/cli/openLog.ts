@@ -17,7 +17,10 @@ export type LogLocation =
 export const locate = (flags: StoreFlags, command: string): LogLocation => {
   const store = flags.store ?? "pglite";
   if (store !== "pglite" && flags["data-dir"] !== undefined) {
-    throw usageError(`--data-dir is for a PGlite log; it cannot go with --store ${store === "memory" ? "memory" : "postgres://…"}`, command);
+    throw usageError(
+      `--data-dir is for a PGlite log; it cannot go with --store ${store === "memory" ? "memory" : "postgres://…"}`,
+      command,
+    );
   }
   if (store === "memory") return { kind: "memory" };
   if (store !== "pglite") return { kind: "postgres", url: store };
@@ -29,11 +32,16 @@ export const locate = (flags: StoreFlags, command: string): LogLocation => {
 export const redactUrl = (url: string): string => redactSecrets(url);
 
 export const describeLocation = (where: LogLocation): string =>
-  where.kind === "pglite" ? `data dir ${where.shown}` : where.kind === "memory" ? "an in-memory log (kept until this command ends)" : `PostgreSQL at ${redactUrl(where.url)}`;
+  where.kind === "pglite"
+    ? `data dir ${where.shown}`
+    : where.kind === "memory"
+      ? "an in-memory log (kept until this command ends)"
+      : `PostgreSQL at ${redactUrl(where.url)}`;
 
 /** The flags that point a later command at the same log (empty for the default data dir). */
 export const locationFlags = (where: LogLocation): string => {
-  if (where.kind === "pglite") return where.shown === `./${DEFAULT_DATA_DIR}` ? "" : ` --data-dir ${quoteArg(where.shown)}`;
+  if (where.kind === "pglite")
+    return where.shown === `./${DEFAULT_DATA_DIR}` ? "" : ` --data-dir ${quoteArg(where.shown)}`;
   if (where.kind === "postgres") return ` --store ${quoteArg(redactUrl(where.url))}`;
   return "";
 };
@@ -47,7 +55,10 @@ const quoteArg = (s: string) => (/^[\w./:@*-]+$/.test(s) ? s : `'${s.replace(/'/
  * (opening for writing does: StoreError `tampered`);
  * a data dir another process holds gives StoreError `locked`, naming the holder.
  */
-export const openLog = async (where: LogLocation, options: { create: boolean; schema?: "existing"; readOnly?: boolean }): Promise<EventStore> => {
+export const openLog = async (
+  where: LogLocation,
+  options: { create: boolean; schema?: "existing"; readOnly?: boolean },
+): Promise<EventStore> => {
   // Loaded on demand: help and usage errors should not pay for PGlite.
   const { openPgliteStore } = await import("../events/pgliteStore.ts");
   switch (where.kind) {
@@ -57,7 +68,11 @@ export const openLog = async (where: LogLocation, options: { create: boolean; sc
       return openPostgres(where.url, options.schema, options.readOnly);
     case "pglite": {
       checkDataDir(where, options.create);
-      return openPgliteStore({ dataDir: where.dataDir, ...(options.schema ? { schema: options.schema } : {}), ...(options.readOnly ? { readOnly: true } : {}) });
+      return openPgliteStore({
+        dataDir: where.dataDir,
+        ...(options.schema ? { schema: options.schema } : {}),
+        ...(options.readOnly ? { readOnly: true } : {}),
+      });
     }
   }
 };
@@ -68,12 +83,15 @@ const checkDataDir = (where: Extract<LogLocation, { kind: "pglite" }>, create: b
   try {
     stat = fs.statSync(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new CliError(`cannot read the data dir ${where.shown}: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new CliError(`cannot read the data dir ${where.shown}: ${(e as Error).message}`);
   }
   if (stat && !stat.isDirectory()) throw new CliError(`cannot use ${where.shown} as a data dir: it is not a directory`);
   const hasLog = stat !== undefined && fs.existsSync(path.join(dir, "PG_VERSION"));
   if (!hasLog && !create) {
-    throw new CliError(`no event log in ${where.shown} yet: start one with \`actorzero run "<task>"\`, or point --data-dir at an existing one`);
+    throw new CliError(
+      `no event log in ${where.shown} yet: start one with \`actorzero run "<task>"\`, or point --data-dir at an existing one`,
+    );
   }
   if (stat) {
     try {
@@ -96,6 +114,7 @@ const openPostgres = async (url: string, schema?: "existing", readOnly?: boolean
   } catch {
     throw new CliError("PostgreSQL stores are not available in this build of actorzero");
   }
-  if (typeof mod.openPostgresStore !== "function") throw new CliError("PostgreSQL stores are not available in this build of actorzero");
+  if (typeof mod.openPostgresStore !== "function")
+    throw new CliError("PostgreSQL stores are not available in this build of actorzero");
   return mod.openPostgresStore({ url, ...(schema ? { schema } : {}), ...(readOnly ? { readOnly } : {}) });
 };

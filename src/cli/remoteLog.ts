@@ -78,7 +78,11 @@ type Row<S> = { key: string; group: string | null; order: number; state: S };
 /** A projection's states as the engine would store them, in the engine's query order (order, then key). */
 const rowsOf = <S>(projection: Projection<S>, events: readonly RecordedEvent[]): Row<S>[] =>
   [...foldEvents(projection, events).entries()]
-    .map(([key, state]) => ({ key, ...columnsOf(projection, key, state), state: JSON.parse(JSON.stringify(state)) as S }))
+    .map(([key, state]) => ({
+      key,
+      ...columnsOf(projection, key, state),
+      state: JSON.parse(JSON.stringify(state)) as S,
+    }))
     .sort((a, b) => a.order - b.order || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 
 const foldedProjections = (events: readonly RecordedEvent[], head: number): ProjectionQueries => {
@@ -91,31 +95,58 @@ const foldedProjections = (events: readonly RecordedEvent[], head: number): Proj
       get: async (id) => one<ContextView>("contexts", id),
       list: async (filter = {}) =>
         rows<ContextView>("contexts")
-          .filter((r) => (filter.rootContextId === undefined || r.group === filter.rootContextId) && (filter.status === undefined || r.state.status === filter.status))
+          .filter(
+            (r) =>
+              (filter.rootContextId === undefined || r.group === filter.rootContextId) &&
+              (filter.status === undefined || r.state.status === filter.status),
+          )
           .map((r) => r.state),
     },
     tree: {
       children: async (id) => one<TreeNode>("tree", id)?.children ?? [],
-      roots: async () => rows<TreeNode>("tree").filter((r) => r.group === ROOT_GROUP).map((r) => r.key),
+      roots: async () =>
+        rows<TreeNode>("tree")
+          .filter((r) => r.group === ROOT_GROUP)
+          .map((r) => r.key),
     },
     transcript: {
-      history: async (id, options) => historyOf(rows<RunTranscript>("transcript").filter((r) => r.group === id).map((r) => r.state), options),
+      history: async (id, options) =>
+        historyOf(
+          rows<RunTranscript>("transcript")
+            .filter((r) => r.group === id)
+            .map((r) => r.state),
+          options,
+        ),
     },
     usage: {
       of: async (id) => one<UsageView>("usage", id),
       rollup: async (rootContextId) => {
         const mine = rows<UsageView>("usage").filter((r) => r.group === rootContextId);
         const sum = (f: (u: UsageView) => number) => mine.reduce((n, r) => n + f(r.state), 0);
-        return { rootContextId, inputTokens: sum((u) => u.inputTokens), outputTokens: sum((u) => u.outputTokens), modelCalls: sum((u) => u.modelCalls), contexts: mine.length };
+        return {
+          rootContextId,
+          inputTokens: sum((u) => u.inputTokens),
+          outputTokens: sum((u) => u.outputTokens),
+          modelCalls: sum((u) => u.modelCalls),
+          contexts: mine.length,
+        };
       },
     },
     jobs: {
       get: async (jobId) => one<JobView>("jobs", jobId),
-      ofContext: async (contextId) => rows<JobView>("jobs").filter((r) => r.group === contextId).map((r) => r.state),
+      ofContext: async (contextId) =>
+        rows<JobView>("jobs")
+          .filter((r) => r.group === contextId)
+          .map((r) => r.state),
     },
     approvals: {
-      of: async (ids) => rows<ContextApprovals>("approvals").filter((r) => r.state.approvals.length > 0 && (ids === undefined || ids.includes(r.key))).map((r) => r.state),
-      holding: async (approvalId) => rows<ContextApprovals>("approvals").find((r) => r.state.approvals.some((a) => a.approvalId === approvalId))?.state ?? null,
+      of: async (ids) =>
+        rows<ContextApprovals>("approvals")
+          .filter((r) => r.state.approvals.length > 0 && (ids === undefined || ids.includes(r.key)))
+          .map((r) => r.state),
+      holding: async (approvalId) =>
+        rows<ContextApprovals>("approvals").find((r) => r.state.approvals.some((a) => a.approvalId === approvalId))
+          ?.state ?? null,
     },
   };
 };

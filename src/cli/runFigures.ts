@@ -8,7 +8,10 @@ import type { ContextAudit, RunAudit, Totals } from "../projections/auditReport.
 import { count, duration, tokens } from "./format.ts";
 
 /** The audit's counts for these runs, with wall time and busy time beside them. */
-export type RunFigures = Pick<Totals, "contexts" | "runs" | "modelCalls" | "toolCalls" | "inputTokens" | "outputTokens"> & {
+export type RunFigures = Pick<
+  Totals,
+  "contexts" | "runs" | "modelCalls" | "toolCalls" | "inputTokens" | "outputTokens"
+> & {
   /** Wall time from the first run's start to the last event of any of them. */
   elapsedMs: number | null;
   /** Every run's duration, summed. */
@@ -23,11 +26,19 @@ export const treeRuns = (root: ContextAudit): TreeRun[] => [
   ...root.children.flatMap(treeRuns),
 ];
 
-const runEnd = (r: RunAudit): number =>
-  Date.parse(r.endedAt ?? r.entries.at(-1)?.at ?? r.startedAt);
+const runEnd = (r: RunAudit): number => Date.parse(r.endedAt ?? r.entries.at(-1)?.at ?? r.startedAt);
 
 export const figuresOf = (runs: readonly TreeRun[]): RunFigures => {
-  const f: RunFigures = { contexts: new Set(runs.map((r) => r.context.id)).size, runs: runs.length, modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, elapsedMs: null, busyMs: 0 };
+  const f: RunFigures = {
+    contexts: new Set(runs.map((r) => r.context.id)).size,
+    runs: runs.length,
+    modelCalls: 0,
+    toolCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    elapsedMs: null,
+    busyMs: 0,
+  };
   let first = Number.POSITIVE_INFINITY;
   let last = Number.NEGATIVE_INFINITY;
   for (const { run } of runs) {
@@ -48,7 +59,12 @@ export const plural = (n: number, word: string): string => `${count(n)} ${word}$
 
 /** `4 contexts · 6 model calls · tokens 1,487 in / 551 out`. */
 export const countsLine = (f: Pick<RunFigures, "contexts" | "modelCalls" | "inputTokens" | "outputTokens">): string =>
-  [plural(f.contexts, "context"), plural(f.modelCalls, "model call"), `tokens ${tokens(f.inputTokens, f.outputTokens)}`].join(" · ");
+  [
+    plural(f.contexts, "context"),
+    plural(f.modelCalls, "model call"),
+    `tokens ${tokens(f.inputTokens, f.outputTokens)}`,
+  ].join(" · ");
 
 /** `elapsed 1.03s (first to last event) · busy 1.94s (runs summed)`. */
-export const timesLine = (f: RunFigures): string => `elapsed ${duration(f.elapsedMs)} (first to last event) · busy ${duration(f.busyMs)} (runs summed)`;
+export const timesLine = (f: RunFigures): string =>
+  `elapsed ${duration(f.elapsedMs)} (first to last event) · busy ${duration(f.busyMs)} (runs summed)`;

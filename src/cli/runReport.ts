@@ -26,7 +26,14 @@ export type RunJson = {
  * `after`: the log position before the command appended anything; the runs that start after it are this
  * run's (the root's run and the subordinate runs it caused), the rest are the tree's earlier life.
  */
-export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, where: LogLocation, command: string, after: number): void => {
+export const printRunReport = (
+  io: Io,
+  result: SendResult,
+  audit: AuditReport,
+  where: LogLocation,
+  command: string,
+  after: number,
+): void => {
   const p = io.paint;
   const root = audit.context;
   const run = root.runs.find((r) => r.runId === result.runId);
@@ -37,7 +44,8 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
   const say = (line: string, indent = "") => io.print(wrapText(line, width, indent));
   io.print("");
   say(`${paintStatus(result.status, p)} in ${duration(run?.durationMs ?? null)} · this run: ${countsLine(figures)}`);
-  if (mine.length < all.length) say(p.dim(`tree totals, every run so far: ${plural(all.length, "run")} · ${countsLine(root.tree)}`));
+  if (mine.length < all.length)
+    say(p.dim(`tree totals, every run so far: ${plural(all.length, "run")} · ${countsLine(root.tree)}`));
   if (result.status === "completed") {
     io.print("");
     io.print(p.bold("Answer"));
@@ -78,7 +86,9 @@ export const printRunReport = (io: Io, result: SendResult, audit: AuditReport, w
 export const stoppedLine = (mine: readonly TreeRun[]): string => {
   const who = (r: TreeRun) => `A${r.context.agentNumber} ${r.context.profile} ${r.context.id.slice(0, 8)}`;
   const stopped = mine.filter((r) => r.run.status === "stopped").map(who);
-  const ended = mine.filter((r) => r.run.status !== "stopped" && r.run.status !== "running").map((r) => `${who(r)} (${r.run.status})`);
+  const ended = mine
+    .filter((r) => r.run.status !== "stopped" && r.run.status !== "running")
+    .map((r) => `${who(r)} (${r.run.status})`);
   const parts = [`Stopped: ${stopped.length > 0 ? stopped.join(", ") : "no run"} (recorded as stopped)`];
   if (ended.length > 0) parts.push(`already ended before the stop: ${ended.join(", ")}`);
   return `${parts.join("; ")}. Send a message to continue.`;
@@ -101,7 +111,14 @@ export const reportSession = async (o: {
   const { result, interrupted } = o.session;
   const audit = await loadAudit(o.store, o.projections, o.contextId);
   if (o.flags.json && !o.flags.events) {
-    const out: RunJson = { contextId: o.contextId, runId: result.runId, status: result.status, response: result.response, failure: result.failure, audit };
+    const out: RunJson = {
+      contextId: o.contextId,
+      runId: result.runId,
+      status: result.status,
+      response: result.response,
+      failure: result.failure,
+      audit,
+    };
     o.io.print(JSON.stringify(out));
   } else if (!o.flags.json) {
     printRunReport(o.io, result, audit, o.where, o.command, o.session.after);

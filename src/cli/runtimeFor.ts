@@ -24,12 +24,21 @@ const optionsFor = (config: CliConfig, choice: ModelChoice) => ({
  * Everything the runtime would refuse at open (profile files, MCP selections, approvals) and the root's
  * profile, checked before the store is opened: a refused `run` or `serve` leaves no data dir behind.
  */
-export const checkRuntimeFor = async (config: CliConfig, choice: ModelChoice, root: { profile?: string } = {}): Promise<void> => {
+export const checkRuntimeFor = async (
+  config: CliConfig,
+  choice: ModelChoice,
+  root: { profile?: string } = {},
+): Promise<void> => {
   const { checkConfiguration } = await import("../runtime/configuration.ts");
   checkConfiguration(optionsFor(config, choice), root);
 };
 
-export const runtimeFor = async (store: EventStore, config: CliConfig, choice: ModelChoice, recovery: "resume" | "interrupt" = "interrupt"): Promise<Runtime> => {
+export const runtimeFor = async (
+  store: EventStore,
+  config: CliConfig,
+  choice: ModelChoice,
+  recovery: "resume" | "interrupt" = "interrupt",
+): Promise<Runtime> => {
   const { createRuntime } = await import("../runtime/runtime.ts");
   return createRuntime({ store, ...optionsFor(config, choice), recovery });
 };

@@ -40,7 +40,10 @@ export const fitTable = (
     shown
       .map((i, k) => {
         const text = cells[i] ?? "";
-        const cell = opts.clip?.includes(i) && visibleLength(text) > widths[i]! ? [...text].slice(0, widths[i]!).join("") : cutVisible(text, widths[i]!);
+        const cell =
+          opts.clip?.includes(i) && visibleLength(text) > widths[i]!
+            ? [...text].slice(0, widths[i]!).join("")
+            : cutVisible(text, widths[i]!);
         return k === shown.length - 1 ? cell : cell + " ".repeat(widths[i]! - visibleLength(cell));
       })
       .join(" ".repeat(GAP))
@@ -88,7 +91,12 @@ const wrapLine = (line: string, width: number, indent: string): string[] => {
       // A word wider than a whole line (JSON, a path): broken after punctuation if it has some, else where the line ends.
       const room = Math.max(1, width - visibleLength(current));
       const [head, tail] = splitVisible(word, room);
-      const punct = Math.max(head.lastIndexOf(","), head.lastIndexOf(":"), head.lastIndexOf("/"), head.lastIndexOf(";"));
+      const punct = Math.max(
+        head.lastIndexOf(","),
+        head.lastIndexOf(":"),
+        head.lastIndexOf("/"),
+        head.lastIndexOf(";"),
+      );
       const at = punct > head.length / 2 ? punct + 1 : head.length;
       out.push(current + head.slice(0, at));
       current = indent;

@@ -19,16 +19,47 @@ import { runSession, type SessionRuntime, type ShowMode } from "./runSession.ts"
 
 export const sendThrough = async (
   holder: Holder,
-  o: { v: { positionals: Record<string, string | undefined>; json?: boolean | undefined; events?: boolean | undefined; budget?: BudgetLimits | undefined }; io: Io; command: string; where: LogLocation; message: string; mode: ShowMode; banner: string },
+  o: {
+    v: {
+      positionals: Record<string, string | undefined>;
+      json?: boolean | undefined;
+      events?: boolean | undefined;
+      budget?: BudgetLimits | undefined;
+    };
+    io: Io;
+    command: string;
+    where: LogLocation;
+    message: string;
+    mode: ShowMode;
+    banner: string;
+  },
 ): Promise<number> => {
   const { io, where, message } = o;
   const contexts = holderContexts(holder);
   const view = await resolveContext(contexts, o.v.positionals["<id>"]!, where);
   const after = (await readAllFrom(holder)).at(-1)?.globalPosition ?? 0;
   if (!o.v.json) {
-    io.print(wrapText(`${io.paint.bold("actorzero")} · message sent to the process that holds the data dir (it runs with that process's model)`, screenWidth(io.out), "  "));
-    io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}, through ${holder.socketPath}`), screenWidth(io.out), "  "));
-    io.print(wrapText(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`, screenWidth(io.out), "  "));
+    io.print(
+      wrapText(
+        `${io.paint.bold("actorzero")} · message sent to the process that holds the data dir (it runs with that process's model)`,
+        screenWidth(io.out),
+        "  ",
+      ),
+    );
+    io.print(
+      wrapText(
+        io.paint.dim(`log: ${describeLocation(where)}, through ${holder.socketPath}`),
+        screenWidth(io.out),
+        "  ",
+      ),
+    );
+    io.print(
+      wrapText(
+        `${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`,
+        screenWidth(io.out),
+        "  ",
+      ),
+    );
     io.print("");
   }
   // Every event reaches the session once, in order, whichever way it came: the holder's stream, a page read from it
@@ -77,7 +108,11 @@ export const sendThrough = async (
     },
   };
   const start = async (): Promise<SendResult> => {
-    const answer = await holder.call("POST", `/v1/contexts/${view.id}/messages`, { text: message, wait: true, ...(o.v.budget ? { budget: o.v.budget } : {}) });
+    const answer = await holder.call("POST", `/v1/contexts/${view.id}/messages`, {
+      text: message,
+      wait: true,
+      ...(o.v.budget ? { budget: o.v.budget } : {}),
+    });
     if (answer.status !== 200) throw holderRefused(answer);
     return answer.body as SendResult;
   };

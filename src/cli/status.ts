@@ -15,7 +15,10 @@ export const shownStatus = (view: Pick<ContextView, "status" | "lastRun" | "fail
 
 /** What a running context is waiting on, after its status: " (paused)", " (awaiting approval)", " (parked: budget)", " (queued)", or nothing. */
 export const statusNote = (
-  view: Pick<ContextView, "status" | "paused" | "awaitingApproval"> & { parkedOnBudget?: ContextView["parkedOnBudget"]; queued?: boolean },
+  view: Pick<ContextView, "status" | "paused" | "awaitingApproval"> & {
+    parkedOnBudget?: ContextView["parkedOnBudget"];
+    queued?: boolean;
+  },
   paint: Paint,
 ): string =>
   view.status === "running" && view.parkedOnBudget

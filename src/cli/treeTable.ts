@@ -19,7 +19,11 @@ export const flatten = <T>(roots: readonly TreeNode<T>[]): { value: T; branch: s
 };
 
 /** Builds the tree from parent links; nodes whose parent is not among them are roots. Order is kept. */
-export const treeOf = <T>(items: readonly T[], id: (t: T) => string, parent: (t: T) => string | null): TreeNode<T>[] => {
+export const treeOf = <T>(
+  items: readonly T[],
+  id: (t: T) => string,
+  parent: (t: T) => string | null,
+): TreeNode<T>[] => {
   const nodes = new Map(items.map((t) => [id(t), { value: t, children: [] as TreeNode<T>[] }]));
   const roots: TreeNode<T>[] = [];
   for (const t of items) {
@@ -32,7 +36,12 @@ export const treeOf = <T>(items: readonly T[], id: (t: T) => string, parent: (t:
   return roots;
 };
 
-export const treeTable = <T>(roots: readonly TreeNode<T>[], header: string[], cells: (t: T) => string[], paint: Paint): string => {
+export const treeTable = <T>(
+  roots: readonly TreeNode<T>[],
+  header: string[],
+  cells: (t: T) => string[],
+  paint: Paint,
+): string => {
   const rows = flatten(roots).map(({ value, branch }) => {
     const [first = "", ...rest] = cells(value);
     return [paint.dim(branch) + first, ...rest];

@@ -78,10 +78,7 @@ export type AppendBatcher = {
  * const appends = appendBatcher((sql) => execRaw(db, sql));
  * const [row] = await appends.run<{ result: AppendOutcome }>(appendStatement(params));
  */
-export const appendBatcher = (
-  exec: ExecStatements,
-  limits: BatcherOptions = DEFAULT_OPTIONS,
-): AppendBatcher => {
+export const appendBatcher = (exec: ExecStatements, limits: BatcherOptions = DEFAULT_OPTIONS): AppendBatcher => {
   const startIdle = limits.startIdle;
   const queue: Member[] = [];
   let sending = false;

@@ -17,8 +17,16 @@ export const appendRows = (streamId: string, events: readonly NewEvent[], expect
     const encoded = encodeEvent(event);
     const eventId = event.eventId ?? randomUUID();
     if (!EventId.safeParse(eventId).success) {
-      throw new EventValidationError(encoded.type, [{ path: ["eventId"], message: `not a UUID: '${String(eventId)}'` }]);
+      throw new EventValidationError(encoded.type, [
+        { path: ["eventId"], message: `not a UUID: '${String(eventId)}'` },
+      ]);
     }
-    return { event_id: eventId, type: encoded.type, schema_version: encoded.schemaVersion, data: encoded.data, metadata: encoded.metadata };
+    return {
+      event_id: eventId,
+      type: encoded.type,
+      schema_version: encoded.schemaVersion,
+      data: encoded.data,
+      metadata: encoded.metadata,
+    };
   });
 };

@@ -39,8 +39,7 @@ export const FIND_APPENDED_SQL = `SELECT actorzero_find_appended($1, $2::uuid[])
  * one a fresh append gives says the same.
  */
 export type AppendOutcome =
-  | { positions: number[]; version: number; stored?: true; conflict?: undefined }
-  | { conflict: true; version: number };
+  { positions: number[]; version: number; stored?: true; conflict?: undefined } | { conflict: true; version: number };
 
 /** An event as `actorzero_append` takes it, in the JSON array of `$3`. */
 export type AppendRow = { event_id: string; type: string; schema_version: number; data: unknown; metadata: unknown };
@@ -74,7 +73,10 @@ export const runAppend = async (
     } catch (e) {
       if ((e as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt >= MAX_ATTEMPTS) throw e;
     }
-    const found = await query<{ result: AppendOutcome | null }>(FIND_APPENDED_SQL, [streamId, rows.map((r) => r.event_id)]);
+    const found = await query<{ result: AppendOutcome | null }>(FIND_APPENDED_SQL, [
+      streamId,
+      rows.map((r) => r.event_id),
+    ]);
     if (found[0]?.result) return { ...found[0].result, stored: true } as AppendOutcome;
   }
 };

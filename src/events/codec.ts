@@ -1,5 +1,12 @@
 // Validation on write, a cheap check on read of trusted rows, a full parse after upcasting and on audit (verifyRow).
-import { DomainEvent, type EventType, type NewEvent, type RecordedEvent, EventMetadata, emptyMetadata } from "./schema.ts";
+import {
+  DomainEvent,
+  type EventType,
+  type NewEvent,
+  type RecordedEvent,
+  EventMetadata,
+  emptyMetadata,
+} from "./schema.ts";
 import { EventDecodeError, EventValidationError } from "./errors.ts";
 import { quickCheck } from "./quickCheck.ts";
 import { storable } from "./storable.ts";
@@ -35,19 +42,37 @@ export type JsonEventRow = { row: string };
 
 /** The EventRow a JsonEventRow holds; `recorded_at` arrives as ISO text, which `decodeRow` reads as such. */
 export const eventRowOf = ({ row }: JsonEventRow): EventRow => {
-  const [global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at] = JSON.parse(row) as unknown[];
-  return { global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at } as EventRow;
+  const [global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at] =
+    JSON.parse(row) as unknown[];
+  return {
+    global_position,
+    event_id,
+    stream_id,
+    stream_version,
+    type,
+    schema_version,
+    data,
+    metadata,
+    recorded_at,
+  } as EventRow;
 };
 
 /** Validates an event before it is written; returns the parsed data (unknown keys stripped, text made storable). */
-export const encodeEvent = (event: NewEvent): { type: EventType; data: unknown; schemaVersion: number; metadata: EventMetadata } => {
+export const encodeEvent = (
+  event: NewEvent,
+): { type: EventType; data: unknown; schemaVersion: number; metadata: EventMetadata } => {
   const parsed = DomainEvent.safeParse({ type: event.type, data: event.data });
   if (!parsed.success) throw new EventValidationError(String(event.type), parsed.error.issues);
   const metadata = { ...emptyMetadata, ...event.metadata };
   const meta = EventMetadata.safeParse(metadata);
   if (!meta.success) throw new EventValidationError(String(event.type), meta.error.issues);
   // Text JSONB cannot hold (a NUL, a lone surrogate) is replaced rather than failing the append.
-  return { type: parsed.data.type, data: storable(parsed.data.data), schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type], metadata: storable(meta.data) };
+  return {
+    type: parsed.data.type,
+    data: storable(parsed.data.data),
+    schemaVersion: CURRENT_SCHEMA_VERSION[parsed.data.type],
+    metadata: storable(meta.data),
+  };
 };
 
 /** What decoding knows about versions: today's version of each type and how to climb to it. */
@@ -66,7 +91,9 @@ export const decodeRow = (row: EventRow, versions: SchemaVersions = SCHEMA_VERSI
   const { upcasters } = versions;
   const current = (versions.current as Record<string, number | undefined>)[row.type];
   if (current === undefined) {
-    throw new EventDecodeError(globalPosition, row.type, [{ path: ["type"], message: `unknown event type '${row.type}'` }]);
+    throw new EventDecodeError(globalPosition, row.type, [
+      { path: ["type"], message: `unknown event type '${row.type}'` },
+    ]);
   }
   let data = row.data;
   let version = row.schema_version;
@@ -116,12 +143,22 @@ const parsed = (row: EventRow, globalPosition: number, data: unknown, version: n
   if (!event.success) throw new EventDecodeError(globalPosition, row.type, event.error.issues);
   const meta = EventMetadata.safeParse(row.metadata);
   if (!meta.success) {
-    throw new EventDecodeError(globalPosition, row.type, meta.error.issues.map((i) => ({ ...i, path: ["metadata", ...i.path] })));
+    throw new EventDecodeError(
+      globalPosition,
+      row.type,
+      meta.error.issues.map((i) => ({ ...i, path: ["metadata", ...i.path] })),
+    );
   }
   return recorded(row, globalPosition, event.data, version, meta.data);
 };
 
-const recorded = (row: EventRow, globalPosition: number, event: { type: string; data: unknown }, version: number, metadata: EventMetadata) =>
+const recorded = (
+  row: EventRow,
+  globalPosition: number,
+  event: { type: string; data: unknown },
+  version: number,
+  metadata: EventMetadata,
+) =>
   ({
     type: event.type,
     data: event.data,
@@ -131,5 +168,6 @@ const recorded = (row: EventRow, globalPosition: number, event: { type: string; 
     eventId: row.event_id as EventId,
     schemaVersion: version,
     metadata,
-    recordedAt: row.recorded_at instanceof Date ? row.recorded_at.toISOString() : new Date(row.recorded_at).toISOString(),
+    recordedAt:
+      row.recorded_at instanceof Date ? row.recorded_at.toISOString() : new Date(row.recorded_at).toISOString(),
   }) as RecordedEvent;

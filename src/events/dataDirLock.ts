@@ -98,7 +98,10 @@ export const acquireDataDirLock = (dataDir: string): DataDirLock => {
       if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
     }
   }
-  throw new StoreError("locked", `data dir ${dataDir}: could not take the lock file ${file}; another process keeps taking it.`);
+  throw new StoreError(
+    "locked",
+    `data dir ${dataDir}: could not take the lock file ${file}; another process keeps taking it.`,
+  );
 };
 
 const held = (file: string, mine: LockInfo): DataDirLock => {

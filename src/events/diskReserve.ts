@@ -63,14 +63,19 @@ export type DiskReserve = {
  * const reserve = diskReserve(dataDir);
  * reserve.check(statement.length); // before the statement goes to PGlite
  */
-export const diskReserve = (dir: string, free: () => number = () => freeBytes(dir), now: () => number = Date.now): DiskReserve => {
+export const diskReserve = (
+  dir: string,
+  free: () => number = () => freeBytes(dir),
+  now: () => number = Date.now,
+): DiskReserve => {
   let known = 0;
   let readAt = -Infinity;
   let sent = 0;
   return {
     check(sqlChars) {
       const needed = sqlChars * EXPANSION;
-      const stale = sent >= RECHECK_BYTES || now() - readAt >= RECHECK_MS || known - sent * EXPANSION - needed < 2 * RESERVE_BYTES;
+      const stale =
+        sent >= RECHECK_BYTES || now() - readAt >= RECHECK_MS || known - sent * EXPANSION - needed < 2 * RESERVE_BYTES;
       if (stale) {
         known = free();
         readAt = now();

@@ -74,5 +74,9 @@ export const SQLSTATE_DISK_FULL = "53100";
 export const diskFullError = (e: unknown, where: string): StoreError | null => {
   const code = (e as { code?: unknown } | null)?.code;
   if (code !== SQLSTATE_DISK_FULL && code !== "ENOSPC") return null;
-  return new StoreError("disk_full", `the disk holding ${where} is full (${(e as Error).message}); free some space and try again`, { cause: e });
+  return new StoreError(
+    "disk_full",
+    `the disk holding ${where} is full (${(e as Error).message}); free some space and try again`,
+    { cause: e },
+  );
 };

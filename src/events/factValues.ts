@@ -56,7 +56,12 @@ export const JobStatus = z.enum(["pending", "running", "success", "error", "canc
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Who asked for a run: a user, or a superior context's `call_subordinate` tool call. */
-export const Superior = z.object({ contextId: ContextId, runId: RunId, toolCallId: z.string(), jobId: JobId.nullable() });
+export const Superior = z.object({
+  contextId: ContextId,
+  runId: RunId,
+  toolCallId: z.string(),
+  jobId: JobId.nullable(),
+});
 export type Superior = z.infer<typeof Superior>;
 
 /** Limits of a delegation tree's budget: any of these, each a ceiling on what the whole tree spends. */

@@ -26,9 +26,13 @@ export const inspectDataDir = (dataDir: string): DataDirState => {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return "empty";
-    throw new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${code === "ENOTDIR" ? "it is not a directory" : (e as Error).message}`);
+    throw new StoreError(
+      "refused",
+      `cannot use ${dataDir} as a PGlite data dir: ${code === "ENOTDIR" ? "it is not a directory" : (e as Error).message}`,
+    );
   }
-  const refuse = (reason: string) => new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${reason}; it was left untouched`);
+  const refuse = (reason: string) =>
+    new StoreError("refused", `cannot use ${dataDir} as a PGlite data dir: ${reason}; it was left untouched`);
   if (!entries.includes("PG_VERSION")) {
     if (entries.every((f) => f === LOCK_FILE_NAME)) return "empty";
     if (entries.includes(IMAGE_PARTIAL_MARK)) return "partial";
@@ -40,7 +44,10 @@ export const inspectDataDir = (dataDir: string): DataDirState => {
   } catch (e) {
     throw refuse(`its PG_VERSION cannot be read (${(e as Error).message})`);
   }
-  if (major !== PG_MAJOR) throw refuse(`it holds a PostgreSQL ${JSON.stringify(major.slice(0, 20))} database, and PGlite runs PostgreSQL ${PG_MAJOR}`);
+  if (major !== PG_MAJOR)
+    throw refuse(
+      `it holds a PostgreSQL ${JSON.stringify(major.slice(0, 20))} database, and PGlite runs PostgreSQL ${PG_MAJOR}`,
+    );
   if (!fs.existsSync(path.join(dataDir, "global", "pg_control")) || !fs.existsSync(path.join(dataDir, "base"))) {
     throw refuse("it is damaged (global/pg_control or base/ is missing)");
   }

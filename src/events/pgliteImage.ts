@@ -32,14 +32,22 @@ const WAL_SEGMENT_MB = 1;
  * OS on commit, so a SIGKILL loses nothing; only an OS crash can lose the last commits).
  */
 const TUNING = [
-  "-c", "shared_buffers=8MB", // the log's working set is small; 128 MB (default) only grows the heap
-  "-c", "wal_buffers=256kB",
-  "-c", "work_mem=2MB",
-  "-c", "maintenance_work_mem=8MB",
-  "-c", "autovacuum=off", // single-user mode runs no autovacuum worker; the log is append-only anyway
-  "-c", "wal_recycle=off", // delete old segments instead of keeping them renamed for reuse
-  "-c", "wal_init_zero=off", // new segments are sparse files, not 1 MB of zeroes each
-  "-c", `${NOTIFY_SETTING}=off`, // one process holds the log and its store tells its own subscribers: no one LISTENs
+  "-c",
+  "shared_buffers=8MB", // the log's working set is small; 128 MB (default) only grows the heap
+  "-c",
+  "wal_buffers=256kB",
+  "-c",
+  "work_mem=2MB",
+  "-c",
+  "maintenance_work_mem=8MB",
+  "-c",
+  "autovacuum=off", // single-user mode runs no autovacuum worker; the log is append-only anyway
+  "-c",
+  "wal_recycle=off", // delete old segments instead of keeping them renamed for reuse
+  "-c",
+  "wal_init_zero=off", // new segments are sparse files, not 1 MB of zeroes each
+  "-c",
+  `${NOTIFY_SETTING}=off`, // one process holds the log and its store tells its own subscribers: no one LISTENs
 ];
 /** WAL retention sized to 1 MB segments; PostgreSQL refuses these below twice the segment size. */
 const SMALL_WAL = ["-c", `min_wal_size=${2 * WAL_SEGMENT_MB}MB`, "-c", `max_wal_size=${4 * WAL_SEGMENT_MB}MB`];
@@ -84,7 +92,8 @@ export const imageKey = (): string =>
     .slice(0, 16);
 
 /** Where images are cached: ACTORZERO_CACHE_DIR, else the OS temp dir. */
-export const imageCacheDir = (): string => process.env["ACTORZERO_CACHE_DIR"] ?? path.join(os.tmpdir(), "actorzero-cache");
+export const imageCacheDir = (): string =>
+  process.env["ACTORZERO_CACHE_DIR"] ?? path.join(os.tmpdir(), "actorzero-cache");
 
 // Nothing in the runtime creates databases, so the two templates (a third of the data dir) go; the
 // catalog comments are for humans at a psql prompt.
@@ -127,7 +136,8 @@ export const writePgliteImage = async (dataDir: string): Promise<void> => {
   const tar = await imageTar();
   const mark = path.join(dataDir, IMAGE_PARTIAL_MARK);
   if (fs.existsSync(mark)) {
-    for (const entry of fs.readdirSync(dataDir)) if (entry !== LOCK_FILE_NAME) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+    for (const entry of fs.readdirSync(dataDir))
+      if (entry !== LOCK_FILE_NAME) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
   }
   fs.writeFileSync(mark, "");
   writeTarInto(tar, dataDir);
@@ -144,7 +154,8 @@ const loadOrBuild = async (key: string): Promise<Uint8Array> => {
   try {
     const cached = fs.readFileSync(file);
     const tar = cached.subarray(0, cached.length - 4);
-    if (cached.length > 4 && tar.length % 512 === 0 && cached.readUInt32BE(cached.length - 4) === crc32(tar)) return tar;
+    if (cached.length > 4 && tar.length % 512 === 0 && cached.readUInt32BE(cached.length - 4) === crc32(tar))
+      return tar;
   } catch {
     // not cached yet, or unreadable: build it
   }

@@ -61,7 +61,7 @@ export const readAnswer = (bytes: Uint8Array): RawResult[] => {
   let columns: { name: string; json: boolean }[] = [];
   let rows: Record<string, unknown>[] = [];
   let error: PgliteServerError | undefined;
-  for (let at = 0; at < bytes.length; ) {
+  for (let at = 0; at < bytes.length;) {
     const type = bytes[at]!;
     const end = at + 1 + view.getInt32(at + 1);
     if (end < at + 5 || end > bytes.length) throw malformed();
@@ -107,7 +107,13 @@ export const readAnswer = (bytes: Uint8Array): RawResult[] => {
         fields[String.fromCharCode(bytes[p]!)] = value;
         p = next;
       }
-      error ??= new PgliteServerError(fields["M"] ?? "unknown error", fields["C"], fields["S"], fields["D"], fields["H"]);
+      error ??= new PgliteServerError(
+        fields["M"] ?? "unknown error",
+        fields["C"],
+        fields["S"],
+        fields["D"],
+        fields["H"],
+      );
     }
     // Anything else ('Z' ReadyForQuery, 'N' notices, 'S' parameter changes, 'A' notifications) carries no result.
     at = end;
@@ -133,7 +139,10 @@ export const execRaw = (db: PGlite, sql: string): Promise<RawResult[]> =>
     db._runExclusiveQuery(async () => {
       const chunks: Uint8Array[] = [];
       // The bytes are a view of PGlite's memory, valid only during the call: copied.
-      await db.execProtocolRawStream(queryMessage(sql), { syncToFs: false, onRawData: (bytes) => void chunks.push(bytes.slice()) });
+      await db.execProtocolRawStream(queryMessage(sql), {
+        syncToFs: false,
+        onRawData: (bytes) => void chunks.push(bytes.slice()),
+      });
       return readAnswer(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     }),
   );

@@ -6,7 +6,13 @@ import type { EventRow } from "./codec.ts";
 import { DEFAULT_PAGE, JSON_ROWS, sqlReads } from "./sqlReads.ts";
 import { acquireDataDirLock, type DataDirLock } from "./dataDirLock.ts";
 import { inspectDataDir, NEW_DATA_DIR_BYTES, type DataDirState } from "./pgliteDataDir.ts";
-import { IMAGE_PARTIAL_MARK, pgliteImageFs, pgliteStartParams, walSegmentBytes, writePgliteImage } from "./pgliteImage.ts";
+import {
+  IMAGE_PARTIAL_MARK,
+  pgliteImageFs,
+  pgliteStartParams,
+  walSegmentBytes,
+  writePgliteImage,
+} from "./pgliteImage.ts";
 import { pgliteWasmModule } from "./pgliteWasm.ts";
 import { ConcurrencyError, diskFullError, StoreError } from "./errors.ts";
 import { checkSpaceToOpen, diskReserve, type DiskReserve } from "./diskReserve.ts";
@@ -41,7 +47,6 @@ export type PgliteStoreOptions = {
   readOnly?: boolean;
 };
 
-
 /**
  * Opens the event log in PGlite. One process at a time may open a data dir: another one gets
  * StoreError `locked` naming the holder; the lock of a process that died is taken over.
@@ -67,11 +72,21 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
     if (e instanceof StoreError) throw e;
     throw (
       diskFullError(e, options.dataDir ?? "the log") ??
-      new StoreError("unavailable", `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`, { cause: e })
+      new StoreError(
+        "unavailable",
+        `cannot open PGlite${options.dataDir ? ` at ${options.dataDir}` : ""}: ${(e as Error).message}`,
+        { cause: e },
+      )
     );
   }
   const reserve = options.dataDir === undefined ? undefined : diskReserve(options.dataDir);
-  const store = new PgliteStore(db, lock, reserve, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  const store = new PgliteStore(
+    db,
+    lock,
+    reserve,
+    options.now ?? (() => new Date()),
+    options.onSubscriberError ?? defaultSubscriberError,
+  );
   return readyForWriting(store, options);
 };
 
@@ -81,7 +96,10 @@ export const openPgliteStore = async (options: PgliteStoreOptions = {}): Promise
  * as an existing one is: as it is, with WAL settings that fit its segment size.
  */
 const createDb = async (options: PgliteStoreOptions, found: DataDirState | undefined): Promise<PGlite> => {
-  const common = { ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }), pgliteWasmModule: pgliteWasmModule() };
+  const common = {
+    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+    pgliteWasmModule: pgliteWasmModule(),
+  };
   if (options.dataDir !== undefined && found !== "database" && options.loadDataDir === undefined) {
     await writePgliteImage(options.dataDir);
     found = "database";
@@ -92,7 +110,8 @@ const createDb = async (options: PgliteStoreOptions, found: DataDirState | undef
     return PGlite.create({ ...common, startParams: pgliteStartParams(walSegmentBytes(options.dataDir!)) });
   }
   // A caller's tarball may come from a data dir with 16 MB segments: keep PostgreSQL's WAL sizes then.
-  if (options.loadDataDir !== undefined) return PGlite.create({ ...common, loadDataDir: options.loadDataDir, startParams: pgliteStartParams(Infinity) });
+  if (options.loadDataDir !== undefined)
+    return PGlite.create({ ...common, loadDataDir: options.loadDataDir, startParams: pgliteStartParams(Infinity) });
   return PGlite.create({ ...common, fs: await pgliteImageFs(), startParams: pgliteStartParams() });
 };
 
@@ -106,7 +125,11 @@ const SEAL_BYTES = 8192;
 export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
   const lock = acquireDataDirLock(dataDir);
   try {
-    const db = await PGlite.create({ dataDir, pgliteWasmModule: pgliteWasmModule(), startParams: pgliteStartParams(walSegmentBytes(dataDir)) });
+    const db = await PGlite.create({
+      dataDir,
+      pgliteWasmModule: pgliteWasmModule(),
+      startParams: pgliteStartParams(walSegmentBytes(dataDir)),
+    });
     try {
       return await db.dumpDataDir("none");
     } finally {
@@ -117,11 +140,14 @@ export const dumpPgliteDataDir = async (dataDir: string): Promise<Blob> => {
   }
 };
 
-const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
+const defaultSubscriberError = (error: unknown) =>
+  console.error("actorzero: an event subscriber failed and was stopped:", error);
 
 const ensureSchema = async (db: PGlite, dataDir: string | undefined, schema: "create" | "existing") => {
   const exists = (await db.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
-  const version = exists ? ((await db.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
+  const version = exists
+    ? ((await db.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null)
+    : null;
   let action: ReturnType<typeof schemaAction>;
   try {
     action = schemaAction(version, schema, dataDir === undefined ? "" : ` in ${dataDir}`);
@@ -170,7 +196,11 @@ class PgliteStore implements EventStore {
     this.#sealer = new Sealer(sealQuery, () => this.headPosition());
   }
 
-  async append(streamId: string, given: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+  async append(
+    streamId: string,
+    given: readonly NewEvent[],
+    options: { expectedVersion: ExpectedVersion },
+  ): Promise<AppendResult> {
     this.#guard();
     const expected = options.expectedVersion;
     const events = this.#hooks.stamp(streamId, given);
@@ -180,7 +210,8 @@ class PgliteStore implements EventStore {
     let recorded: RecordedEvent[] = [];
     try {
       outcome = await runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt);
-      if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
+      if (!outcome.conflict)
+        recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       throw this.#mapError(e);
     }
@@ -197,14 +228,19 @@ class PgliteStore implements EventStore {
     return this.#hooks.add(hook);
   }
 
-  readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> => (await this.db.query<R>(sql, params)).rows;
+  readonly #query = async <R>(sql: string, params: unknown[]): Promise<R[]> =>
+    (await this.db.query<R>(sql, params)).rows;
 
   /**
    * The appends of one turn of the event loop go together: one message, one transaction (see appendBatcher.ts).
    * A message alone cost about 0.7 ms of CPU per append, one of 16 about 0.45 ms (the appends of 20 fresh
    * delegations, in memory).
    */
-  readonly #appends = appendBatcher((sql) => execRaw(this.db, sql), { maxStatements: GROUP_MAX_STATEMENTS, maxChars: GROUP_MAX_CHARS, startIdle: setImmediate });
+  readonly #appends = appendBatcher((sql) => execRaw(this.db, sql), {
+    maxStatements: GROUP_MAX_STATEMENTS,
+    maxChars: GROUP_MAX_CHARS,
+    startIdle: setImmediate,
+  });
 
   /** An append goes as a simple-protocol statement (see appendStatement), grouped with the appends queued beside it. */
   readonly #sendAppend: SendAppend = (params) => {

@@ -30,7 +30,7 @@ type Entry = { name: string; type: "file" | "dir"; data: Uint8Array };
 /** The regular files and directories of a ustar archive, in archive order. */
 const tarEntries = (tar: Uint8Array): Entry[] => {
   const entries: Entry[] = [];
-  for (let at = 0; at + BLOCK <= tar.length; ) {
+  for (let at = 0; at + BLOCK <= tar.length;) {
     const header = tar.subarray(at, at + BLOCK);
     if (header.every((b) => b === 0)) break;
     const prefix = field(header, 345, 155);
@@ -41,7 +41,10 @@ const tarEntries = (tar: Uint8Array): Entry[] => {
     const data = tar.subarray(at + BLOCK, at + BLOCK + size);
     if (flag === "5") entries.push({ name, type: "dir", data });
     else if (flag === "0" || flag === "\0") entries.push({ name, type: "file", data });
-    else throw new Error(`tar entry ${JSON.stringify(name)} is neither a file nor a directory (type ${JSON.stringify(flag)})`);
+    else
+      throw new Error(
+        `tar entry ${JSON.stringify(name)} is neither a file nor a directory (type ${JSON.stringify(flag)})`,
+      );
     at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }
   return entries;
@@ -50,7 +53,8 @@ const tarEntries = (tar: Uint8Array): Entry[] => {
 /** An entry's path under the data dir's root (names come with or without a leading "/"); one that leaves it is refused. */
 const relativeName = (name: string, dir: string): string => {
   const relative = path.posix.normalize(name.replace(/^\/+/, "")).replace(/\/+$/, "");
-  if (relative === ".." || relative.startsWith("../")) throw new Error(`tar entry ${JSON.stringify(name)} leaves ${dir}`);
+  if (relative === ".." || relative.startsWith("../"))
+    throw new Error(`tar entry ${JSON.stringify(name)} leaves ${dir}`);
   return relative;
 };
 
@@ -106,4 +110,3 @@ export class TarMemoryFS extends MemoryFS {
     growFilesGeometrically(mod.FS, root);
   }
 }
-

@@ -25,13 +25,15 @@ const { WebAssembly } = globalThis as unknown as { WebAssembly: { Module: new (b
 let compiled: WasmModule | undefined;
 
 /** Where the package keeps `pglite.wasm` (beside its entry; the file is not among the package's exports). */
-const wasmPath = (): string => path.join(path.dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "pglite.wasm");
+const wasmPath = (): string =>
+  path.join(path.dirname(createRequire(import.meta.url).resolve("@electric-sql/pglite")), "pglite.wasm");
 
 /** V8 flags read when a module is compiled: baseline code only, and each function validated when first compiled. */
 const COMPILE_FLAGS = ["--liftoff-only", "--wasm-lazy-validation"];
 
 /** The flags this process was started with (those stay on). */
-const startedWith = (flag: string): boolean => [...process.execArgv, ...(process.env["NODE_OPTIONS"] ?? "").split(/\s+/)].includes(flag);
+const startedWith = (flag: string): boolean =>
+  [...process.execArgv, ...(process.env["NODE_OPTIONS"] ?? "").split(/\s+/)].includes(flag);
 
 /** PGlite's WebAssembly module, for its `pgliteWasmModule` option. */
 export const pgliteWasmModule = (): WasmModule => {

@@ -14,7 +14,12 @@ export const prepared = (sql: string, values: unknown[]): pg.QueryConfig => {
 };
 
 /** The SQL door over the pool; a transaction inside a transaction runs in the outer one. */
-export const pgExecutor = (pool: pg.Pool, guard: () => void, q: pg.Pool | pg.PoolClient = pool, inTransaction = false): SqlExecutor => {
+export const pgExecutor = (
+  pool: pg.Pool,
+  guard: () => void,
+  q: pg.Pool | pg.PoolClient = pool,
+  inTransaction = false,
+): SqlExecutor => {
   return {
     query: async <R = Record<string, unknown>>(sql: string, params?: unknown[]) => {
       guard();
@@ -47,4 +52,7 @@ export const pgExecutor = (pool: pg.Pool, guard: () => void, q: pg.Pool | pg.Poo
 
 /** Class 08 (connection exception), 57P (operator intervention), or a socket error. */
 export const isConnectionError = (code: unknown) =>
-  typeof code === "string" && (code.startsWith("08") || code.startsWith("57P") || ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"].includes(code));
+  typeof code === "string" &&
+  (code.startsWith("08") ||
+    code.startsWith("57P") ||
+    ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"].includes(code));

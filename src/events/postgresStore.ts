@@ -10,7 +10,16 @@ import { appendBatcher } from "./appendBatcher.ts";
 import { AppendHooks, type AppendHook } from "./appendHooks.ts";
 import { appendedEvents } from "./recordedRows.ts";
 import type { NewEvent, RecordedEvent } from "./schema.ts";
-import { LOG_HORIZON_SQL, type LogHorizon, READ_RANGE_EXCEPT_SQL, READ_RANGE_SQL, SCHEMA_EXISTS_QUERY, SCHEMA_SQL, SCHEMA_VERSION_QUERY, SQLSTATE_EVENT_ID_REUSED } from "./sql.ts";
+import {
+  LOG_HORIZON_SQL,
+  type LogHorizon,
+  READ_RANGE_EXCEPT_SQL,
+  READ_RANGE_SQL,
+  SCHEMA_EXISTS_QUERY,
+  SCHEMA_SQL,
+  SCHEMA_VERSION_QUERY,
+  SQLSTATE_EVENT_ID_REUSED,
+} from "./sql.ts";
 import { type AppendOutcome, runAppend, appendStatement, type SendAppend } from "./appendSql.ts";
 import { type LogVerification, type VerifyLogOptions, verifyEventLog } from "./verifyLog.ts";
 import { readyForWriting, recordVerified, Sealer } from "./sealer.ts";
@@ -75,17 +84,28 @@ export const openPostgresStore = async (options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     if (e instanceof StoreError) throw e;
     const secrets = urlPasswords(options.url);
-    throw new StoreError("unavailable", `cannot open the PostgreSQL event log at ${redactSecrets(options.url, secrets)}: ${redactSecrets((e as Error).message, secrets)}`);
+    throw new StoreError(
+      "unavailable",
+      `cannot open the PostgreSQL event log at ${redactSecrets(options.url, secrets)}: ${redactSecrets((e as Error).message, secrets)}`,
+    );
   }
-  const store = new PostgresStore(pool, config, options.now ?? (() => new Date()), options.onSubscriberError ?? defaultSubscriberError);
+  const store = new PostgresStore(
+    pool,
+    config,
+    options.now ?? (() => new Date()),
+    options.onSubscriberError ?? defaultSubscriberError,
+  );
   return readyForWriting(store, options);
 };
 
-const defaultSubscriberError = (error: unknown) => console.error("actorzero: an event subscriber failed and was stopped:", error);
+const defaultSubscriberError = (error: unknown) =>
+  console.error("actorzero: an event subscriber failed and was stopped:", error);
 
 const ensureSchema = async (pool: pg.Pool, schema: "create" | "existing") => {
   const exists = (await pool.query<{ exists: boolean }>(SCHEMA_EXISTS_QUERY)).rows[0]?.exists === true;
-  const version = exists ? ((await pool.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null) : null;
+  const version = exists
+    ? ((await pool.query<{ version: number | null }>(SCHEMA_VERSION_QUERY)).rows[0]?.version ?? null)
+    : null;
   // Without parameters pg sends the simple protocol: the whole script runs as one implicit transaction.
   if (schemaAction(version, schema, "") === "run-schema-sql") await pool.query(SCHEMA_SQL);
 };
@@ -120,11 +140,17 @@ class PostgresStore implements EventStore {
       (values) => this.#query<{ horizon: LogHorizon }>(LOG_HORIZON_SQL, values),
       () => this.#subscriptions.size > 0,
       () => this.#wakeSubscribers(),
-      (processId) => this.#ownBackends.has(processId) && this.#othersOnly === this.#subscriptions.size && this.#own.size < OWN_UNREAD_MAX,
+      (processId) =>
+        this.#ownBackends.has(processId) &&
+        this.#othersOnly === this.#subscriptions.size &&
+        this.#own.size < OWN_UNREAD_MAX,
     );
     // The backends of this store's pool: the commits they notify are this store's own appends.
     pool.on("connect", (client) => void this.#ownBackends.add((client as unknown as { processID: number }).processID));
-    pool.on("remove", (client) => void this.#ownBackends.delete((client as unknown as { processID: number }).processID));
+    pool.on(
+      "remove",
+      (client) => void this.#ownBackends.delete((client as unknown as { processID: number }).processID),
+    );
   }
 
   readonly #ownBackends = new Set<number>();
@@ -134,7 +160,11 @@ class PostgresStore implements EventStore {
     this.#sealer = new Sealer(this.#query, () => this.settledPosition());
   }
 
-  async append(streamId: string, given: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult> {
+  async append(
+    streamId: string,
+    given: readonly NewEvent[],
+    options: { expectedVersion: ExpectedVersion },
+  ): Promise<AppendResult> {
     this.#guard();
     const expected = options.expectedVersion;
     const events = this.#hooks.stamp(streamId, given);
@@ -143,8 +173,11 @@ class PostgresStore implements EventStore {
     let outcome: AppendOutcome;
     let recorded: RecordedEvent[] = [];
     try {
-      outcome = await this.#noteOwn(runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt));
-      if (!outcome.conflict) recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
+      outcome = await this.#noteOwn(
+        runAppend({ send: this.#sendAppend, query: this.#query }, streamId, expected, rows, recordedAt),
+      );
+      if (!outcome.conflict)
+        recorded = await appendedEvents(this.#query, streamId, expected, rows, outcome, recordedAt);
     } catch (e) {
       if ((e as { code?: unknown }).code === UNIQUE_VIOLATION && !this.#closed) {
         // Lost the race for the same version every time: report it as the conflict it is.
@@ -224,7 +257,11 @@ class PostgresStore implements EventStore {
    * is delivered once every transaction that could still commit an event below it has ended, so an
    * event that commits out of order is delivered late, in its place, never skipped.
    */
-  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options: SubscribeOptions = {}): Unsubscribe {
+  subscribe(
+    after: number,
+    listener: (event: RecordedEvent) => void | Promise<void>,
+    options: SubscribeOptions = {},
+  ): Unsubscribe {
     this.#guard();
     const othersOnly = options.othersOnly === true;
     const sub: Subscription = { cursor: after, listener, active: true, running: false, pending: false, othersOnly };
@@ -298,9 +335,10 @@ class PostgresStore implements EventStore {
             }
           }
           const own = sub.othersOnly ? this.#own.within(sub.cursor, horizon) : [];
-          const rows = own.length > 0
-            ? await this.#rows(READ_RANGE_EXCEPT_SQL, [sub.cursor, horizon, DEFAULT_PAGE, own])
-            : await this.#rows(READ_RANGE_SQL, [sub.cursor, horizon, DEFAULT_PAGE]);
+          const rows =
+            own.length > 0
+              ? await this.#rows(READ_RANGE_EXCEPT_SQL, [sub.cursor, horizon, DEFAULT_PAGE, own])
+              : await this.#rows(READ_RANGE_SQL, [sub.cursor, horizon, DEFAULT_PAGE]);
           for (const row of rows) {
             if (!sub.active || this.#closed) return;
             const event = decodeRow(row);
@@ -340,7 +378,11 @@ class PostgresStore implements EventStore {
     if (this.#closed) return new StoreError("closed", "the event store was closed during the call", { cause: e });
     const code = (e as { code?: unknown }).code;
     if (code === SQLSTATE_EVENT_ID_REUSED) return new StoreError("refused", (e as Error).message, { cause: e });
-    if (isConnectionError(code)) return new StoreError("unavailable", `the PostgreSQL server is unavailable: ${redactSecrets((e as Error).message)}`);
+    if (isConnectionError(code))
+      return new StoreError(
+        "unavailable",
+        `the PostgreSQL server is unavailable: ${redactSecrets((e as Error).message)}`,
+      );
     // The server ran out of disk (SQLSTATE 53100): nothing of the append committed; it goes through once space is freed.
     return diskFullError(e, "the PostgreSQL server's data") ?? e;
   }

@@ -22,11 +22,14 @@ const fieldOf = (key: string, schema: z.ZodType): Field => {
   let s = schema;
   for (;;) {
     const def = (s as unknown as { _zod: { def: Def } })._zod.def;
-    if (def.type === "nullable" && def.innerType) (nullable = true), (s = def.innerType);
-    else if ((def.type === "optional" || def.type === "default") && def.innerType) (optional = true), (s = def.innerType);
+    if (def.type === "nullable" && def.innerType) ((nullable = true), (s = def.innerType));
+    else if ((def.type === "optional" || def.type === "default") && def.innerType)
+      ((optional = true), (s = def.innerType));
     else {
       const kind: Kind =
-        def.type === "string" || def.type === "enum" || (def.type === "literal" && typeof (def as { values?: unknown[] }).values?.[0] === "string")
+        def.type === "string" ||
+        def.type === "enum" ||
+        (def.type === "literal" && typeof (def as { values?: unknown[] }).values?.[0] === "string")
           ? "string"
           : def.type === "number" || def.type === "int"
             ? "number"
@@ -46,13 +49,21 @@ const fieldOf = (key: string, schema: z.ZodType): Field => {
 const fieldsOf = (shape: Record<string, z.ZodType>): Field[] => Object.entries(shape).map(([k, s]) => fieldOf(k, s));
 
 const DATA_FIELDS: ReadonlyMap<string, Field[]> = new Map(
-  DomainEvent.options.map((o) => [o.shape.type.value, fieldsOf((o.shape.data as z.ZodObject).shape as Record<string, z.ZodType>)]),
+  DomainEvent.options.map((o) => [
+    o.shape.type.value,
+    fieldsOf((o.shape.data as z.ZodObject).shape as Record<string, z.ZodType>),
+  ]),
 );
 const METADATA_FIELDS = fieldsOf(EventMetadata.shape as Record<string, z.ZodType>);
 
 const kindOf = (v: unknown): Kind => (Array.isArray(v) ? "array" : (typeof v as Kind));
 
-const check = (value: unknown, fields: readonly Field[], path: string, issues: { path: string[]; message: string }[]) => {
+const check = (
+  value: unknown,
+  fields: readonly Field[],
+  path: string,
+  issues: { path: string[]; message: string }[],
+) => {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     issues.push({ path: [path], message: `expected an object, received ${value === null ? "null" : kindOf(value)}` });
     return;

@@ -71,7 +71,8 @@ export const asJsonb = (value: unknown): unknown => {
     const v = source[k];
     if (omitted(v)) continue;
     // A "__proto__" key is data in JSON; plain assignment would set the prototype instead.
-    if (k === "__proto__") Object.defineProperty(out, k, { value: asJsonb(v), enumerable: true, writable: true, configurable: true });
+    if (k === "__proto__")
+      Object.defineProperty(out, k, { value: asJsonb(v), enumerable: true, writable: true, configurable: true });
     else out[k] = asJsonb(v);
   }
   return out;

@@ -12,7 +12,8 @@
 export const REDACTED = "***";
 
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/@:]*):([^\s/@]*)@/gi;
-const QUERY_SECRET = /([?&;\s](?:password|passwd|pwd|pass|token|access_token|api[_-]?key|apikey|secret|sslpassword)=)([^&\s#'"]+)/gi;
+const QUERY_SECRET =
+  /([?&;\s](?:password|passwd|pwd|pass|token|access_token|api[_-]?key|apikey|secret|sslpassword)=)([^&\s#'"]+)/gi;
 const KEY_SHAPES = [
   /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI-style keys, sk-proj-… included
   /\b(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{20,}/g,
@@ -49,18 +50,24 @@ export const addSecrets = (values: Iterable<string>): void => {
 /** `text` with every secret it holds replaced by `***`. */
 export const redactSecrets = (text: string, extraSecrets: readonly string[] = []): string => {
   let out = text
-    .replace(USERINFO, (_m, scheme: string, user: string, pass: string) => `${scheme}${user}${pass ? `:${REDACTED}` : ""}@`)
+    .replace(
+      USERINFO,
+      (_m, scheme: string, user: string, pass: string) => `${scheme}${user}${pass ? `:${REDACTED}` : ""}@`,
+    )
     .replace(QUERY_SECRET, (_m, key: string) => `${key}${REDACTED}`)
     .replace(BEARER, (_m, b: string) => `${b}${REDACTED}`);
   for (const shape of KEY_SHAPES) out = out.replace(shape, REDACTED);
-  for (const secret of [...extraSecrets, ...configured, ...envSecrets()]) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  for (const secret of [...extraSecrets, ...configured, ...envSecrets()])
+    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   return out;
 };
 
 /** The values of the secret environment variables long enough not to match ordinary text. */
 const envSecrets = (): string[] => {
   const env = typeof process === "undefined" ? {} : process.env;
-  return [...SECRET_ENV].map((k) => env[k]).filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
+  return [...SECRET_ENV]
+    .map((k) => env[k])
+    .filter((v): v is string => typeof v === "string" && v.length >= MIN_SECRET_LENGTH);
 };
 
 /**

@@ -2,10 +2,34 @@
 import { z } from "zod";
 import { ApprovalId, ContextId, EventId, JobId, RunId } from "./ids.ts";
 import { RemoteTaskAccepted, RemoteTaskSent } from "./remoteFacts.ts";
-import { BudgetAmount, BudgetLimits, ContextKind, Count, JobStatus, ModelErrorReason, ModelOverride, RunFailureReason, Superior, Text, ToolCallRecord, Usage } from "./factValues.ts";
+import {
+  BudgetAmount,
+  BudgetLimits,
+  ContextKind,
+  Count,
+  JobStatus,
+  ModelErrorReason,
+  ModelOverride,
+  RunFailureReason,
+  Superior,
+  Text,
+  ToolCallRecord,
+  Usage,
+} from "./factValues.ts";
 
 // The values facts carry (factValues.ts), for readers of this file's types.
-export { BudgetAmount, BudgetLimits, ContextKind, JobStatus, ModelErrorReason, ModelOverride, RunFailureReason, Superior, ToolCallRecord, Usage } from "./factValues.ts";
+export {
+  BudgetAmount,
+  BudgetLimits,
+  ContextKind,
+  JobStatus,
+  ModelErrorReason,
+  ModelOverride,
+  RunFailureReason,
+  Superior,
+  ToolCallRecord,
+  Usage,
+} from "./factValues.ts";
 
 const event = <T extends string, S extends z.ZodRawShape>(type: T, data: S) =>
   z.object({ type: z.literal(type), data: z.object(data) });
@@ -232,7 +256,12 @@ export const ModelCallQueued = event("ModelCallQueued", {
   ahead: Count,
 });
 /** The queued call got its place and is sent now. */
-export const ModelCallAdmitted = event("ModelCallAdmitted", { runId: RunId, step: Count, attempt: Count, waitedMs: Count });
+export const ModelCallAdmitted = event("ModelCallAdmitted", {
+  runId: RunId,
+  step: Count,
+  attempt: Count,
+  waitedMs: Count,
+});
 
 /** The union of every fact; `type` picks the schema. */
 export const DomainEvent = z.discriminatedUnion("type", [

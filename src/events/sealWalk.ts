@@ -49,18 +49,28 @@ export class SealWalk {
   /** The seal `from` names is still there, with the same hash. */
   async checkStart() {
     if (!this.enabled || !this.from) return;
-    const row = (await this.tx.query<{ hash: string }>("SELECT encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to = $1", [this.from.position])).rows[0];
+    const row = (
+      await this.tx.query<{ hash: string }>(
+        "SELECT encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to = $1",
+        [this.from.position],
+      )
+    ).rows[0];
     if (row?.hash !== this.from.hash) {
-      this.report(this.from.position, row
-        ? `the seal checked before at this position now has another hash: the seals were rewritten`
-        : "the seal checked before at this position was deleted");
+      this.report(
+        this.from.position,
+        row
+          ? `the seal checked before at this position now has another hash: the seals were rewritten`
+          : "the seal checked before at this position was deleted",
+      );
     }
   }
 
   async #next(): Promise<Seal | undefined> {
     if (this.#queue.length === 0 && !this.#done) {
       const { rows } = await this.tx.query<Seal>(
-        "SELECT up_to, events, encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to > $1 ORDER BY up_to LIMIT $2", [this.#after, SEAL_PAGE]);
+        "SELECT up_to, events, encode(hash, 'hex') AS hash FROM actorzero_seals WHERE up_to > $1 ORDER BY up_to LIMIT $2",
+        [this.#after, SEAL_PAGE],
+      );
       this.#queue = rows;
       if (rows.length < SEAL_PAGE) this.#done = true;
       if (rows.length > 0) this.#after = Number(rows.at(-1)!.up_to);
@@ -70,13 +80,16 @@ export class SealWalk {
 
   async add(position: number, hash: string | null) {
     if (!this.enabled) return;
-    for (let seal = await this.#next(); seal && position > Number(seal.up_to); seal = await this.#next()) this.#close(seal);
+    for (let seal = await this.#next(); seal && position > Number(seal.up_to); seal = await this.#next())
+      this.#close(seal);
     const seal = this.#queue[0];
     if (!seal) {
       this.unsealed += 1;
       return;
     }
-    this.#hash ??= createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(Number(seal.up_to)));
+    this.#hash ??= createHash("sha256")
+      .update(Buffer.from(this.#prev, "hex"))
+      .update(int8(Number(seal.up_to)));
     this.#hash.update(int8(position));
     if (hash !== null) this.#hash.update(Buffer.from(hash, "hex"));
     this.#count += 1;
@@ -87,7 +100,10 @@ export class SealWalk {
     if (!this.enabled) return;
     for (let seal = await this.#next(); seal; seal = await this.#next()) {
       if (Number(seal.up_to) > lastPosition && this.#count === 0) {
-        this.report(Number(seal.up_to), `a seal covers positions up to ${seal.up_to}, past the log's last event (${lastPosition}): events were removed from the log`);
+        this.report(
+          Number(seal.up_to),
+          `a seal covers positions up to ${seal.up_to}, past the log's last event (${lastPosition}): events were removed from the log`,
+        );
       }
       this.#close(seal);
     }
@@ -95,9 +111,14 @@ export class SealWalk {
 
   #close(seal: Seal) {
     const upTo = Number(seal.up_to);
-    const hash = (this.#hash ?? createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(upTo))).digest("hex");
+    const hash = (this.#hash ?? createHash("sha256").update(Buffer.from(this.#prev, "hex")).update(int8(upTo))).digest(
+      "hex",
+    );
     if (hash !== seal.hash || this.#count !== Number(seal.events)) {
-      this.report(upTo, `the seal over positions ${this.#lower + 1} to ${upTo} does not match the events there (${this.#count} now, ${seal.events} sealed): an event in that range was deleted, inserted, moved, or its hash changed`);
+      this.report(
+        upTo,
+        `the seal over positions ${this.#lower + 1} to ${upTo} does not match the events there (${this.#count} now, ${seal.events} sealed): an event in that range was deleted, inserted, moved, or its hash changed`,
+      );
     }
     this.seen.set(upTo, seal.hash);
     this.head = { position: upTo, hash: seal.hash };

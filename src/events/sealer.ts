@@ -74,13 +74,19 @@ export const checkAtOpen = async (sql: SqlExecutor): Promise<void> => {
   const result = await verifyEventLog(sql, from ? { from } : {});
   const bad = result.problems.find((p) => p.position !== null);
   if (bad) {
-    throw new StoreError("tampered", `the event log was changed at position ${bad.position}: ${bad.problem}; it is not opened for writing (actorzero verify-log lists every problem)`);
+    throw new StoreError(
+      "tampered",
+      `the event log was changed at position ${bad.position}: ${bad.problem}; it is not opened for writing (actorzero verify-log lists every problem)`,
+    );
   }
   await recordVerified(sql, result.head);
 };
 
 /** Records a seal found intact, so the next open starts its check there. */
-export const recordVerified = async (sql: SqlExecutor, head: { position: number; hash: string | null }): Promise<void> => {
+export const recordVerified = async (
+  sql: SqlExecutor,
+  head: { position: number; hash: string | null },
+): Promise<void> => {
   if (head.hash !== null && head.position > 0) await sql.query(RECORD_VERIFIED_SQL, [head.position, head.hash]);
 };
 

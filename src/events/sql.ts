@@ -248,8 +248,14 @@ BEGIN
     v_event := p_events->0;
     v_position := nextval(v_sequence);
     v_hash := sha256(v_hash || ${eventEncodingSql({
-      position: "v_position", stream: "p_stream_id", version: "v_current + 1", type: "v_event->>'type'",
-      schemaVersion: "(v_event->>'schema_version')::smallint", data: "v_event->'data'", metadata: "v_event->'metadata'", recordedAt: "p_recorded_at",
+      position: "v_position",
+      stream: "p_stream_id",
+      version: "v_current + 1",
+      type: "v_event->>'type'",
+      schemaVersion: "(v_event->>'schema_version')::smallint",
+      data: "v_event->'data'",
+      metadata: "v_event->'metadata'",
+      recordedAt: "p_recorded_at",
     })});
     INSERT INTO events (global_position, event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at, hash)
       VALUES (v_position, (v_event->>'event_id')::uuid, p_stream_id, v_current + 1, v_event->>'type',
@@ -261,8 +267,14 @@ BEGIN
     v_event := p_events->i;
     v_position := nextval(v_sequence);
     v_hash := sha256(v_hash || ${eventEncodingSql({
-      position: "v_position", stream: "p_stream_id", version: "v_current + 1 + i", type: "v_event->>'type'",
-      schemaVersion: "(v_event->>'schema_version')::smallint", data: "v_event->'data'", metadata: "v_event->'metadata'", recordedAt: "p_recorded_at",
+      position: "v_position",
+      stream: "p_stream_id",
+      version: "v_current + 1 + i",
+      type: "v_event->>'type'",
+      schemaVersion: "(v_event->>'schema_version')::smallint",
+      data: "v_event->'data'",
+      metadata: "v_event->'metadata'",
+      recordedAt: "p_recorded_at",
     })});
     v_positions := v_positions || v_position;
     v_hashes := v_hashes || v_hash;
@@ -302,7 +314,8 @@ export const EVENT_ROW_JSON = `json_build_array(${EVENT_COLUMNS})::text AS row`;
 export const readStreamSql = (select: string) =>
   `SELECT ${select} FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version`;
 /** `$1` after position, `$2` at most: the log's events in order, selecting `select`. */
-export const readAllSql = (select: string) => `SELECT ${select} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
+export const readAllSql = (select: string) =>
+  `SELECT ${select} FROM events WHERE global_position > $1 ORDER BY global_position LIMIT $2`;
 
 /** Events after `$1` up to and including position `$2`, at most `$3`. */
 export const READ_RANGE_SQL = `SELECT ${EVENT_COLUMNS} FROM events WHERE global_position > $1 AND global_position <= $2 ORDER BY global_position LIMIT $3`;

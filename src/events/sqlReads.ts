@@ -1,7 +1,14 @@
 // The readers every SQL adapter shares: the same statements and decoding, over the adapter's own row query.
 import { decodeRow, type EventRow, eventRowOf, type JsonEventRow } from "./codec.ts";
 import type { RecordedEvent } from "./schema.ts";
-import { EVENT_COLUMNS, EVENT_ROW_JSON, HEAD_POSITION_SQL, readAllSql, readStreamSql, STREAM_VERSION_SQL } from "./sql.ts";
+import {
+  EVENT_COLUMNS,
+  EVENT_ROW_JSON,
+  HEAD_POSITION_SQL,
+  readAllSql,
+  readStreamSql,
+  STREAM_VERSION_SQL,
+} from "./sql.ts";
 
 /** Runs one statement and returns its rows (the adapter checks that it is open). */
 export type RowQuery = <R = EventRow>(sql: string, params: unknown[]) => Promise<R[]>;
@@ -20,7 +27,8 @@ export const sqlReads = <R>(rows: RowQuery, format: RowFormat<R>) => {
   const readAllStatement = readAllSql(format.select);
   const readStreamStatement = readStreamSql(format.select);
   const decode = (list: R[]): RecordedEvent[] => list.map((r) => decodeRow(format.toRow(r)));
-  const readAll = async (after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> => decode(await rows<R>(readAllStatement, [after, limit]));
+  const readAll = async (after = 0, limit = DEFAULT_PAGE): Promise<RecordedEvent[]> =>
+    decode(await rows<R>(readAllStatement, [after, limit]));
   return {
     readStream: async (streamId: string, fromVersion = 1): Promise<RecordedEvent[]> =>
       decode(await rows<R>(readStreamStatement, [streamId, fromVersion])),

@@ -3,7 +3,8 @@
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** The text with every character JSONB refuses replaced by U+FFFD (what a decoder shows for broken text). */
-export const storableText = (s: string): string => (UNSTORABLE.test(s) ? ((UNSTORABLE.lastIndex = 0), s.replace(UNSTORABLE, "\uFFFD")) : s);
+export const storableText = (s: string): string =>
+  UNSTORABLE.test(s) ? ((UNSTORABLE.lastIndex = 0), s.replace(UNSTORABLE, "\uFFFD")) : s;
 
 /** `value` with every string in it (keys too) made storable; the same object when nothing needed it (the common case, so nothing is copied then). */
 export const storable = <T>(value: T): T => {

@@ -59,7 +59,11 @@ export interface LogReads {
    * Calls `listener` for every event after `after`, in position order, first the stored ones, then
    * each new one as it commits; never skips one that committed out of order.
    */
-  subscribe(after: number, listener: (event: RecordedEvent) => void | Promise<void>, options?: SubscribeOptions): Unsubscribe;
+  subscribe(
+    after: number,
+    listener: (event: RecordedEvent) => void | Promise<void>,
+    options?: SubscribeOptions,
+  ): Unsubscribe;
 }
 
 /** The log: its reads, and appends (append, reads, subscribe, positions). */
@@ -69,7 +73,11 @@ export interface EventLog extends LogReads {
    * Throws ConcurrencyError when the stream is not at `expectedVersion`; re-appending events whose
    * ids are already stored returns their original positions and rows and writes nothing.
    */
-  append(streamId: string, events: readonly NewEvent[], options: { expectedVersion: ExpectedVersion }): Promise<AppendResult>;
+  append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedVersion: ExpectedVersion },
+  ): Promise<AppendResult>;
   /**
    * Calls `hook` around every append made through this store object (appendHooks.ts): `stamp` before it is
    * stored, `appended` once it committed. A runtime observes the facts it writes this way.
@@ -99,4 +107,5 @@ export interface EventStore extends EventLog, LogDatabase {
  * then driven under leases, a run another process drives is asked through the log, and what others append is
  * followed. Only such a store has a `settledPosition`, so the capability is read from it rather than from a name.
  */
-export const sharedByProcesses = (store: Pick<EventStore, "settledPosition">): boolean => store.settledPosition !== undefined;
+export const sharedByProcesses = (store: Pick<EventStore, "settledPosition">): boolean =>
+  store.settledPosition !== undefined;

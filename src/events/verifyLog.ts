@@ -78,7 +78,9 @@ const GENESIS = `decode('${GENESIS_HASH_HEX}', 'hex')`;
  * above it after its stream's previous event (found by the stream index, also below the page).
  */
 const PAGE_SQL = `
-SELECT ${EVENT_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")}, encode(e.hash, 'hex') AS hash,
+SELECT ${EVENT_COLUMNS.split(", ")
+  .map((c) => `e.${c}`)
+  .join(", ")}, encode(e.hash, 'hex') AS hash,
        encode(sha256(CASE WHEN e.global_position > $4 THEN coalesce(p.hash, ${GENESIS})
                           WHEN row_number() OVER w = 1 THEN decode($3, 'hex')
                           ELSE coalesce(lag(e.hash) OVER w, ${GENESIS}) END || ${ROW_ENCODING_SQL}), 'hex') AS expected,
@@ -106,13 +108,19 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
       if (problems.length < MAX_PROBLEMS) problems.push({ position, problem });
     };
     if (!Number.isFinite(shape.chainAfter)) {
-      report(null, "the record of where the chain starts (actorzero_chain) was deleted: every event is checked as chained");
+      report(
+        null,
+        "the record of where the chain starts (actorzero_chain) was deleted: every event is checked as chained",
+      );
       shape.chainAfter = 0;
     }
     if (shape.trigger !== "O") {
-      report(null, shape.trigger === null
-        ? "the append-only trigger actorzero_events_append_only is missing: rows can be changed without a trace in the database"
-        : "the append-only trigger actorzero_events_append_only is disabled: rows can be changed without a trace in the database");
+      report(
+        null,
+        shape.trigger === null
+          ? "the append-only trigger actorzero_events_append_only is missing: rows can be changed without a trace in the database"
+          : "the append-only trigger actorzero_events_append_only is disabled: rows can be changed without a trace in the database",
+      );
     }
     const from = options.from;
     const seals = new SealWalk(tx, shape.sealed, report, from);
@@ -124,9 +132,14 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
     let last: { position: number; hash: string | null } = { position: from?.position ?? 0, hash: null };
     let previous = from ? await hashBefore(tx, from.position) : GENESIS_HASH_HEX;
     let sinceEvent: string | null | undefined;
-    for (let after = last.position; ; ) {
+    for (let after = last.position; ;) {
       const { rows } = shape.chained
-        ? await tx.query<ChainRow>(PAGE_SQL, [after, pageSize, previous, Math.min(shape.streamsAfter, Number.MAX_SAFE_INTEGER)])
+        ? await tx.query<ChainRow>(PAGE_SQL, [
+            after,
+            pageSize,
+            previous,
+            Math.min(shape.streamsAfter, Number.MAX_SAFE_INTEGER),
+          ])
         : await tx.query<ChainRow>(LEGACY_PAGE_SQL, [after, pageSize]);
       for (const row of rows) {
         const position = Number(row.global_position);
@@ -134,11 +147,18 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
         await seals.add(position, row.hash);
         if (!shape.chained || position <= shape.chainAfter) {
           unchained += 1;
-          if (row.hash !== null) report(position, `carries a hash but lies before the chain's start (after position ${shape.chainAfter}): the chain's start was moved`);
+          if (row.hash !== null)
+            report(
+              position,
+              `carries a hash but lies before the chain's start (after position ${shape.chainAfter}): the chain's start was moved`,
+            );
         } else if (row.hash === null) {
           report(position, "has no hash: it was written around the append (raw SQL), not chained");
         } else if (row.hash !== row.expected) {
-          report(position, `its hash does not follow from the event before it: this event, or the one before it, was changed, or events between them were deleted or moved`);
+          report(
+            position,
+            `its hash does not follow from the event before it: this event, or the one before it, was changed, or events between them were deleted or moved`,
+          );
         }
         if (from && !versions.has(row.stream_id)) versions.set(row.stream_id, Number(row.prev_version ?? 0));
         checkVersion(versions, row, position, report);
@@ -146,7 +166,12 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
           try {
             verifyRow(row);
           } catch (e) {
-            report(position, e instanceof EventDecodeError ? `cannot be decoded: ${e.message.replace(/^Event at global_position \d+ /, "")}` : String(e));
+            report(
+              position,
+              e instanceof EventDecodeError
+                ? `cannot be decoded: ${e.message.replace(/^Event at global_position \d+ /, "")}`
+                : String(e),
+            );
           }
         }
         if (options.since && position === options.since.position) sinceEvent = row.hash;
@@ -157,15 +182,32 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
       after = last.position;
     }
     await seals.finish(last.position);
-    if (options.since) checkSince(options.since, seals.seen.get(options.since.position), options.since.position <= shape.streamsAfter ? sinceEvent : undefined, last.position, report);
+    if (options.since)
+      checkSince(
+        options.since,
+        seals.seen.get(options.since.position),
+        options.since.position <= shape.streamsAfter ? sinceEvent : undefined,
+        last.position,
+        report,
+      );
     if (shape.handed < last.position) {
-      report(last.position, `positions above the sequence (${shape.handed}): events were inserted with made-up positions`);
+      report(
+        last.position,
+        `positions above the sequence (${shape.handed}): events were inserted with made-up positions`,
+      );
     }
     problems.sort(byPosition);
     const head = shape.sealed ? seals.head : { position: last.position, hash: last.hash };
     return {
-      ok: problems.length === 0, events, head, lastPosition: last.position, unsealed: shape.sealed ? seals.unsealed : 0,
-      chainAfter: shape.chained ? shape.chainAfter : last.position, unchained, since: options.since, problems,
+      ok: problems.length === 0,
+      events,
+      head,
+      lastPosition: last.position,
+      unsealed: shape.sealed ? seals.unsealed : 0,
+      chainAfter: shape.chained ? shape.chainAfter : last.position,
+      unchained,
+      since: options.since,
+      problems,
     };
   });
 
@@ -173,38 +215,61 @@ export const verifyEventLog = async (sql: SqlExecutor, options: VerifyLogOptions
  * An anchor names a seal, or an event of the chain of the whole log (schema 5 printed those): its
  * hash there is the anchor's, and everything after it was checked above.
  */
-const checkSince = (since: LogAnchor, seal: string | undefined, event: string | null | undefined, lastPosition: number, report: (p: number | null, s: string) => void) => {
+const checkSince = (
+  since: LogAnchor,
+  seal: string | undefined,
+  event: string | null | undefined,
+  lastPosition: number,
+  report: (p: number | null, s: string) => void,
+) => {
   if (seal === since.hash || event === since.hash) return;
   const found = seal ?? event;
   if (found !== undefined) {
-    report(since.position, `its ${seal === undefined ? "" : "seal's "}hash is ${found ?? "absent"}, not the anchor's ${since.hash}: the log before the anchor was changed`);
+    report(
+      since.position,
+      `its ${seal === undefined ? "" : "seal's "}hash is ${found ?? "absent"}, not the anchor's ${since.hash}: the log before the anchor was changed`,
+    );
   } else {
-    report(since.position, since.position > lastPosition
-      ? `the anchor's position is past the log's head (${lastPosition}): the log lost events since the anchor was taken`
-      : "no seal is at the anchor's position any more: it was deleted, or the log before it was changed");
+    report(
+      since.position,
+      since.position > lastPosition
+        ? `the anchor's position is past the log's head (${lastPosition}): the log lost events since the anchor was taken`
+        : "no seal is at the anchor's position any more: it was deleted, or the log before it was changed",
+    );
   }
 };
 
 /** The hash of the last row at or before `position` (GENESIS when there is none or it is unchained). */
 const hashBefore = async (tx: SqlExecutor, position: number): Promise<string> =>
-  (await tx.query<{ hash: string | null }>(
-    "SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position <= $1 ORDER BY global_position DESC LIMIT 1", [position],
-  )).rows[0]?.hash ?? GENESIS_HASH_HEX;
+  (
+    await tx.query<{ hash: string | null }>(
+      "SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position <= $1 ORDER BY global_position DESC LIMIT 1",
+      [position],
+    )
+  ).rows[0]?.hash ?? GENESIS_HASH_HEX;
 
 /** Log order; problems of the log as a whole (no position) after the positioned ones. */
 export const byPosition = (a: LogProblem, b: LogProblem): number =>
   a.position === b.position ? 0 : a.position === null ? 1 : b.position === null ? -1 : a.position - b.position;
 
 /** Stream versions run 1, 2, 3… in log order: a gap, a repeat or a step back is a deleted, inserted or moved event. */
-const checkVersion = (versions: Map<string, number>, row: EventRow, position: number, report: (p: number, s: string) => void) => {
+const checkVersion = (
+  versions: Map<string, number>,
+  row: EventRow,
+  position: number,
+  report: (p: number, s: string) => void,
+) => {
   const last = versions.get(row.stream_id) ?? 0;
   const version = Number(row.stream_version);
   if (version !== last + 1) {
-    report(position, last === 0
-      ? `stream ${row.stream_id} starts at version ${version}, not 1: its first events are missing`
-      : version <= last
-        ? `stream ${row.stream_id} goes back from version ${last} to ${version}: events were moved`
-        : `stream ${row.stream_id} jumps from version ${last} to ${version}: events are missing`);
+    report(
+      position,
+      last === 0
+        ? `stream ${row.stream_id} starts at version ${version}, not 1: its first events are missing`
+        : version <= last
+          ? `stream ${row.stream_id} goes back from version ${last} to ${version}: events were moved`
+          : `stream ${row.stream_id} jumps from version ${last} to ${version}: events are missing`,
+    );
   }
   versions.set(row.stream_id, Math.max(last, version));
 };

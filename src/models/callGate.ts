@@ -148,7 +148,15 @@ export class CallGate {
    * `tokensPerMinute`; `retry`: the call is retried after a 429 (it goes before calls not sent yet).
    */
   enter(preset: string | null, opts: { tokens?: number; retry?: boolean } = {}): Entry {
-    const waiter: Waiter = { provider: this.provider(preset), tokens: opts.tokens ?? 0, retry: opts.retry === true, enqueuedAt: this.now(), ticket: null, cancelled: false, resolve: null };
+    const waiter: Waiter = {
+      provider: this.provider(preset),
+      tokens: opts.tokens ?? 0,
+      retry: opts.retry === true,
+      enqueuedAt: this.now(),
+      ticket: null,
+      cancelled: false,
+      resolve: null,
+    };
     // FIFO: a call may pass only when nobody that competes with it waits already.
     if (this.queue.length === 0 && this.fits(waiter, this.now())) return { ticket: this.admit(waiter) };
     const at = waiter.retry ? this.queue.findIndex((w) => !w.retry) : -1;
@@ -240,7 +248,16 @@ export class CallGate {
           request = p.requests?.take(1) ?? null;
           tokens = p.tokens?.take(amount) ?? null;
         };
-        const again: Waiter = { provider: p, tokens: amount, retry: true, grant, enqueuedAt: now, ticket: null, cancelled: false, resolve: null };
+        const again: Waiter = {
+          provider: p,
+          tokens: amount,
+          retry: true,
+          grant,
+          enqueuedAt: now,
+          ticket: null,
+          cancelled: false,
+          resolve: null,
+        };
         if (this.fits(again, now)) return (grant(), null);
         return new Promise<void>((resolve) => {
           const at = this.queue.findIndex((w) => !w.retry);
@@ -259,7 +276,14 @@ export class CallGate {
         this.active--;
         p.active--;
         if (request) p.requests!.end(request, now);
-        if (tokens) p.tokens!.end(tokens, now, outcome.kind === "replied" && outcome.usage ? outcome.usage.inputTokens + outcome.usage.outputTokens : undefined);
+        if (tokens)
+          p.tokens!.end(
+            tokens,
+            now,
+            outcome.kind === "replied" && outcome.usage
+              ? outcome.usage.inputTokens + outcome.usage.outputTokens
+              : undefined,
+          );
         if (outcome.kind === "rate_limited") {
           p.pausedUntil = Math.max(p.pausedUntil, now + outcome.pauseMs);
           p.window = 1;
@@ -285,7 +309,7 @@ export class CallGate {
     const now = this.now();
     const held = new Set<Provider>();
     let wake: number | null = null;
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const waiter = this.queue[i]!;
       if (held.has(waiter.provider) || !this.fits(waiter, now)) {
         if (!held.has(waiter.provider)) {
@@ -315,10 +339,13 @@ export class CallGate {
       this.timer = null;
     }
     if (at === null || this.timer) return;
-    const handle = setTimeout(() => {
-      this.timer = null;
-      this.pump();
-    }, Math.max(0, at - this.now()));
+    const handle = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      Math.max(0, at - this.now()),
+    );
     this.timer = { at, handle };
   }
 }

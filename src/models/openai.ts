@@ -5,7 +5,10 @@
 // else one JSON completion; a stop aborts the HTTP exchange and returns nothing partial; every failure is one ModelError.
 import { redactSecrets } from "../events/redact.ts";
 import type OpenAI from "openai";
-import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from "openai/resources/chat/completions";
 import { assembleStream } from "./openaiStream.ts";
 import { z } from "zod";
 import { ModelError, type ModelPort, type ModelRequest, type ModelTurn } from "./port.ts";
@@ -46,7 +49,11 @@ const Completion = z.object({
                   type: z.literal("function"),
                   function: z.object({ name: z.string(), arguments: z.string() }),
                 }),
-                z.object({ id: z.string(), type: z.literal("custom"), custom: z.object({ name: z.string(), input: z.string() }) }),
+                z.object({
+                  id: z.string(),
+                  type: z.literal("custom"),
+                  custom: z.object({ name: z.string(), input: z.string() }),
+                }),
               ]),
             )
             .nullish(),
@@ -75,7 +82,10 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
     const key = baseURL ?? "";
     const cached = clients.get(key);
     if (cached) return cached;
-    const apiKey = (baseURL !== undefined ? options.apiKeyFor?.(baseURL) : undefined) ?? options.apiKey ?? process.env["OPENAI_API_KEY"];
+    const apiKey =
+      (baseURL !== undefined ? options.apiKeyFor?.(baseURL) : undefined) ??
+      options.apiKey ??
+      process.env["OPENAI_API_KEY"];
     if (!apiKey) {
       throw new ModelError("authentication", `No API key for ${baseURL ?? "the default endpoint"}.`, false);
     }
@@ -103,7 +113,8 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
     async call(request: ModelRequest): Promise<ModelTurn> {
       const model = request.model || options.model;
       if (!model) throw new ModelError("bad_request", "No model named for the call.", false);
-      if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped before it started.", false);
+      if (request.signal.aborted)
+        throw new ModelError("aborted", "The model call was stopped before it started.", false);
       const stream = options.stream ?? request.onDelta !== undefined;
       try {
         sdk ??= await import("openai");
@@ -118,7 +129,9 @@ export function openAIModel(options: OpenAIModelOptions = {}): ModelPort {
           if (request.signal.aborted) throw new ModelError("aborted", "The model call was stopped.", false);
           return turn;
         }
-        const body: unknown = await client.chat.completions.create(toParams(request, model), { signal: request.signal });
+        const body: unknown = await client.chat.completions.create(toParams(request, model), {
+          signal: request.signal,
+        });
         return toTurn(body);
       } catch (error) {
         throw toModelError(error, request.signal, redact);
@@ -145,7 +158,11 @@ const toParams = (request: ModelRequest, model: string): ChatCompletionCreatePar
 const toTurn = (body: unknown): ModelTurn => {
   const parsed = Completion.safeParse(body);
   if (!parsed.success) {
-    throw new ModelError("invalid_output", `The endpoint returned no usable completion: ${z.prettifyError(parsed.error)}`, false);
+    throw new ModelError(
+      "invalid_output",
+      `The endpoint returned no usable completion: ${z.prettifyError(parsed.error)}`,
+      false,
+    );
   }
   const { message } = parsed.data.choices[0]!;
   const toolCalls = (message.tool_calls ?? []).map((call) =>
@@ -166,12 +183,14 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
   // First: a stopped stream ends quietly in the SDK and then looks like a cut one.
   if (signal.aborted) return new ModelError("aborted", "The model call was stopped.", false);
   if (error instanceof ModelError) return error;
-  if (sdk === undefined) return new ModelError("connection", `The OpenAI SDK did not load: ${redact(String(error))}`, false);
+  if (sdk === undefined)
+    return new ModelError("connection", `The OpenAI SDK did not load: ${redact(String(error))}`, false);
   const detail = redact(error instanceof Error ? error.message : String(error));
   if (error instanceof sdk.APIUserAbortError || signal.aborted) {
     return new ModelError("aborted", "The model call was stopped.", false);
   }
-  if (error instanceof sdk.APIConnectionTimeoutError) return new ModelError("timeout", `The model call timed out: ${detail}`, true);
+  if (error instanceof sdk.APIConnectionTimeoutError)
+    return new ModelError("timeout", `The model call timed out: ${detail}`, true);
   if (error instanceof sdk.APIConnectionError) {
     const cause = error.cause instanceof Error ? `: ${redact(error.cause.message)}` : "";
     return new ModelError("connection", `Could not reach the model endpoint${cause}`, true);
@@ -181,26 +200,45 @@ const toModelError = (error: unknown, signal: AbortSignal, redact: (text: string
     const options = { status };
     if (status === 429) {
       const retryAfterMs = retryAfter(error.headers);
-      return new ModelError("rate_limited", `Rate limited (${detail})`, true, { ...options, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+      return new ModelError("rate_limited", `Rate limited (${detail})`, true, {
+        ...options,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
     }
     if (status === 408) return new ModelError("timeout", `The endpoint timed out (${detail})`, true, options);
     if (status >= 500) return new ModelError("server_error", `The endpoint failed (${detail})`, true, options);
-    if ((status === 400 || status === 413) && tooLong(error, detail)) return new ModelError("context_overflow", `The request does not fit the model's context window (${detail})`, false, options);
-    if (status === 401 || status === 403) return new ModelError("authentication", `The endpoint refused the credentials (${detail})`, false, options);
-    if (status >= 400) return new ModelError("bad_request", `The endpoint refused the request (${detail})`, false, options);
+    if ((status === 400 || status === 413) && tooLong(error, detail))
+      return new ModelError(
+        "context_overflow",
+        `The request does not fit the model's context window (${detail})`,
+        false,
+        options,
+      );
+    if (status === 401 || status === 403)
+      return new ModelError("authentication", `The endpoint refused the credentials (${detail})`, false, options);
+    if (status >= 400)
+      return new ModelError("bad_request", `The endpoint refused the request (${detail})`, false, options);
     return new ModelError("unknown", `Unexpected response (${detail})`, false, options);
   }
   // A JSON body that does not parse surfaces from the SDK as a SyntaxError.
-  if (error instanceof SyntaxError) return new ModelError("invalid_output", `The endpoint returned malformed JSON: ${detail}`, false);
+  if (error instanceof SyntaxError)
+    return new ModelError("invalid_output", `The endpoint returned malformed JSON: ${detail}`, false);
   // A body cut mid-stream surfaces from fetch as a TypeError ("terminated") or a socket error: the connection dropped.
-  if (error instanceof TypeError || (error instanceof Error && "code" in error && typeof error.code === "string" && /^(ECONN|EPIPE|UND_ERR)/.test(error.code))) {
+  if (
+    error instanceof TypeError ||
+    (error instanceof Error &&
+      "code" in error &&
+      typeof error.code === "string" &&
+      /^(ECONN|EPIPE|UND_ERR)/.test(error.code))
+  ) {
     return new ModelError("connection", `The connection to the model endpoint dropped: ${detail}`, true);
   }
   return new ModelError("unknown", `The model call failed: ${detail}`, false);
 };
 
 /** How OpenAI-compatible servers say a request is longer than the model's window. */
-const TOO_LONG = /context_length_exceeded|maximum context length|context window|context length|too many tokens|prompt is too long|input is too long/i;
+const TOO_LONG =
+  /context_length_exceeded|maximum context length|context window|context length|too many tokens|prompt is too long|input is too long/i;
 
 /** Whether a refused request was refused for its length: OpenAI's error code, or the usual wordings of other servers. */
 export const tooLong = (error: { code?: unknown }, detail: string): boolean =>
@@ -238,6 +276,7 @@ const durationMs = (text: string): number | undefined => {
   if (!/^(\d+(\.\d+)?(ms|h|m|s))+$/.test(t)) return undefined;
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
   let total = 0;
-  for (const [, n, , u] of t.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g)) total += Number.parseFloat(n!) * unit[u as keyof typeof unit];
+  for (const [, n, , u] of t.matchAll(/(\d+(\.\d+)?)(ms|h|m|s)/g))
+    total += Number.parseFloat(n!) * unit[u as keyof typeof unit];
   return Math.round(total);
 };

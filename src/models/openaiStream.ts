@@ -35,7 +35,10 @@ const Chunk = z.object({
 
 type PartialCall = { id?: string; name: string; arguments: string };
 
-export async function assembleStream(chunks: AsyncIterable<unknown>, onDelta?: (delta: ModelDelta) => void): Promise<ModelTurn> {
+export async function assembleStream(
+  chunks: AsyncIterable<unknown>,
+  onDelta?: (delta: ModelDelta) => void,
+): Promise<ModelTurn> {
   let text: string | null = null;
   let refusal: string | null = null;
   let finished = false;
@@ -52,7 +55,11 @@ export async function assembleStream(chunks: AsyncIterable<unknown>, onDelta?: (
   for await (const raw of chunks) {
     const parsed = Chunk.safeParse(raw);
     if (!parsed.success) {
-      throw new ModelError("invalid_output", `The endpoint streamed an unusable chunk: ${z.prettifyError(parsed.error)}`, false);
+      throw new ModelError(
+        "invalid_output",
+        `The endpoint streamed an unusable chunk: ${z.prettifyError(parsed.error)}`,
+        false,
+      );
     }
     const chunk = parsed.data;
     if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
@@ -86,7 +93,11 @@ export async function assembleStream(chunks: AsyncIterable<unknown>, onDelta?: (
   }
   const toolCalls = [...calls.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([, call]) => ({ ...(call.id !== undefined ? { id: call.id } : {}), name: call.name, arguments: call.arguments }));
+    .map(([, call]) => ({
+      ...(call.id !== undefined ? { id: call.id } : {}),
+      name: call.name,
+      arguments: call.arguments,
+    }));
   return {
     text: text ?? refusal,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),

@@ -27,8 +27,7 @@ export type ModelRequest = {
 
 /** One streamed piece: text as it arrives, or a piece of the `index`-th tool call (its name once, then argument text). */
 export type ModelDelta =
-  | { kind: "text"; text: string }
-  | { kind: "tool_call"; index: number; name?: string; arguments: string };
+  { kind: "text"; text: string } | { kind: "tool_call"; index: number; name?: string; arguments: string };
 
 export type ModelTurn = {
   /** The final answer when there are no tool calls. */

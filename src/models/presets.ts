@@ -19,7 +19,10 @@ export const Preset = z
     /** Compact the history before a call whose request would pass this share of the window (default 0.8). */
     compactAt: z.number().gt(0).lte(1).optional(),
     /** US dollars per million input and output tokens, for budgets in `costUsd`. */
-    price: z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() }).strict().optional(),
+    price: z
+      .object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() })
+      .strict()
+      .optional(),
     /** At most this many calls to this preset's provider at once; more wait in a FIFO queue. */
     maxConcurrent: z.int().positive().optional(),
     /** The provider's rate limits, shared by every context of the runtime. */
@@ -41,12 +44,16 @@ export const DEFAULT_MAX_OUTPUT = 4096;
 export const DEFAULT_COMPACT_AT = 0.8;
 
 /** The window settings of a preset, or null when it sets no `contextWindow` (the history is then sent whole). */
-export const windowSettings = (preset: Preset | undefined): { contextWindow: number; maxOutputTokens: number; compactAt: number } | null =>
+export const windowSettings = (
+  preset: Preset | undefined,
+): { contextWindow: number; maxOutputTokens: number; compactAt: number } | null =>
   preset?.contextWindow === undefined
     ? null
     : {
         contextWindow: preset.contextWindow,
-        maxOutputTokens: preset.maxOutputTokens ?? Math.min(DEFAULT_MAX_OUTPUT, Math.floor(preset.contextWindow * DEFAULT_OUTPUT_SHARE)),
+        maxOutputTokens:
+          preset.maxOutputTokens ??
+          Math.min(DEFAULT_MAX_OUTPUT, Math.floor(preset.contextWindow * DEFAULT_OUTPUT_SHARE)),
         compactAt: preset.compactAt ?? DEFAULT_COMPACT_AT,
       };
 
@@ -61,7 +68,12 @@ export type PresetTable = Readonly<Record<string, Preset>> & { readonly Default:
 export const McpSelection = z.union([z.literal("*"), z.array(z.string().min(1))]);
 
 /** Tools whose calls wait for a person's decision: exact names, or a prefix ending in `*` (`github__*` for an MCP server's). */
-export const ApprovalList = z.array(z.string().min(1).regex(/^[^*]*\*?$/, "a tool name, or a prefix ending in *"));
+export const ApprovalList = z.array(
+  z
+    .string()
+    .min(1)
+    .regex(/^[^*]*\*?$/, "a tool name, or a prefix ending in *"),
+);
 
 /**
  * A project: the profiles it disables, the presets it chooses (for itself and per profile), the MCP

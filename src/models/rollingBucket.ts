@@ -51,7 +51,9 @@ export class RollingBucket {
     this.expire(now);
     let short = Math.min(amount, this.capacity) - (this.capacity - this.held);
     if (short <= 0) return now;
-    const ended = this.takes.filter((t) => t.returnAt !== Number.POSITIVE_INFINITY).sort((a, b) => a.returnAt - b.returnAt);
+    const ended = this.takes
+      .filter((t) => t.returnAt !== Number.POSITIVE_INFINITY)
+      .sort((a, b) => a.returnAt - b.returnAt);
     for (const t of ended) {
       short -= t.amount;
       if (short <= 0) return t.returnAt;

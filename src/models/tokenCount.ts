@@ -45,7 +45,9 @@ const loadEncoder = (table: "o200k_base" | "cl100k_base"): Promise<Encoder> => {
   let loading = encoders.get(table);
   if (loading === undefined) {
     loading =
-      table === "o200k_base" ? import("gpt-tokenizer/encoding/o200k_base") : import("gpt-tokenizer/encoding/cl100k_base");
+      table === "o200k_base"
+        ? import("gpt-tokenizer/encoding/o200k_base")
+        : import("gpt-tokenizer/encoding/cl100k_base");
     encoders.set(table, loading);
   }
   return loading;
@@ -87,7 +89,8 @@ export async function tokenCounterFor(model: string): Promise<TokenCounter> {
     let total = PER_MESSAGE + text(m.role) + text(m.content ?? "");
     if (m.role === "tool") total += text(m.tool_call_id);
     if (m.role === "assistant")
-      for (const call of m.tool_calls ?? []) total += PER_MESSAGE + text(call.function.name) + text(call.function.arguments);
+      for (const call of m.tool_calls ?? [])
+        total += PER_MESSAGE + text(call.function.name) + text(call.function.arguments);
     return total;
   };
   const tools = (specs: readonly ToolSpec[]): number =>

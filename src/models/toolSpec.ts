@@ -19,7 +19,9 @@ export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
     unrepresentable: "any",
   }) as Record<string, unknown>;
   if (json["type"] !== "object") {
-    throw new TypeError(`A tool's input must be a zod object schema; got JSON schema type ${JSON.stringify(json["type"] ?? null)}.`);
+    throw new TypeError(
+      `A tool's input must be a zod object schema; got JSON schema type ${JSON.stringify(json["type"] ?? null)}.`,
+    );
   }
   return json;
 }

@@ -21,7 +21,10 @@ export const RemoteAgent = z
     url: z
       .string()
       .refine((u) => URL.canParse(u) && ["http:", "https:"].includes(new URL(u).protocol), "an http(s) URL")
-      .refine((u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""), "no credentials in the URL: name an environment variable in credentialsEnv")
+      .refine(
+        (u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""),
+        "no credentials in the URL: name an environment variable in credentialsEnv",
+      )
       .refine((u) => !URL.canParse(u) || (new URL(u).search === "" && new URL(u).hash === ""), "no query or fragment"),
     skill: z.string().min(1).optional(),
     credentialsEnv: z.string().regex(ENV_NAME, "the name of an environment variable (letters, digits, _)").optional(),
@@ -30,27 +33,34 @@ export const RemoteAgent = z
 export type RemoteAgent = z.infer<typeof RemoteAgent>;
 
 /** Strict: a misspelt key (`needsAproval`) would otherwise be dropped without a word, and its rule with it. */
-export const ProfileFile = z.strictObject({
-  title: z.string().min(1),
-  description: z.string().default(""),
-  context: z.string().default(""),
-  enabled: z.boolean().default(true),
-  modelPreset: z.string().optional(),
-  /** The configured MCP servers this profile's agents may use: a list of names or "*" (the default: all of them). */
-  mcpServers: McpSelection.optional(),
-  /** Tools whose calls wait for a person's decision when this profile's agents make them (names, or `prefix*`). */
-  needsApproval: ApprovalList.optional(),
-  /** The budget of a tree whose root has this profile, when `createContext` gives none and its project has none. */
-  budget: BudgetLimits.optional(),
-  /** A remote A2A agent this profile stands for: its subordinates run there, not here. */
-  remote: RemoteAgent.optional(),
-}).superRefine((p, ctx) => {
-  // A remote agent runs with its own model, tools and approvals: these would silently do nothing.
-  if (!p.remote) return;
-  for (const key of ["modelPreset", "mcpServers", "needsApproval", "budget"] as const) {
-    if (p[key] !== undefined) ctx.addIssue({ code: "custom", path: [key], message: "does not apply to a remote profile (the remote agent has its own)" });
-  }
-});
+export const ProfileFile = z
+  .strictObject({
+    title: z.string().min(1),
+    description: z.string().default(""),
+    context: z.string().default(""),
+    enabled: z.boolean().default(true),
+    modelPreset: z.string().optional(),
+    /** The configured MCP servers this profile's agents may use: a list of names or "*" (the default: all of them). */
+    mcpServers: McpSelection.optional(),
+    /** Tools whose calls wait for a person's decision when this profile's agents make them (names, or `prefix*`). */
+    needsApproval: ApprovalList.optional(),
+    /** The budget of a tree whose root has this profile, when `createContext` gives none and its project has none. */
+    budget: BudgetLimits.optional(),
+    /** A remote A2A agent this profile stands for: its subordinates run there, not here. */
+    remote: RemoteAgent.optional(),
+  })
+  .superRefine((p, ctx) => {
+    // A remote agent runs with its own model, tools and approvals: these would silently do nothing.
+    if (!p.remote) return;
+    for (const key of ["modelPreset", "mcpServers", "needsApproval", "budget"] as const) {
+      if (p[key] !== undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: "does not apply to a remote profile (the remote agent has its own)",
+        });
+    }
+  });
 
 export type Profile = z.infer<typeof ProfileFile> & {
   key: string;
@@ -100,7 +110,11 @@ export const loadProfiles = (dirs: readonly string[]): Map<string, Profile> => {
           const known = Object.keys(ProfileFile.shape).join(", ");
           const keys = issue.keys.map((k) => `'${k}'`).join(", ");
           // A key misspelt inside a field (`budget.modelcalls`) names that field.
-          throw new ConfigError(issue.path.length === 0 ? `${file}: unknown key ${keys} (a profile.json has only ${known}).` : `${file}: field '${issue.path.join(".")}': unknown key ${keys}.`);
+          throw new ConfigError(
+            issue.path.length === 0
+              ? `${file}: unknown key ${keys} (a profile.json has only ${known}).`
+              : `${file}: field '${issue.path.join(".")}': unknown key ${keys}.`,
+          );
         }
         throw new ConfigError(`${file}: field '${issue.path.join(".") || "(root)"}': ${issue.message}.`);
       }
@@ -108,7 +122,14 @@ export const loadProfiles = (dirs: readonly string[]): Map<string, Profile> => {
     }
   }
   if (!profiles.has(PROFILE_DEFAULT)) {
-    profiles.set(PROFILE_DEFAULT, { key: PROFILE_DEFAULT, title: "Default", description: "", context: "", enabled: true, prompts: {} });
+    profiles.set(PROFILE_DEFAULT, {
+      key: PROFILE_DEFAULT,
+      title: "Default",
+      description: "",
+      context: "",
+      enabled: true,
+      prompts: {},
+    });
   }
   return profiles;
 };
@@ -151,7 +172,11 @@ export const describeProfileKeys = (keys: readonly string[], profiles: ReadonlyM
     .join(", ");
 };
 
-export const toolDescription = (library: PromptLibrary, name: string, vars: Record<string, string> = {}): string | undefined => {
+export const toolDescription = (
+  library: PromptLibrary,
+  name: string,
+  vars: Record<string, string> = {},
+): string | undefined => {
   const text = library.tools[`${name}.md`];
   return text === undefined ? undefined : fill(text, vars).trim();
 };

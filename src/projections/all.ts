@@ -7,4 +7,11 @@ import { transcriptProjection } from "./transcript.ts";
 import { treeProjection } from "./tree.ts";
 import { usageProjection } from "./usage.ts";
 
-export const ALL_PROJECTIONS = [contextsProjection, treeProjection, transcriptProjection, usageProjection, jobsProjection, approvalsProjection] as const satisfies readonly Projection<any>[];
+export const ALL_PROJECTIONS = [
+  contextsProjection,
+  treeProjection,
+  transcriptProjection,
+  usageProjection,
+  jobsProjection,
+  approvalsProjection,
+] as const satisfies readonly Projection<any>[];

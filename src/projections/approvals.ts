@@ -43,16 +43,34 @@ export type ContextApprovals = {
   position: number;
 };
 
-export const initContextApprovals = (contextId: string): ContextApprovals => ({ contextId, approvals: [], position: 0 });
+export const initContextApprovals = (contextId: string): ContextApprovals => ({
+  contextId,
+  approvals: [],
+  position: 0,
+});
 
-const update = (s: ContextApprovals, approvalId: string, change: (a: ApprovalView) => ApprovalView): ContextApprovals => ({
+const update = (
+  s: ContextApprovals,
+  approvalId: string,
+  change: (a: ApprovalView) => ApprovalView,
+): ContextApprovals => ({
   ...s,
   approvals: s.approvals.map((a) => (a.approvalId === approvalId ? change(a) : a)),
 });
 
-const closeRun = (s: ContextApprovals, runId: string, closedBy: NonNullable<ApprovalView["closedBy"]>, at: string): ContextApprovals =>
+const closeRun = (
+  s: ContextApprovals,
+  runId: string,
+  closedBy: NonNullable<ApprovalView["closedBy"]>,
+  at: string,
+): ContextApprovals =>
   s.approvals.some((a) => a.runId === runId && a.status === "pending")
-    ? { ...s, approvals: s.approvals.map((a) => (a.runId === runId && a.status === "pending" ? { ...a, status: "closed", decidedAt: at, closedBy } : a)) }
+    ? {
+        ...s,
+        approvals: s.approvals.map((a) =>
+          a.runId === runId && a.status === "pending" ? { ...a, status: "closed", decidedAt: at, closedBy } : a,
+        ),
+      }
     : s;
 
 const apply = (s: ContextApprovals, event: RecordedEvent): ContextApprovals => {
@@ -86,7 +104,8 @@ const apply = (s: ContextApprovals, event: RecordedEvent): ContextApprovals => {
     case "ApprovalDenied": {
       const d = event.data;
       const target = s.approvals.find((a) => a.approvalId === d.approvalId);
-      if (!target || target.status !== "pending" || target.runId !== d.runId || target.toolCallId !== d.toolCallId) return s;
+      if (!target || target.status !== "pending" || target.runId !== d.runId || target.toolCallId !== d.toolCallId)
+        return s;
       return update(s, d.approvalId, (a) =>
         event.type === "ApprovalGranted"
           ? { ...a, status: "granted", decidedAt: at, by: event.data.by, note: event.data.note }
@@ -142,7 +161,10 @@ export const decisionRefusal = (approvalId: string, view: ApprovalView | undefin
         message: `Approval '${approvalId}' was already ${view.status}${view.by ? ` by ${view.by}` : ""}; a decision is used once.`,
       };
     case "closed":
-      return { reason: "run_ended", message: `Approval '${approvalId}' is closed: its run was ${view.closedBy ?? "ended"} before a decision.` };
+      return {
+        reason: "run_ended",
+        message: `Approval '${approvalId}' is closed: its run was ${view.closedBy ?? "ended"} before a decision.`,
+      };
   }
 };
 

@@ -32,7 +32,10 @@ export const loadAudit = async (
   const until = options.until ?? Number.POSITIVE_INFINITY;
   const streams = new Map<string, RecordedEvent[]>();
   for (const id of await subtreeIds(projections, rootId)) {
-    streams.set(id, (await store.readStream(id)).filter((e) => e.globalPosition <= until));
+    streams.set(
+      id,
+      (await store.readStream(id)).filter((e) => e.globalPosition <= until),
+    );
   }
   const treeRoot = (await projections.contexts.get(rootId))?.rootContextId ?? rootId;
   const budget = await readBudget(store, treeRoot, initBudget(), until);

@@ -78,7 +78,16 @@ export type Entry =
     }
   | { kind: "paused" | "resumed"; position: number; at: string }
   /** A remote subordinate's run: the A2A task it sent (RemoteTaskSent) and, once the agent took it, its task id. */
-  | { kind: "remote_task"; position: number; at: string; url: string; skill: string | null; messageId: string; taskId: string | null; state: string | null }
+  | {
+      kind: "remote_task";
+      position: number;
+      at: string;
+      url: string;
+      skill: string | null;
+      messageId: string;
+      taskId: string | null;
+      state: string | null;
+    }
   | {
       /** Older history replaced by a summary in what the model is sent (HistoryCompacted); the log keeps the originals. */
       kind: "compaction";

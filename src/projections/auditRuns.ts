@@ -11,10 +11,15 @@ import { isFolded } from "./projection.ts";
 import { runEndOf } from "./runStatus.ts";
 import { addUsage } from "./usage.ts";
 
-const ms = (from: string, to: string | null): number | null => (to === null ? null : Math.max(0, Date.parse(to) - Date.parse(from)));
+const ms = (from: string, to: string | null): number | null =>
+  to === null ? null : Math.max(0, Date.parse(to) - Date.parse(from));
 
 /** A call's entry once its answer is recorded at `at`: its outcome, and how long it took from the call. */
-const answered = <E extends { at: string; outcome: string; durationMs: number | null }>(entry: E | undefined, outcome: E["outcome"], at: string): E | undefined => {
+const answered = <E extends { at: string; outcome: string; durationMs: number | null }>(
+  entry: E | undefined,
+  outcome: E["outcome"],
+  at: string,
+): E | undefined => {
   if (entry) {
     entry.outcome = outcome;
     entry.durationMs = ms(entry.at, at);
@@ -23,10 +28,19 @@ const answered = <E extends { at: string; outcome: string; durationMs: number | 
 };
 
 /** The runs of one context's stream. */
-export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: ReadonlyMap<string, number> = new Map()): RunAudit[] => {
+export const auditRuns = (
+  stream: readonly RecordedEvent[],
+  agentNumbers: ReadonlyMap<string, number> = new Map(),
+): RunAudit[] => {
   const runs: RunAudit[] = [];
   const byId = new Map<string, RunAudit>();
-  let pendingMessage: { text: string; sender: "user" | "superior"; via?: "mcp" | "a2a"; position: number; at: string } | null = null;
+  let pendingMessage: {
+    text: string;
+    sender: "user" | "superior";
+    via?: "mcp" | "a2a";
+    position: number;
+    at: string;
+  } | null = null;
   const modelCalls = new Map<string, Extract<Entry, { kind: "model_call" }>>();
   const toolCalls = new Map<string, Extract<Entry, { kind: "tool_call" }>>();
   const jobs = new Map<string, JobAudit>();
@@ -48,7 +62,13 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
     if (run) touch(run, e);
     switch (e.type) {
       case "MessageReceived": {
-        pendingMessage = { text: e.data.text, sender: e.data.sender, ...(e.data.via ? { via: e.data.via } : {}), position: e.globalPosition, at: e.recordedAt };
+        pendingMessage = {
+          text: e.data.text,
+          sender: e.data.sender,
+          ...(e.data.via ? { via: e.data.via } : {}),
+          position: e.globalPosition,
+          at: e.recordedAt,
+        };
         break;
       }
       case "RunStarted": {
@@ -57,7 +77,9 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
           runId: e.data.runId,
           status: "running",
           model: e.data.model,
-          requestedBy: sup ? { kind: "superior", contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId } : { kind: "user" },
+          requestedBy: sup
+            ? { kind: "superior", contextId: sup.contextId, toolCallId: sup.toolCallId, jobId: sup.jobId }
+            : { kind: "user" },
           message: pendingMessage?.text ?? "",
           startedAt: e.recordedAt,
           endedAt: null,
@@ -67,7 +89,16 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
           stoppedBy: null,
           usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0 },
           entries: pendingMessage
-            ? [{ kind: "message", position: pendingMessage.position, at: pendingMessage.at, sender: pendingMessage.sender, ...(pendingMessage.via ? { via: pendingMessage.via } : {}), text: pendingMessage.text }]
+            ? [
+                {
+                  kind: "message",
+                  position: pendingMessage.position,
+                  at: pendingMessage.at,
+                  sender: pendingMessage.sender,
+                  ...(pendingMessage.via ? { via: pendingMessage.via } : {}),
+                  text: pendingMessage.text,
+                },
+              ]
             : [],
           positions: { first: pendingMessage?.position ?? e.globalPosition, last: e.globalPosition },
         };
@@ -141,7 +172,13 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         break;
       }
       case "ModelWarned":
-        run?.entries.push({ kind: "warning", position: e.globalPosition, at: e.recordedAt, step: e.data.step, text: e.data.text });
+        run?.entries.push({
+          kind: "warning",
+          position: e.globalPosition,
+          at: e.recordedAt,
+          step: e.data.step,
+          text: e.data.text,
+        });
         break;
       case "ToolCalled": {
         if (!run) break;
@@ -238,17 +275,32 @@ export const auditRuns = (stream: readonly RecordedEvent[], agentNumbers: Readon
         break;
       }
       case "RemoteTaskSent":
-        run?.entries.push({ kind: "remote_task", position: e.globalPosition, at: e.recordedAt, url: e.data.url, skill: e.data.skill, messageId: e.data.messageId, taskId: null, state: null });
+        run?.entries.push({
+          kind: "remote_task",
+          position: e.globalPosition,
+          at: e.recordedAt,
+          url: e.data.url,
+          skill: e.data.skill,
+          messageId: e.data.messageId,
+          taskId: null,
+          state: null,
+        });
         break;
       case "RemoteTaskAccepted": {
-        const sent = run?.entries.find((x): x is Extract<Entry, { kind: "remote_task" }> => x.kind === "remote_task" && x.taskId === null);
+        const sent = run?.entries.find(
+          (x): x is Extract<Entry, { kind: "remote_task" }> => x.kind === "remote_task" && x.taskId === null,
+        );
         if (sent) Object.assign(sent, { taskId: e.data.taskId, state: e.data.state });
         break;
       }
       case "ContextPaused":
       case "ContextResumed": {
         const target = run ?? runs.at(-1);
-        target?.entries.push({ kind: e.type === "ContextPaused" ? "paused" : "resumed", position: e.globalPosition, at: e.recordedAt });
+        target?.entries.push({
+          kind: e.type === "ContextPaused" ? "paused" : "resumed",
+          position: e.globalPosition,
+          at: e.recordedAt,
+        });
         break;
       }
       case "ContextCreated":

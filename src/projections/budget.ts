@@ -13,7 +13,15 @@ import type { BudgetAmount, BudgetLimits, RecordedEvent } from "../events/schema
 import type { EventStore } from "../events/store.ts";
 
 export type BudgetKey = keyof BudgetLimits;
-export const BUDGET_KEYS: readonly BudgetKey[] = ["inputTokens", "outputTokens", "totalTokens", "costUsd", "modelCalls", "toolCalls", "wallClockMs"];
+export const BUDGET_KEYS: readonly BudgetKey[] = [
+  "inputTokens",
+  "outputTokens",
+  "totalTokens",
+  "costUsd",
+  "modelCalls",
+  "toolCalls",
+  "wallClockMs",
+];
 
 export type BudgetState = {
   rootContextId: string | null;
@@ -40,12 +48,31 @@ export type BudgetFigures = BudgetAmount & { totalTokens: number };
 export const withTotal = (a: BudgetAmount): BudgetFigures => ({ ...a, totalTokens: a.inputTokens + a.outputTokens });
 
 /** A tree's budget as reports show it (`rt.budget`, the audit, the page): null limits when it has none. */
-export type TreeBudget = { rootContextId: string; limits: BudgetLimits | null; spent: BudgetFigures; reserved: BudgetFigures };
-export const treeBudgetOf = (rootContextId: string, s: BudgetState): TreeBudget => ({ rootContextId, limits: s.limits, spent: withTotal(s.spent), reserved: withTotal(s.reserved) });
+export type TreeBudget = {
+  rootContextId: string;
+  limits: BudgetLimits | null;
+  spent: BudgetFigures;
+  reserved: BudgetFigures;
+};
+export const treeBudgetOf = (rootContextId: string, s: BudgetState): TreeBudget => ({
+  rootContextId,
+  limits: s.limits,
+  spent: withTotal(s.spent),
+  reserved: withTotal(s.reserved),
+});
 
 export const ZERO: BudgetAmount = { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0 };
 
-export const initBudget = (): BudgetState => ({ rootContextId: null, limits: null, spent: ZERO, open: {}, openIn: {}, reserved: ZERO, since: null, version: 0 });
+export const initBudget = (): BudgetState => ({
+  rootContextId: null,
+  limits: null,
+  spent: ZERO,
+  open: {},
+  openIn: {},
+  reserved: ZERO,
+  since: null,
+  version: 0,
+});
 
 export const addAmounts = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
   inputTokens: a.inputTokens + sign * b.inputTokens,
@@ -81,14 +108,20 @@ const settle = (s: BudgetState, reservationId: string, spent: BudgetAmount): Bud
 
 export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
   // A reply is in its context's stream: it settles, but is no step of the budget stream's version.
-  if (e.type === "ModelReplied") return e.data.settles ? settle(s, e.data.settles.reservationId, e.data.settles.spent) : s;
+  if (e.type === "ModelReplied")
+    return e.data.settles ? settle(s, e.data.settles.reservationId, e.data.settles.spent) : s;
   if (e.streamVersion <= s.version) return s;
   const next = { ...s, version: e.streamVersion };
   switch (e.type) {
     case "BudgetSet":
       return { ...next, rootContextId: e.data.rootContextId, limits: e.data.limits, since: s.since ?? e.recordedAt };
     case "BudgetExtended":
-      return { ...next, rootContextId: e.data.rootContextId, limits: addLimits(s.limits, e.data.more), since: s.since ?? e.recordedAt };
+      return {
+        ...next,
+        rootContextId: e.data.rootContextId,
+        limits: addLimits(s.limits, e.data.more),
+        since: s.since ?? e.recordedAt,
+      };
     case "BudgetReserved":
       if (s.open[e.data.reservationId]) return next;
       return {
@@ -104,7 +137,8 @@ export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
   }
 };
 
-export const foldBudget = (events: readonly RecordedEvent[], from: BudgetState = initBudget()): BudgetState => events.reduce(evolveBudget, from);
+export const foldBudget = (events: readonly RecordedEvent[], from: BudgetState = initBudget()): BudgetState =>
+  events.reduce(evolveBudget, from);
 
 /**
  * `from` brought up to the log (up to position `until`): the budget stream's facts after it, and the replies that
@@ -117,17 +151,28 @@ export const readBudget = async (
   from: BudgetState = initBudget(),
   until = Number.POSITIVE_INFINITY,
 ): Promise<BudgetState> => {
-  const facts = (await store.readStream(budgetStreamOf(rootContextId), from.version + 1)).filter((e) => e.globalPosition <= until);
+  const facts = (await store.readStream(budgetStreamOf(rootContextId), from.version + 1)).filter(
+    (e) => e.globalPosition <= until,
+  );
   const reserved = foldBudget(facts, from);
   const contexts = new Set(Object.values(reserved.openIn));
   const replies: RecordedEvent[] = [];
   for (const contextId of contexts) {
     for (const e of await store.readStream(contextId)) {
-      if (e.type === "ModelReplied" && e.data.settles && reserved.open[e.data.settles.reservationId] && e.globalPosition <= until) replies.push(e);
+      if (
+        e.type === "ModelReplied" &&
+        e.data.settles &&
+        reserved.open[e.data.settles.reservationId] &&
+        e.globalPosition <= until
+      )
+        replies.push(e);
     }
   }
   if (replies.length === 0) return reserved;
-  return foldBudget([...facts, ...replies].sort((a, b) => a.globalPosition - b.globalPosition), from);
+  return foldBudget(
+    [...facts, ...replies].sort((a, b) => a.globalPosition - b.globalPosition),
+    from,
+  );
 };
 
 /** Why a call does not fit: the first limit it would pass. */

@@ -106,10 +106,17 @@ const endRun = (
  * a request of that run adds its id, a decision removes it; a run's start or end clears the list (callers do that).
  * The run's own calls park it (`jobs` false); a `parallel` job's request holds only that job (`jobs` true).
  */
-export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string | null, fact: RecordedEvent, jobs = false): string[] => {
+export const awaitingApprovalAfter = (
+  awaiting: readonly string[],
+  runId: string | null,
+  fact: RecordedEvent,
+  jobs = false,
+): string[] => {
   switch (fact.type) {
     case "ApprovalRequested":
-      return fact.data.runId === runId && (fact.data.jobId !== undefined) === jobs && !awaiting.includes(fact.data.approvalId)
+      return fact.data.runId === runId &&
+        (fact.data.jobId !== undefined) === jobs &&
+        !awaiting.includes(fact.data.approvalId)
         ? [...awaiting, fact.data.approvalId]
         : [...awaiting];
     case "ApprovalGranted":
@@ -117,7 +124,9 @@ export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string
       return awaiting.filter((a) => a !== fact.data.approvalId);
     // A run parked on its tree's budget waits like one awaiting approval, for the extension that restores it.
     case "BudgetExhausted":
-      return fact.data.runId === runId && !awaiting.includes(fact.data.exhaustionId) ? [...awaiting, fact.data.exhaustionId] : [...awaiting];
+      return fact.data.runId === runId && !awaiting.includes(fact.data.exhaustionId)
+        ? [...awaiting, fact.data.exhaustionId]
+        : [...awaiting];
     case "BudgetRestored":
       return awaiting.filter((a) => a !== fact.data.exhaustionId);
     default:
@@ -127,7 +136,8 @@ export const awaitingApprovalAfter = (awaiting: readonly string[], runId: string
 
 /** Which budget limit the run in progress is parked on, after `fact` (an extension that restores it clears it). */
 const parkedOnBudgetAfter = (s: ContextView, fact: RecordedEvent): ContextView["parkedOnBudget"] => {
-  if (fact.type === "BudgetExhausted" && fact.data.runId === s.currentRunId) return { exhaustionId: fact.data.exhaustionId, limit: fact.data.limit };
+  if (fact.type === "BudgetExhausted" && fact.data.runId === s.currentRunId)
+    return { exhaustionId: fact.data.exhaustionId, limit: fact.data.limit };
   if (fact.type === "BudgetRestored" && s.parkedOnBudget?.exhaustionId === fact.data.exhaustionId) return null;
   return s.parkedOnBudget;
 };
@@ -191,7 +201,14 @@ const apply = (state: ContextView, event: FoldedEvent): ContextView => {
         awaitingJobApproval: [],
         parkedOnBudget: null,
         queued: false,
-        lastRun: { runId: event.data.runId, status: "running", startedAt: at, endedAt: null, response: null, superior: event.data.superior },
+        lastRun: {
+          runId: event.data.runId,
+          status: "running",
+          startedAt: at,
+          endedAt: null,
+          response: null,
+          superior: event.data.superior,
+        },
       };
     case "RunCompleted":
     case "RunStopped":
@@ -234,9 +251,26 @@ const apply = (state: ContextView, event: FoldedEvent): ContextView => {
     case "ModelCallAdmitted":
       return { ...s, queued: false };
     case "RemoteTaskSent":
-      return { ...s, remote: { url: event.data.url, skill: event.data.skill, taskId: null, remoteContextId: event.data.remoteContextId } };
+      return {
+        ...s,
+        remote: {
+          url: event.data.url,
+          skill: event.data.skill,
+          taskId: null,
+          remoteContextId: event.data.remoteContextId,
+        },
+      };
     case "RemoteTaskAccepted":
-      return s.remote ? { ...s, remote: { ...s.remote, taskId: event.data.taskId, remoteContextId: event.data.remoteContextId || s.remote.remoteContextId } } : s;
+      return s.remote
+        ? {
+            ...s,
+            remote: {
+              ...s.remote,
+              taskId: event.data.taskId,
+              remoteContextId: event.data.remoteContextId || s.remote.remoteContextId,
+            },
+          }
+        : s;
     case "ApprovalRequested":
     case "ApprovalGranted":
     case "ApprovalDenied":
@@ -256,7 +290,12 @@ const apply = (state: ContextView, event: FoldedEvent): ContextView => {
 };
 
 /** Facts kept in a tree's budget stream: they make no view (control streams never reach a fold: projection.ts). */
-const OWN_STREAM_TYPES: ReadonlySet<string> = new Set(["BudgetSet", "BudgetExtended", "BudgetReserved", "BudgetSettled"]);
+const OWN_STREAM_TYPES: ReadonlySet<string> = new Set([
+  "BudgetSet",
+  "BudgetExtended",
+  "BudgetReserved",
+  "BudgetSettled",
+]);
 
 /** Key: the context id (its stream id). Every event of the stream updates `version` and `updatedAt`. */
 export const contextsProjection = defineProjection<ContextView>({

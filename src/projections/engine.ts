@@ -12,7 +12,15 @@ import { projectionQueries } from "./queries.ts";
 import { createStateTables, lockForReset, readCheckpoints, resetRows } from "./stateTables.ts";
 import type { Checkpoint, Projections, ProjectionsOptions, ProjectionsSnapshot, VerifyResult } from "./api.ts";
 
-export type { Checkpoint, ProjectionQueries, Projections, ProjectionsOptions, ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
+export type {
+  Checkpoint,
+  ProjectionQueries,
+  Projections,
+  ProjectionsOptions,
+  ProjectionsSnapshot,
+  SnapshotRow,
+  VerifyResult,
+} from "./api.ts";
 export { foldSnapshot } from "./snapshot.ts";
 
 const DEFAULT_PAGE = 1000;
@@ -36,7 +44,8 @@ export const openProjections = async (
   options: ProjectionsOptions = {},
 ): Promise<Projections> => {
   const prefix = options.prefix ?? "";
-  if (!/^[a-z_][a-z0-9_]*$|^$/.test(prefix)) throw new Error(`projection table prefix '${prefix}' must be lower-case letters, digits and _`);
+  if (!/^[a-z_][a-z0-9_]*$|^$/.test(prefix))
+    throw new Error(`projection table prefix '${prefix}' must be lower-case letters, digits and _`);
   const names = new Set<string>();
   for (const p of projections) {
     if (names.has(p.name)) throw new Error(`two projections are named '${p.name}'`);
@@ -77,9 +86,22 @@ class ProjectionEngine implements Projections {
   ) {
     this.#state = `${prefix}projection_state`;
     this.#checkpoints = `${prefix}projection_checkpoints`;
-    ({ contexts: this.contexts, tree: this.tree, transcript: this.transcript, usage: this.usage, jobs: this.jobs, approvals: this.approvals } =
-      projectionQueries(() => this.#sql, this.#state));
-    this.#live = projections.map((projection) => ({ projection, position: 0, cache: new Map(), dirty: new Set(), pending: 0, complete: false }));
+    ({
+      contexts: this.contexts,
+      tree: this.tree,
+      transcript: this.transcript,
+      usage: this.usage,
+      jobs: this.jobs,
+      approvals: this.approvals,
+    } = projectionQueries(() => this.#sql, this.#state));
+    this.#live = projections.map((projection) => ({
+      projection,
+      position: 0,
+      cache: new Map(),
+      dirty: new Set(),
+      pending: 0,
+      complete: false,
+    }));
   }
 
   get #sql(): SqlExecutor {
@@ -95,8 +117,15 @@ class ProjectionEngine implements Projections {
       await lockForReset(tx);
       const stored = new Map((await readCheckpoints(tx, this.#checkpoints)).map((c) => [c.name, c]));
       const stale = this.#live.filter((l) => stored.get(l.projection.name)?.version !== l.projection.version);
-      if (stale.length > 0) await resetRows(tx, this.#state, this.#checkpoints, stale.map((l) => l.projection));
-      for (const l of this.#live) if (!stale.includes(l)) (l.position = stored.get(l.projection.name)!.position), (l.pending = l.position);
+      if (stale.length > 0)
+        await resetRows(
+          tx,
+          this.#state,
+          this.#checkpoints,
+          stale.map((l) => l.projection),
+        );
+      for (const l of this.#live)
+        if (!stale.includes(l)) ((l.position = stored.get(l.projection.name)!.position), (l.pending = l.position));
       return stale;
     });
     this.#resetMemory(stale);
@@ -110,7 +139,12 @@ class ProjectionEngine implements Projections {
   async #reset(live: Live[]): Promise<void> {
     await this.#sql.transaction(async (tx) => {
       await lockForReset(tx);
-      await resetRows(tx, this.#state, this.#checkpoints, live.map((l) => l.projection));
+      await resetRows(
+        tx,
+        this.#state,
+        this.#checkpoints,
+        live.map((l) => l.projection),
+      );
     });
     this.#resetMemory(live);
   }
@@ -145,10 +179,12 @@ class ProjectionEngine implements Projections {
   #serial(run: () => Promise<number>): Promise<number> {
     if (this.#queued) return this.#queued;
     if (!this.#running) return this.#exclusive(run);
-    const queued = this.#running.catch(() => 0).then(() => {
-      if (this.#queued === queued) this.#queued = null;
-      return this.#exclusive(run);
-    });
+    const queued = this.#running
+      .catch(() => 0)
+      .then(() => {
+        if (this.#queued === queued) this.#queued = null;
+        return this.#exclusive(run);
+      });
     this.#queued = queued;
     return queued;
   }
@@ -265,13 +301,23 @@ class ProjectionEngine implements Projections {
       for (const k of l.dirty) {
         const s = l.cache.get(k);
         const c = columnsOf(l.projection, k, s);
-        upserts.push({ n: l.projection.name, k, g: c.group, o: c.order, p: (s as { position?: number }).position ?? l.pending, s });
+        upserts.push({
+          n: l.projection.name,
+          k,
+          g: c.group,
+          o: c.order,
+          p: (s as { position?: number }).position ?? l.pending,
+          s,
+        });
       }
     }
     const want = moving.map((l) => ({ n: l.projection.name, p0: l.position, p: l.pending }));
     // One statement, so one round trip and atomic without a transaction: lock the checkpoints; only
     // when each is where this engine left it, write the states and move the checkpoints.
-    const { rows } = await this.#sql.query<{ ok: boolean; stored: { name: string; position: number | string }[] | null }>(
+    const { rows } = await this.#sql.query<{
+      ok: boolean;
+      stored: { name: string; position: number | string }[] | null;
+    }>(
       `WITH want AS (SELECT n, p0, p FROM jsonb_to_recordset($2::jsonb) AS w(n text, p0 bigint, p bigint)),
        cp AS (SELECT c.name, c.position FROM ${this.#checkpoints} c WHERE c.name IN (SELECT n FROM want) FOR UPDATE),
        ok AS (SELECT bool_and(cp.position IS NOT DISTINCT FROM want.p0) AS ok FROM want LEFT JOIN cp ON cp.name = want.n),
@@ -305,7 +351,9 @@ class ProjectionEngine implements Projections {
     return true;
   }
 
-  follow(onError: (error: unknown) => void = (e) => console.error("actorzero: projections failed to catch up:", e)): Unsubscribe {
+  follow(
+    onError: (error: unknown) => void = (e) => console.error("actorzero: projections failed to catch up:", e),
+  ): Unsubscribe {
     const after = Math.min(...this.#live.map((l) => l.position));
     return this.store.subscribe(after, () => void this.catchUp().catch(onError));
   }

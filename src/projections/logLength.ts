@@ -9,10 +9,18 @@ import { StoreError } from "../events/errors.ts";
 import type { EventStore, SqlExecutor } from "../events/store.ts";
 
 /** A message naming the problem when a checkpoint in `checkpoints` lies past `head`; null otherwise (or without projections). */
-export const logShorterThanProjections = async (sql: SqlExecutor, head: number, checkpoints = "projection_checkpoints"): Promise<string | null> => {
-  const { rows: found } = await sql.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [checkpoints]);
+export const logShorterThanProjections = async (
+  sql: SqlExecutor,
+  head: number,
+  checkpoints = "projection_checkpoints",
+): Promise<string | null> => {
+  const { rows: found } = await sql.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [
+    checkpoints,
+  ]);
   if (!found[0]?.exists) return null;
-  const { rows } = await sql.query<{ position: string | number | null }>(`SELECT max(position) AS position FROM ${checkpoints}`);
+  const { rows } = await sql.query<{ position: string | number | null }>(
+    `SELECT max(position) AS position FROM ${checkpoints}`,
+  );
   const position = Number(rows[0]?.position ?? 0);
   if (!(position > head)) return null;
   return `the log ends at position ${head}, but its projections were built from events up to position ${position}: events were removed from the log`;

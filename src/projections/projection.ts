@@ -47,7 +47,9 @@ export const defineProjection = <S>(p: Projection<S>): Projection<S> => p;
 export const onceByPosition =
   <S extends Positioned>(apply: (state: S, event: FoldedEvent) => S) =>
   (state: S, event: RecordedEvent): S =>
-    event.globalPosition <= state.position || !isFolded(event) ? state : { ...apply(state, event), position: event.globalPosition };
+    event.globalPosition <= state.position || !isFolded(event)
+      ? state
+      : { ...apply(state, event), position: event.globalPosition };
 
 /**
  * `onceByPosition` for an `apply` that returns `state` itself or an object it has just made (never
@@ -90,7 +92,9 @@ export const distinctKeys = (...keys: readonly (string | null | undefined)[]): s
 };
 
 /** What a fold does with each event type it reads, each handler typed by its event. */
-export type EventHandlers<S> = { [K in FoldedEvent["type"]]?: (state: S, event: Extract<FoldedEvent, { type: K }>) => S };
+export type EventHandlers<S> = {
+  [K in FoldedEvent["type"]]?: (state: S, event: Extract<FoldedEvent, { type: K }>) => S;
+};
 
 /** A fold over the event types it has handlers for; `types` names them (for `keysOf`). */
 export type ReadingFold<S> = ((state: S, event: FoldedEvent) => S) & { readonly types: ReadonlySet<EventType> };
@@ -102,7 +106,10 @@ export type ReadingFold<S> = ((state: S, event: FoldedEvent) => S) & { readonly 
  * audit), write an exhaustive switch instead.
  * @example const apply = readsEvents<UsageView>({ ContextCreated: (u, e) => ({ ...u, rootContextId: e.data.rootContextId }) });
  */
-export const readsEvents = <S>(handlers: EventHandlers<S>, first?: (state: S, event: FoldedEvent) => S): ReadingFold<S> => {
+export const readsEvents = <S>(
+  handlers: EventHandlers<S>,
+  first?: (state: S, event: FoldedEvent) => S,
+): ReadingFold<S> => {
   const byType = handlers as Partial<Record<EventType, (state: S, event: FoldedEvent) => S>>;
   const fold = (state: S, event: FoldedEvent): S => {
     const handler = byType[event.type];

@@ -11,9 +11,11 @@ import type { UsageRollup, UsageView } from "./usage.ts";
 
 /** The queries over `table` (an engine's `projection_state`), through the executor `sql()` returns. */
 export const projectionQueries = (sql: () => SqlExecutor, table: string) => {
-
   const one = async <S>(projection: string, key: string): Promise<S | null> => {
-    const { rows } = await sql().query<{ state: S }>(`SELECT state FROM ${table} WHERE projection = $1 AND key = $2`, [projection, key]);
+    const { rows } = await sql().query<{ state: S }>(`SELECT state FROM ${table} WHERE projection = $1 AND key = $2`, [
+      projection,
+      key,
+    ]);
     return rows[0]?.state ?? null;
   };
 
@@ -57,7 +59,10 @@ export const projectionQueries = (sql: () => SqlExecutor, table: string) => {
         `SELECT state FROM ${table} WHERE projection = 'transcript' AND grp = $1 ORDER BY ord, key`,
         [id],
       );
-      return historyOf(rows.map((r) => r.state), options);
+      return historyOf(
+        rows.map((r) => r.state),
+        options,
+      );
     },
   };
 
@@ -73,7 +78,13 @@ export const projectionQueries = (sql: () => SqlExecutor, table: string) => {
         [rootContextId],
       );
       const r = rows[0];
-      return { rootContextId, inputTokens: Number(r?.i ?? 0), outputTokens: Number(r?.o ?? 0), modelCalls: Number(r?.m ?? 0), contexts: Number(r?.c ?? 0) };
+      return {
+        rootContextId,
+        inputTokens: Number(r?.i ?? 0),
+        outputTokens: Number(r?.o ?? 0),
+        modelCalls: Number(r?.m ?? 0),
+        contexts: Number(r?.c ?? 0),
+      };
     },
   };
 

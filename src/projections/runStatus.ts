@@ -18,7 +18,8 @@ export type RunStatus = "running" | "completed" | "stopped" | "failed" | "interr
 export const INTERRUPTED_MESSAGE = "The run did not finish: it was found unfinished when the log was opened.";
 
 /** The words of an interrupted run whose own end the store refused, with why. */
-export const unrecordedMessage = (reason: string): string => `The run did not finish: its end could not be recorded (${reason}).`;
+export const unrecordedMessage = (reason: string): string =>
+  `The run did not finish: its end could not be recorded (${reason}).`;
 
 /** How one run ended, as its terminal fact records it. */
 export type RunEnd = {
@@ -41,14 +42,23 @@ export const runEndOf = (f: DomainEvent): RunEnd | null => {
     case "RunStopped":
       return { ...base, runId: f.data.runId, run: "stopped", status: "stopped", stoppedBy: f.data.by };
     case "RunFailed":
-      return { ...base, runId: f.data.runId, run: "failed", status: "failed", failure: { reason: f.data.reason, message: f.data.message } };
+      return {
+        ...base,
+        runId: f.data.runId,
+        run: "failed",
+        status: "failed",
+        failure: { reason: f.data.reason, message: f.data.message },
+      };
     case "RunInterrupted":
       return {
         ...base,
         runId: f.data.runId,
         run: "interrupted",
         status: "failed",
-        failure: { reason: "interrupted", message: f.data.reason === undefined ? INTERRUPTED_MESSAGE : unrecordedMessage(f.data.reason) },
+        failure: {
+          reason: "interrupted",
+          message: f.data.reason === undefined ? INTERRUPTED_MESSAGE : unrecordedMessage(f.data.reason),
+        },
       };
     default:
       return null;
@@ -60,4 +70,5 @@ export const statusAfter = (status: ContextStatus, f: RecordedEvent): ContextSta
   f.type === "RunStarted" ? "running" : (runEndOf(f)?.status ?? status);
 
 /** The status `facts` leave a context in that was `from` before them. */
-export const statusOf = (facts: readonly RecordedEvent[], from: ContextStatus = "idle"): ContextStatus => facts.reduce(statusAfter, from);
+export const statusOf = (facts: readonly RecordedEvent[], from: ContextStatus = "idle"): ContextStatus =>
+  facts.reduce(statusAfter, from);

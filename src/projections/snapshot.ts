@@ -5,7 +5,10 @@ import type { ProjectionsSnapshot, SnapshotRow } from "./api.ts";
 import { foldEvents, type Projection, type ProjectionColumns } from "./projection.ts";
 
 /** The rows `projections` would hold after `events`, folded in memory: what a correct engine's snapshot equals. */
-export const foldSnapshot = (events: readonly RecordedEvent[], projections: readonly Projection<any>[] = ALL_PROJECTIONS): ProjectionsSnapshot => {
+export const foldSnapshot = (
+  events: readonly RecordedEvent[],
+  projections: readonly Projection<any>[] = ALL_PROJECTIONS,
+): ProjectionsSnapshot => {
   const out: ProjectionsSnapshot = {};
   for (const p of projections) {
     const rows = [...foldEvents(p, events).entries()].map(([key, state]) => toRow(p, key, state));
@@ -29,8 +32,12 @@ export const sameJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
+  if (Array.isArray(a))
+    return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
   const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 };

@@ -43,7 +43,12 @@ export const readCheckpoints = async (sql: SqlExecutor, checkpoints: string): Pr
 };
 
 /** Empties the states of `projections` and sets their checkpoints to zero at the given versions, in `tx` (locked). */
-export const resetRows = async (tx: SqlExecutor, state: string, checkpoints: string, projections: readonly { name: string; version: number }[]) => {
+export const resetRows = async (
+  tx: SqlExecutor,
+  state: string,
+  checkpoints: string,
+  projections: readonly { name: string; version: number }[],
+) => {
   const names = JSON.stringify(projections.map((p) => p.name));
   const rows = JSON.stringify(projections.map((p) => ({ n: p.name, v: p.version })));
   // When no other projection shares the table, TRUNCATE: a rebuild then leaves no dead rows behind.
@@ -52,7 +57,8 @@ export const resetRows = async (tx: SqlExecutor, state: string, checkpoints: str
     [names],
   );
   if (others.length === 0) await tx.exec(`TRUNCATE ${state}`);
-  else await tx.query(`DELETE FROM ${state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
+  else
+    await tx.query(`DELETE FROM ${state} WHERE projection IN (SELECT jsonb_array_elements_text($1::jsonb))`, [names]);
   await tx.query(
     `INSERT INTO ${checkpoints} (name, version, position)
      SELECT n, v, 0 FROM jsonb_to_recordset($1::jsonb) AS x(n text, v integer)

@@ -8,13 +8,28 @@ import { sameJson, sortRows } from "./snapshot.ts";
 import type { ProjectionsSnapshot, SnapshotRow, VerifyResult } from "./api.ts";
 
 /** Every state of `projections` in table `state`, by projection, in their order. */
-export const readSnapshot = async (sql: SqlExecutor, state: string, projections: readonly Projection<any>[]): Promise<ProjectionsSnapshot> => {
+export const readSnapshot = async (
+  sql: SqlExecutor,
+  state: string,
+  projections: readonly Projection<any>[],
+): Promise<ProjectionsSnapshot> => {
   const out: ProjectionsSnapshot = Object.fromEntries(projections.map((p) => [p.name, [] as SnapshotRow[]]));
-  const { rows } = await sql.query<{ projection: string; key: string; grp: string | null; ord: unknown; position: unknown; state: unknown }>(
-    `SELECT projection, key, grp, ord::float8 AS ord, position::float8 AS position, state FROM ${state}`,
-  );
+  const { rows } = await sql.query<{
+    projection: string;
+    key: string;
+    grp: string | null;
+    ord: unknown;
+    position: unknown;
+    state: unknown;
+  }>(`SELECT projection, key, grp, ord::float8 AS ord, position::float8 AS position, state FROM ${state}`);
   for (const r of rows) {
-    (out[r.projection] ??= []).push({ key: r.key, group: r.grp, order: Number(r.ord), position: Number(r.position), state: r.state });
+    (out[r.projection] ??= []).push({
+      key: r.key,
+      group: r.grp,
+      order: Number(r.ord),
+      position: Number(r.position),
+      state: r.state,
+    });
   }
   for (const name of Object.keys(out)) sortRows(out[name]!);
   return out;
@@ -44,7 +59,7 @@ export const mismatchesOf = (
  * full and throws EventDecodeError naming the first that fails, e.g. one written around the store.
  */
 export const parseEveryRow = async (sql: SqlExecutor, until: number, pageSize: number): Promise<void> => {
-  for (let after = 0; after < until; ) {
+  for (let after = 0; after < until;) {
     const { rows } = await sql.query<EventRow>(READ_RANGE_SQL, [after, until, pageSize]);
     if (rows.length === 0) return;
     for (const row of rows) verifyRow(row);

@@ -14,7 +14,10 @@ import type { RunTranscript } from "./transcript.ts";
 /** The summary as the model reads it: the first message after the system prompt. */
 export const SUMMARY_PREFIX = "Summary of the earlier conversation (its full messages are kept in the log):\n\n";
 
-export const summaryMessage = (summary: string): ChatMessage => ({ role: "user", content: `${SUMMARY_PREFIX}${summary}` });
+export const summaryMessage = (summary: string): ChatMessage => ({
+  role: "user",
+  content: `${SUMMARY_PREFIX}${summary}`,
+});
 
 /** What an elided tool result reads as: its size, and where the whole output is. */
 export const elidedNote = (runId: string, toolCallId: string, tokens: number): string =>
@@ -26,11 +29,13 @@ export type Topic = { runId: string; firstPosition: number; sealed: boolean; mes
 /** The history split as compaction needs it: the standing summary, the topics it covers, and the rest in order. */
 export type TopicView = { summary: string | null; covered: string[]; topics: Topic[] };
 
-const ordered = (runs: Iterable<RunTranscript>): RunTranscript[] => [...runs].sort((a, b) => a.firstPosition - b.firstPosition);
+const ordered = (runs: Iterable<RunTranscript>): RunTranscript[] =>
+  [...runs].sort((a, b) => a.firstPosition - b.firstPosition);
 
 const latestCompaction = (runs: readonly RunTranscript[]) => {
   let latest: NonNullable<RunTranscript["compaction"]> | null = null;
-  for (const r of runs) if (r.compaction && (latest === null || r.compaction.position > latest.position)) latest = r.compaction;
+  for (const r of runs)
+    if (r.compaction && (latest === null || r.compaction.position > latest.position)) latest = r.compaction;
   return latest;
 };
 
@@ -56,7 +61,12 @@ export const topicsOf = (runs: Iterable<RunTranscript>): TopicView => {
     covered: [...covered],
     topics: all
       .filter((r) => !covered.has(r.runId))
-      .map((r) => ({ runId: r.runId, firstPosition: r.firstPosition, sealed: r.sealed === true, messages: viewOfRun(r) })),
+      .map((r) => ({
+        runId: r.runId,
+        firstPosition: r.firstPosition,
+        sealed: r.sealed === true,
+        messages: viewOfRun(r),
+      })),
   };
 };
 

@@ -38,13 +38,24 @@ const keyPart = (s: string): string => (UNRESERVED.test(s) ? s : encodeURICompon
 
 export const initRunTranscript = (key: string): RunTranscript => {
   const [c = "", r = ""] = key.split("/");
-  return { contextId: decodeURIComponent(c), runId: decodeURIComponent(r), messages: [], pending: [], firstPosition: 0, position: 0 };
+  return {
+    contextId: decodeURIComponent(c),
+    runId: decodeURIComponent(r),
+    messages: [],
+    pending: [],
+    firstPosition: 0,
+    position: 0,
+  };
 };
 
 const flush = (t: RunTranscript): RunTranscript =>
   t.pending.length === 0
     ? t
-    : { ...t, messages: [...t.messages, ...t.pending.map((content): ChatMessage => ({ role: "user", content }))], pending: [] };
+    : {
+        ...t,
+        messages: [...t.messages, ...t.pending.map((content): ChatMessage => ({ role: "user", content }))],
+        pending: [],
+      };
 
 const closeDangling = (t: RunTranscript): RunTranscript => {
   const answered = new Set(t.messages.flatMap((m) => (m.role === "tool" ? [m.tool_call_id] : [])));
@@ -80,9 +91,15 @@ const apply = readsEvents<RunTranscript>(
         type: "function",
         function: { name: c.name, arguments: argumentsAsString(c.arguments) },
       }));
-      return add(t, calls.length === 0 ? { role: "assistant", content: text } : { role: "assistant", content: text, tool_calls: calls });
+      return add(
+        t,
+        calls.length === 0
+          ? { role: "assistant", content: text }
+          : { role: "assistant", content: text, tool_calls: calls },
+      );
     },
-    ToolReturned: (t, event) => add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result }),
+    ToolReturned: (t, event) =>
+      add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result }),
     ToolFailed: (t, event) => add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error }),
     RunCompleted: (t) => ({ ...flush(t), sealed: true }),
     RunStopped: sealCutShort,

@@ -13,7 +13,13 @@ export type UsageView = {
   position: number;
 };
 
-export type UsageRollup = { rootContextId: string; inputTokens: number; outputTokens: number; modelCalls: number; contexts: number };
+export type UsageRollup = {
+  rootContextId: string;
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  contexts: number;
+};
 
 export const initUsage = (contextId: string): UsageView => ({
   contextId,

@@ -21,7 +21,11 @@ export type WholeLogVerification = LogVerification & {
  * Verifies the log in `store`, then its projections; `ok` only when everything holds. `projections`: the ones a
  * running process keeps (the holder of a data dir answering `verify-log`), instead of opening a second set.
  */
-export const verifyWholeLog = async (store: EventStore, options: VerifyLogOptions = {}, projections?: Projections): Promise<WholeLogVerification> => {
+export const verifyWholeLog = async (
+  store: EventStore,
+  options: VerifyLogOptions = {},
+  projections?: Projections,
+): Promise<WholeLogVerification> => {
   const log = await store.verify(options);
   const problems: LogProblem[] = [...log.problems];
   let compared: WholeLogVerification["projections"] = null;
@@ -33,7 +37,11 @@ export const verifyWholeLog = async (store: EventStore, options: VerifyLogOption
       const result = await (projections ?? (await openProjections(store))).verify();
       const differences = result.mismatches.map((m) => `${m.projection} ${m.key}`);
       compared = { ok: result.ok, differences };
-      if (!result.ok) problems.push({ position: null, problem: `the projections differ from a rebuild of the log: ${differences.slice(0, 5).join(", ")}${differences.length > 5 ? ", …" : ""} (actorzero replay --verify shows how)` });
+      if (!result.ok)
+        problems.push({
+          position: null,
+          problem: `the projections differ from a rebuild of the log: ${differences.slice(0, 5).join(", ")}${differences.length > 5 ? ", …" : ""} (actorzero replay --verify shows how)`,
+        });
     } catch (e) {
       if (!(e instanceof EventDecodeError)) throw e;
       problems.push({ position: e.globalPosition, problem: `the projections cannot fold it: ${e.message}` });

@@ -11,9 +11,26 @@
 //   context a task is in is found by one scan of the log, then remembered (TaskIndex), so polling a task scans nothing.
 // - Push notifications, ListTasks and the extended card are refused as unsupported; bad input names its field
 //   and writes nothing.
-import type { AgentCard, CancelTaskRequest, GetTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task } from "@a2a-js/sdk";
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from "@a2a-js/sdk";
 import { Role, TaskState } from "@a2a-js/sdk";
-import { A2AError, ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
+import {
+  A2AError,
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { Runtime } from "../runtime/api.ts";
 import { ANSWER_ARTIFACT_ID, taskOf, TERMINAL_STATES, textOf } from "./a2aTask.ts";
@@ -33,7 +50,8 @@ export class TaskIndex {
     return this.contexts.get(taskId);
   }
   set(taskId: string, contextId: string): void {
-    if (this.contexts.size >= this.max && !this.contexts.has(taskId)) this.contexts.delete(this.contexts.keys().next().value!);
+    if (this.contexts.size >= this.max && !this.contexts.has(taskId))
+      this.contexts.delete(this.contexts.keys().next().value!);
     this.contexts.set(taskId, contextId);
   }
 }
@@ -41,7 +59,8 @@ const isTerminal = (t: Task): boolean => TERMINAL_STATES.includes(t.status!.stat
 const isSettled = (t: Task): boolean => isTerminal(t) || t.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED;
 
 /** The headers of the call, as the route put them in the call context's state. */
-const headersOf = (context: ServerCallContext): Record<string, string | undefined> => (context.state.get("headers") as Record<string, string | undefined>) ?? {};
+const headersOf = (context: ServerCallContext): Record<string, string | undefined> =>
+  (context.state.get("headers") as Record<string, string | undefined>) ?? {};
 
 export class RuntimeA2AHandler implements A2ARequestHandler {
   constructor(
@@ -57,7 +76,8 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
 
   /** The root and run a task id names (a run id recorded by a RunStarted of a root), or null. */
   private async locate(taskId: string): Promise<Located | null> {
-    if (typeof taskId !== "string" || taskId.trim() === "") throw new RequestMalformedError("id: a task id is required");
+    if (typeof taskId !== "string" || taskId.trim() === "")
+      throw new RequestMalformedError("id: a task id is required");
     let contextId = this.index.get(taskId);
     if (contextId === undefined) {
       const { rows } = await this.rt.store.sql.query<{ stream_id: string }>(
@@ -102,17 +122,25 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     const before = message.messageId ? await this.startedBy(message.messageId) : null;
     if (before) return before;
     const text = textOf(message.parts ?? []).trim();
-    if (text === "") throw new RequestMalformedError("message.parts: at least one non-empty text part is required (this agent reads text only)");
+    if (text === "")
+      throw new RequestMalformedError(
+        "message.parts: at least one non-empty text part is required (this agent reads text only)",
+      );
     const meta = { ...(params.metadata ?? {}), ...(message.metadata ?? {}) } as Record<string, unknown>;
     let contextId: string;
     if (message.contextId) {
       const view = await this.rt.context(message.contextId).catch(() => null);
-      if (!view || view.kind !== "root") throw new RequestMalformedError(`contextId: no conversation ${message.contextId} here`);
+      if (!view || view.kind !== "root")
+        throw new RequestMalformedError(`contextId: no conversation ${message.contextId} here`);
       contextId = view.id;
       if (message.taskId) {
         const at = await this.locate(message.taskId);
-        if (!at || at.contextId !== contextId) throw new TaskNotFoundError(`taskId: no task ${message.taskId} in context ${contextId}`);
-        if (isTerminal(await this.task(at))) throw new UnsupportedOperationError(`taskId: task ${message.taskId} has ended; send without taskId to start a new one`);
+        if (!at || at.contextId !== contextId)
+          throw new TaskNotFoundError(`taskId: no task ${message.taskId} in context ${contextId}`);
+        if (isTerminal(await this.task(at)))
+          throw new UnsupportedOperationError(
+            `taskId: task ${message.taskId} has ended; send without taskId to start a new one`,
+          );
       }
     } else {
       if (message.taskId) throw new RequestMalformedError("taskId: a task is continued within its contextId");
@@ -121,11 +149,16 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
       if (skill !== undefined && (typeof skill !== "string" || !profiles.includes(skill))) {
         throw new RequestMalformedError(`metadata.skill: one of ${profiles.join(", ")}`);
       }
-      const name = typeof meta["name"] === "string" && meta["name"].trim() !== "" ? meta["name"].trim().slice(0, 200) : undefined;
+      const name =
+        typeof meta["name"] === "string" && meta["name"].trim() !== "" ? meta["name"].trim().slice(0, 200) : undefined;
       contextId = (await this.rt.createContext({ ...(skill ? { profile: skill } : {}), ...(name ? { name } : {}) })).id;
     }
     const traceparent = readTraceparent(headersOf(context)["traceparent"]);
-    const started = await this.rt.start(contextId, text, { via: "a2a", ...(traceparent ? { traceparent } : {}), ...(message.messageId ? { messageId: message.messageId } : {}) });
+    const started = await this.rt.start(contextId, text, {
+      via: "a2a",
+      ...(traceparent ? { traceparent } : {}),
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+    });
     this.index.set(started.runId, contextId);
     started.ended.catch(() => undefined);
     return { contextId, runId: started.runId };
@@ -164,7 +197,8 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     const at = await this.start(params, context);
     const history = params.configuration?.historyLength;
     if (params.configuration?.returnImmediately) return this.task(at, history);
-    for await (const task of this.watch(at, true)) if (isSettled(task)) return history === undefined ? task : this.task(at, history);
+    for await (const task of this.watch(at, true))
+      if (isSettled(task)) return history === undefined ? task : this.task(at, history);
     return this.task(at, history);
   };
 
@@ -177,26 +211,60 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     for await (const task of this.watch(at, false)) {
       if (last === null) {
         last = fromStart ? TaskState.TASK_STATE_WORKING : task.status!.state;
-        const opening = fromStart && task.status!.state !== last ? { ...task, status: { ...task.status!, state: last, message: undefined }, artifacts: [], history: task.history.filter((m) => m.role !== Role.ROLE_AGENT) } : task;
+        const opening =
+          fromStart && task.status!.state !== last
+            ? {
+                ...task,
+                status: { ...task.status!, state: last, message: undefined },
+                artifacts: [],
+                history: task.history.filter((m) => m.role !== Role.ROLE_AGENT),
+              }
+            : task;
         yield { payload: { $case: "task", value: opening } };
         if (opening === task && isTerminal(task)) return;
       }
       if (task.status!.state === last) continue;
       const answer = task.artifacts.find((a) => a.artifactId === ANSWER_ARTIFACT_ID);
-      if (answer) yield { payload: { $case: "artifactUpdate", value: { taskId: task.id, contextId: task.contextId, artifact: answer, append: false, lastChunk: true, metadata: undefined } } };
-      yield { payload: { $case: "statusUpdate", value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined } } };
+      if (answer)
+        yield {
+          payload: {
+            $case: "artifactUpdate",
+            value: {
+              taskId: task.id,
+              contextId: task.contextId,
+              artifact: answer,
+              append: false,
+              lastChunk: true,
+              metadata: undefined,
+            },
+          },
+        };
+      yield {
+        payload: {
+          $case: "statusUpdate",
+          value: { taskId: task.id, contextId: task.contextId, status: task.status, metadata: undefined },
+        },
+      };
       last = task.status!.state;
     }
   }
 
-  sendMessageStream = async function* (this: RuntimeA2AHandler, params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse> {
+  sendMessageStream = async function* (
+    this: RuntimeA2AHandler,
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse> {
     yield* this.updates(await this.start(params, context), true);
   };
 
-  resubscribe = async function* (this: RuntimeA2AHandler, params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse> {
+  resubscribe = async function* (
+    this: RuntimeA2AHandler,
+    params: SubscribeToTaskRequest,
+  ): AsyncGenerator<StreamResponse> {
     const at = await this.locate(params.id);
     if (!at) throw new TaskNotFoundError(`no task ${params.id}`);
-    if (isTerminal(await this.task(at))) throw new UnsupportedOperationError(`task ${params.id} has ended; read it with GetTask`);
+    if (isTerminal(await this.task(at)))
+      throw new UnsupportedOperationError(`task ${params.id} has ended; read it with GetTask`);
     yield* this.updates(at, false);
   };
 
@@ -220,7 +288,9 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
     throw new UnsupportedOperationError("ListTasks is not supported: read a task with GetTask");
   };
   createTaskPushNotificationConfig = async (): Promise<never> => {
-    throw new PushNotificationNotSupportedError("push notifications are not supported: stream with SendStreamingMessage");
+    throw new PushNotificationNotSupportedError(
+      "push notifications are not supported: stream with SendStreamingMessage",
+    );
   };
   getTaskPushNotificationConfig = this.createTaskPushNotificationConfig;
   listTaskPushNotificationConfigs = this.createTaskPushNotificationConfig;

@@ -9,9 +9,19 @@ import { Role, TaskState, type Artifact, type Message, type Part, type Task, typ
 import type { RecordedEvent } from "../events/schema.ts";
 
 export const ANSWER_ARTIFACT_ID = "answer";
-export const TERMINAL_STATES: readonly TaskState[] = [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED];
+export const TERMINAL_STATES: readonly TaskState[] = [
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_REJECTED,
+];
 
-export const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" });
+export const textPart = (text: string): Part => ({
+  content: { $case: "text", value: text },
+  metadata: undefined,
+  filename: "",
+  mediaType: "text/plain",
+});
 
 /** The text of a message's text parts, joined; data and file parts are not read (the card accepts text only). */
 export const textOf = (parts: readonly Part[]): string =>
@@ -40,13 +50,21 @@ export const answerArtifact = (text: string): Artifact => ({
   extensions: [],
 });
 
-export const status = (state: TaskState, at: string, note?: Message): TaskStatus => ({ state, message: note, timestamp: at });
+export const status = (state: TaskState, at: string, note?: Message): TaskStatus => ({
+  state,
+  message: note,
+  timestamp: at,
+});
 
 /** What the run's facts say of it: its state, when, and the answer or the reason. */
 export type RunState = { state: TaskState; at: string; answer: string | null; reason: string | null };
 
 /** The state of run `runId` after `events` (its context's stream); `awaitingDecision`: an approval pending in its tree. */
-export const runStateOf = (events: readonly RecordedEvent[], runId: string, awaitingDecision: boolean): RunState | null => {
+export const runStateOf = (
+  events: readonly RecordedEvent[],
+  runId: string,
+  awaitingDecision: boolean,
+): RunState | null => {
   let state: RunState | null = null;
   for (const e of events) {
     if (!("runId" in e.data) || e.data.runId !== runId) continue;
@@ -58,24 +76,46 @@ export const runStateOf = (events: readonly RecordedEvent[], runId: string, awai
         state = { state: TaskState.TASK_STATE_COMPLETED, at: e.recordedAt, answer: e.data.response, reason: null };
         break;
       case "RunStopped":
-        state = { state: TaskState.TASK_STATE_CANCELED, at: e.recordedAt, answer: null, reason: `stopped by the ${e.data.by}` };
+        state = {
+          state: TaskState.TASK_STATE_CANCELED,
+          at: e.recordedAt,
+          answer: null,
+          reason: `stopped by the ${e.data.by}`,
+        };
         break;
       case "RunFailed":
-        state = { state: TaskState.TASK_STATE_FAILED, at: e.recordedAt, answer: null, reason: `${e.data.reason}: ${e.data.message}` };
+        state = {
+          state: TaskState.TASK_STATE_FAILED,
+          at: e.recordedAt,
+          answer: null,
+          reason: `${e.data.reason}: ${e.data.message}`,
+        };
         break;
       case "RunInterrupted":
-        state = { state: TaskState.TASK_STATE_FAILED, at: e.recordedAt, answer: null, reason: `interrupted${e.data.reason ? `: ${e.data.reason}` : ""}` };
+        state = {
+          state: TaskState.TASK_STATE_FAILED,
+          at: e.recordedAt,
+          answer: null,
+          reason: `interrupted${e.data.reason ? `: ${e.data.reason}` : ""}`,
+        };
         break;
       default:
         break;
     }
   }
-  if (state && state.state === TaskState.TASK_STATE_WORKING && awaitingDecision) return { ...state, state: TaskState.TASK_STATE_INPUT_REQUIRED };
+  if (state && state.state === TaskState.TASK_STATE_WORKING && awaitingDecision)
+    return { ...state, state: TaskState.TASK_STATE_INPUT_REQUIRED };
   return state;
 };
 
 /** The A2A task for run `runId` of root `contextId`, or null when that context has no such run. */
-export const taskOf = (events: readonly RecordedEvent[], contextId: string, runId: string, awaitingDecision: boolean, historyLength?: number): Task | null => {
+export const taskOf = (
+  events: readonly RecordedEvent[],
+  contextId: string,
+  runId: string,
+  awaitingDecision: boolean,
+  historyLength?: number,
+): Task | null => {
   const run = runStateOf(events, runId, awaitingDecision);
   if (!run) return null;
   const history: Message[] = [];
@@ -90,7 +130,13 @@ export const taskOf = (events: readonly RecordedEvent[], contextId: string, runI
       : run.reason !== null
         ? message(Role.ROLE_AGENT, `${runId}-end`, contextId, runId, run.reason)
         : run.state === TaskState.TASK_STATE_INPUT_REQUIRED
-          ? message(Role.ROLE_AGENT, `${runId}-approval`, contextId, runId, "A tool call awaits a person's decision (actorzero approve / reject).")
+          ? message(
+              Role.ROLE_AGENT,
+              `${runId}-approval`,
+              contextId,
+              runId,
+              "A tool call awaits a person's decision (actorzero approve / reject).",
+            )
           : undefined;
   if (note && run.answer !== null) history.push(note);
   const shown = historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength);

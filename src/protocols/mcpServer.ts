@@ -16,12 +16,27 @@ import { readTraceparent } from "./traceContext.ts";
 export const MCP_SERVER_NAME = "actorzero";
 
 /** The tool name for a profile: characters MCP tool names do not allow become `_`, cut to 64. */
-export const delegateToolName = (profile: string): string => `delegate_to_${profile}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+export const delegateToolName = (profile: string): string =>
+  `delegate_to_${profile}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
 
 const Input = {
-  message: z.string().trim().min(1, "message: the task must not be empty").describe("The task or question for the agent."),
-  context_id: z.string().min(1).optional().describe("Continue this conversation (a contextId an earlier call returned) instead of starting a new one."),
-  name: z.string().trim().min(1).max(200).optional().describe("A name for a new conversation (shown in the tree and audit)."),
+  message: z
+    .string()
+    .trim()
+    .min(1, "message: the task must not be empty")
+    .describe("The task or question for the agent."),
+  context_id: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("Continue this conversation (a contextId an earlier call returned) instead of starting a new one."),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("A name for a new conversation (shown in the tree and audit)."),
 };
 const Output = {
   contextId: z.string(),
@@ -65,14 +80,22 @@ const delegate = async (
   let contextId: string;
   if (input.context_id !== undefined) {
     const view = await rt.context(input.context_id).catch(() => null);
-    if (!view || view.kind !== "root") return toolError(`No conversation ${input.context_id}: context_id must be a contextId an earlier call returned.`);
-    if (view.profile !== profile) return toolError(`Conversation ${view.id} belongs to profile '${view.profile}'; continue it with ${delegateToolName(view.profile)}.`);
-    if (view.status === "running") return toolError(`Conversation ${view.id} is still running; wait for its answer or stop it first.`);
+    if (!view || view.kind !== "root")
+      return toolError(`No conversation ${input.context_id}: context_id must be a contextId an earlier call returned.`);
+    if (view.profile !== profile)
+      return toolError(
+        `Conversation ${view.id} belongs to profile '${view.profile}'; continue it with ${delegateToolName(view.profile)}.`,
+      );
+    if (view.status === "running")
+      return toolError(`Conversation ${view.id} is still running; wait for its answer or stop it first.`);
     contextId = view.id;
   } else {
     contextId = (await rt.createContext({ profile, ...(input.name ? { name: input.name } : {}) })).id;
   }
-  const started = await rt.start(contextId, input.message, { via: "mcp", ...(call.traceparent ? { traceparent: call.traceparent } : {}) });
+  const started = await rt.start(contextId, input.message, {
+    via: "mcp",
+    ...(call.traceparent ? { traceparent: call.traceparent } : {}),
+  });
   // A client that gives up on the call stops the run it started (the log says so, as for any stop).
   const onAbort = () => void rt.stop(contextId).catch(() => undefined);
   call.signal.addEventListener("abort", onAbort, { once: true });
@@ -107,7 +130,8 @@ export const mcpServerFor = (rt: Runtime): McpServer => {
       async (input, extra) => {
         try {
           const headers = extra.requestInfo?.headers as Record<string, string | string[] | undefined> | undefined;
-          const traceparent = readTraceparent(extra._meta?.["traceparent"]) ?? readTraceparent(headers?.["traceparent"]);
+          const traceparent =
+            readTraceparent(extra._meta?.["traceparent"]) ?? readTraceparent(headers?.["traceparent"]);
           return await delegate(rt, p.key, input, { signal: extra.signal, traceparent });
         } catch (e) {
           return toolError((e as Error).message);

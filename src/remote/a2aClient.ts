@@ -1,10 +1,20 @@
 // An A2A client (the SDK's, JSON-RPC transport) for a URL, with headers (credentials, traceparent) added to every request.
 // Its own folder, below the runtime: the runtime's remote subordinates and the protocol tests both use it.
 import { Role, TaskState, type Message, type Part } from "@a2a-js/sdk";
-import { type Client, ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
+import {
+  type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
 
 /** A client of the agent whose card is at `<url>/.well-known/agent-card.json`; `headers()` is asked per request. */
-export const a2aClient = async (url: string, headers: () => Record<string, string> = () => ({}), signal?: AbortSignal): Promise<Client> => {
+export const a2aClient = async (
+  url: string,
+  headers: () => Record<string, string> = () => ({}),
+  signal?: AbortSignal,
+): Promise<Client> => {
   const fetchImpl: typeof fetch = (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [k, v] of Object.entries(headers())) merged.set(k, v);
@@ -17,7 +27,12 @@ export const a2aClient = async (url: string, headers: () => Record<string, strin
   return new ClientFactory(options).createFromUrl(url);
 };
 
-const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" });
+const textPart = (text: string): Part => ({
+  content: { $case: "text", value: text },
+  metadata: undefined,
+  filename: "",
+  mediaType: "text/plain",
+});
 
 /** A user's text message, in a context when `contextId` is given (else the agent starts one). */
 export const userMessage = (text: string, messageId: string, contextId = "", taskId = ""): Message => ({
@@ -39,6 +54,15 @@ export const partsText = (parts: readonly Part[]): string =>
     .join("\n");
 
 /** A task state as the spec writes it in v0.3 and in prose: `working`, `input-required`, … */
-export const stateName = (state: TaskState): string => (TaskState[state] ?? "unspecified").replace(/^TASK_STATE_/, "").toLowerCase().replace(/_/g, "-");
+export const stateName = (state: TaskState): string =>
+  (TaskState[state] ?? "unspecified")
+    .replace(/^TASK_STATE_/, "")
+    .toLowerCase()
+    .replace(/_/g, "-");
 
-export const TERMINAL: readonly TaskState[] = [TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED];
+export const TERMINAL: readonly TaskState[] = [
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+];

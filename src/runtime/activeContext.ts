@@ -37,7 +37,10 @@ export class ActiveContext {
   lastEnd: RunOutcome | null = null;
   private lastAnswered: string | null = null;
   /** The waiters of each run, answered as the machine ends it (`run.ended`), or failed by close (`failUnanswered`). */
-  readonly outcomes = new Map<string, { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void; reject: (e: Error) => void }>();
+  readonly outcomes = new Map<
+    string,
+    { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void; reject: (e: Error) => void }
+  >();
   /** Serializes commands (send, stop, pause, resume) to this context. */
   commands: Promise<unknown> = Promise.resolve();
   passivateTimer: NodeJS.Timeout | null = null;
@@ -60,7 +63,8 @@ export class ActiveContext {
         if (f.data.fresh) this.children.push({ contextId: f.data.childContextId, slot: f.data.jobId ?? "default" });
         this.subordinateCalls.set(callKey(f.data.runId, f.data.toolCallId), f.data.childContextId);
       }
-      if (f.type === "SubordinateReturned" && f.data.result !== null) this.storedResults.set(f.data.toolCallId, f.data.result);
+      if (f.type === "SubordinateReturned" && f.data.result !== null)
+        this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
       if (outcome) this.lastEnd = outcome;
     }
@@ -96,7 +100,15 @@ export class ActiveContext {
     const outcome: RunOutcome =
       this.lastEnd?.runId === runId
         ? this.lastEnd
-        : { runId, status: "failed", response: null, failure: { reason: unrecorded === null ? "interrupted" : "internal", message: unrecorded ?? INTERRUPTED_MESSAGE } };
+        : {
+            runId,
+            status: "failed",
+            response: null,
+            failure: {
+              reason: unrecorded === null ? "interrupted" : "internal",
+              message: unrecorded ?? INTERRUPTED_MESSAGE,
+            },
+          };
     void this.outcome(runId);
     this.outcomes.get(runId)!.resolve(outcome);
     if (this.lastAnswered !== null && this.lastAnswered !== runId) this.outcomes.delete(this.lastAnswered);

@@ -108,7 +108,6 @@ export type CreateContextOptions = {
   budget?: BudgetLimits;
 };
 
-
 export type SendResult = RunOutcome & { contextId: string };
 
 /** A message taken: the run that takes it (`intervention`: the run already going on) and that run's end. */

@@ -19,7 +19,11 @@ export type ApprovalSettings = {
   readonly timeoutMs: number | null;
 };
 
-const issueOf = (field: string, error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }, expected: string) => {
+const issueOf = (
+  field: string,
+  error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] },
+  expected: string,
+) => {
   const issue = error.issues[0]!;
   return invalid([field, ...issue.path.map(String)].join("."), expected, issue.message);
 };
@@ -28,11 +32,16 @@ const issueOf = (field: string, error: { issues: readonly { path: readonly Prope
 export const checkApprovals = (options: RuntimeOptions): ApprovalSettings => {
   const parsed = ApprovalOptions.safeParse(options.approvals ?? {});
   if (!parsed.success) {
-    throw issueOf("approvals", parsed.error, "{ tools?: tool names or prefixes ending in *, timeoutMs?: a positive whole number of milliseconds }");
+    throw issueOf(
+      "approvals",
+      parsed.error,
+      "{ tools?: tool names or prefixes ending in *, timeoutMs?: a positive whole number of milliseconds }",
+    );
   }
   for (const [name, project] of Object.entries(options.projects ?? {})) {
     const list = ApprovalList.optional().safeParse(project?.needsApproval);
-    if (!list.success) throw issueOf(`projects.${name}.needsApproval`, list.error, "tool names or prefixes ending in *");
+    if (!list.success)
+      throw issueOf(`projects.${name}.needsApproval`, list.error, "tool names or prefixes ending in *");
   }
   (options.tools ?? []).forEach((tool, i) => {
     const needs: unknown = tool?.needsApproval;
@@ -40,7 +49,8 @@ export const checkApprovals = (options: RuntimeOptions): ApprovalSettings => {
       throw invalid(`tools[${i}].needsApproval`, "true, false or a function (input, ctx) => boolean", typeof needs);
     }
     const idempotent: unknown = tool?.idempotent;
-    if (idempotent !== undefined && typeof idempotent !== "boolean") throw invalid(`tools[${i}].idempotent`, "true or false", typeof idempotent);
+    if (idempotent !== undefined && typeof idempotent !== "boolean")
+      throw invalid(`tools[${i}].idempotent`, "true or false", typeof idempotent);
   });
   return { tools: parsed.data.tools ?? [], timeoutMs: parsed.data.timeoutMs ?? null };
 };

@@ -60,7 +60,9 @@ export const openParts = async (options: RuntimeOptions): Promise<RuntimeParts> 
   const owner = options.owner ?? `${hostname()}:${process.pid}:${config.clock.uuid().slice(0, 8)}`;
   // A PGlite data dir belongs to one process (its lock sees to that): no other runtime can hold a lease.
   const shared = sharedByProcesses(store);
-  const leases = shared ? await sqlLeases(store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false }) : localLeases(owner);
+  const leases = shared
+    ? await sqlLeases(store.sql, { owner, ttlMs: config.limits.leaseTtlMs, exclusive: false })
+    : localLeases(owner);
   // Spans and live deltas follow the facts this runtime appends, through the store's append hook.
   const stopObserving = config.observer.observe(store);
   const lifecycle = new Lifecycle();
@@ -112,7 +114,20 @@ export const openParts = async (options: RuntimeOptions): Promise<RuntimeParts> 
     if (sweeper) clearInterval(sweeper);
     stopAnswering();
   };
-  const parts = { config, store, projections, leases, lifecycle, budgets, registry, recovery, commands, approvals, control, tools };
+  const parts = {
+    config,
+    store,
+    projections,
+    leases,
+    lifecycle,
+    budgets,
+    registry,
+    recovery,
+    commands,
+    approvals,
+    control,
+    tools,
+  };
   return { ...parts, recover, stopFollowing, stopObserving };
 };
 

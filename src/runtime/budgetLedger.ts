@@ -15,7 +15,17 @@
 import { ConcurrencyError } from "../events/errors.ts";
 import type { BudgetAmount, DataOf, DomainEvent, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
-import { BUDGET_STREAM_SUFFIX, type BudgetState, budgetStreamOf, evolveBudget, fitOf, foldBudget, initBudget, type Overrun, readBudget } from "../projections/budget.ts";
+import {
+  BUDGET_STREAM_SUFFIX,
+  type BudgetState,
+  budgetStreamOf,
+  evolveBudget,
+  fitOf,
+  foldBudget,
+  initBudget,
+  type Overrun,
+  readBudget,
+} from "../projections/budget.ts";
 
 export { BUDGET_STREAM_SUFFIX, budgetStreamOf };
 
@@ -50,7 +60,11 @@ export class BudgetLedger {
     return this.serialized(rootContextId, (tree) => this.decideAndAppend(rootContextId, tree, decide));
   }
 
-  private async decideAndAppend<R>(rootContextId: string, tree: Tree, decide: (s: BudgetState) => Decision<R> | Promise<Decision<R>>): Promise<R> {
+  private async decideAndAppend<R>(
+    rootContextId: string,
+    tree: Tree,
+    decide: (s: BudgetState) => Decision<R> | Promise<Decision<R>>,
+  ): Promise<R> {
     for (;;) {
       const { events, result } = await decide(tree.state);
       if (events.length === 0) return result;
@@ -79,10 +93,16 @@ export class BudgetLedger {
   }
 
   /** Records the reservation when it fits the tree's budget at `nowMs()`; else what it would pass, and the state it was judged on. */
-  async reserve(rootContextId: string, r: DataOf<"BudgetReserved">, nowMs: () => number): Promise<{ over: Overrun; state: BudgetState } | null> {
+  async reserve(
+    rootContextId: string,
+    r: DataOf<"BudgetReserved">,
+    nowMs: () => number,
+  ): Promise<{ over: Overrun; state: BudgetState } | null> {
     const decide = (state: BudgetState): Decision<{ over: Overrun; state: BudgetState } | null> => {
       const over = fitOf(state, r.amount, nowMs());
-      return over ? { events: [], result: { over, state } } : { events: [{ type: "BudgetReserved", data: r }], result: null };
+      return over
+        ? { events: [], result: { over, state } }
+        : { events: [{ type: "BudgetReserved", data: r }], result: null };
     };
     if ((await this.change(rootContextId, decide)) === null) return null;
     // Refused on what this process knows: settles of other processes' replies may not have reached it yet.
@@ -92,7 +112,10 @@ export class BudgetLedger {
 
   /** Replaces the reservation by what was spent; a reservation already settled stays as it was. */
   settle(rootContextId: string, reservationId: string, spent: BudgetAmount): Promise<void> {
-    return this.change(rootContextId, (s) => ({ events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [], result: undefined }));
+    return this.change(rootContextId, (s) => ({
+      events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [],
+      result: undefined,
+    }));
   }
 
   /** Runs `fn` in the tree's turn: nothing else of this process changes the tree meanwhile. */
@@ -114,7 +137,9 @@ export class BudgetLedger {
   observe(e: RecordedEvent): void {
     if (e.type === "ModelReplied") {
       // Whose tree it settles is not in the reply: every tree known here that holds the reservation open.
-      if (e.data.settles) for (const tree of this.trees.values()) if (tree.state.open[e.data.settles.reservationId]) tree.state = evolveBudget(tree.state, e);
+      if (e.data.settles)
+        for (const tree of this.trees.values())
+          if (tree.state.open[e.data.settles.reservationId]) tree.state = evolveBudget(tree.state, e);
       return;
     }
     if (!e.streamId.endsWith(BUDGET_STREAM_SUFFIX)) return;

@@ -20,22 +20,34 @@ import type { BudgetLedger } from "./budgetLedger.ts";
 import type { Configuration } from "./configuration.ts";
 
 /** Settles or releases every reservation the view's open run left open (a no-op for a tree without a budget). */
-export const settleLeftOpen = async (parts: { budgets: BudgetLedger; store: EventStore; config: Configuration }, view: ContextView): Promise<void> => {
+export const settleLeftOpen = async (
+  parts: { budgets: BudgetLedger; store: EventStore; config: Configuration },
+  view: ContextView,
+): Promise<void> => {
   const runId = view.currentRunId;
   if (runId === null) return;
   const state = await parts.budgets.refresh(view.rootContextId);
   if (Object.keys(state.open).length === 0) return;
   const mine = (await parts.store.readStream(budgetStreamOf(view.rootContextId))).flatMap((e) =>
-    e.type === "BudgetReserved" && state.open[e.data.reservationId] && e.data.contextId === view.id && e.data.runId === runId ? [e.data] : [],
+    e.type === "BudgetReserved" &&
+    state.open[e.data.reservationId] &&
+    e.data.contextId === view.id &&
+    e.data.runId === runId
+      ? [e.data]
+      : [],
   );
   if (mine.length === 0) return;
   const replies = new Map<number, Extract<RecordedEvent, { type: "ModelReplied" }>>();
-  for (const f of await parts.store.readStream(view.id)) if (f.type === "ModelReplied" && f.data.runId === runId) replies.set(f.data.step, f);
+  for (const f of await parts.store.readStream(view.id))
+    if (f.type === "ModelReplied" && f.data.runId === runId) replies.set(f.data.step, f);
   const model = modelFor(parts.config, view);
   const preset = model.presetName === null ? undefined : presetTable(parts.config.options.presets)[model.presetName];
   for (const r of mine) {
     const reply = replies.get(r.step);
-    const spent = reply && !reply.data.settles ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length) : ZERO;
+    const spent =
+      reply && !reply.data.settles
+        ? spentOf(preset, r.amount.inputTokens, reply.data.usage, reply.data.toolCalls.length)
+        : ZERO;
     await parts.budgets.settle(view.rootContextId, r.reservationId, spent);
   }
 };

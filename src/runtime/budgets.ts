@@ -50,7 +50,11 @@ export const checkBudget = (field: string, v: unknown): BudgetLimits => {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = [field, ...issue.path.map(String)].join(".");
-    throw invalid(where, "a budget: any of inputTokens, outputTokens, totalTokens, modelCalls, toolCalls, wallClockMs (whole numbers ≥ 0), costUsd (≥ 0)", issue.message);
+    throw invalid(
+      where,
+      "a budget: any of inputTokens, outputTokens, totalTokens, modelCalls, toolCalls, wallClockMs (whole numbers ≥ 0), costUsd (≥ 0)",
+      issue.message,
+    );
   }
   if (Object.keys(parsed.data).length === 0) throw invalid(field, "a budget with at least one limit", "{}");
   return parsed.data;
@@ -60,19 +64,32 @@ const priceOf = (preset: Preset | undefined, inputTokens: number, outputTokens: 
   preset?.price ? (inputTokens * preset.price.inputPerMTok + outputTokens * preset.price.outputPerMTok) / 1e6 : 0;
 
 /** What a replied call spent: its usage (the counted input when the model reports none), priced by its preset. */
-export const spentOf = (preset: Preset | undefined, countedInput: number, usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): BudgetAmount => {
+export const spentOf = (
+  preset: Preset | undefined,
+  countedInput: number,
+  usage: { inputTokens: number; outputTokens: number } | null,
+  toolCalls: number,
+): BudgetAmount => {
   const inputTokens = usage?.inputTokens ?? countedInput;
   const outputTokens = usage?.outputTokens ?? 0;
   return { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls };
 };
 
 /** Sets the tree's limits: as given (`absolute`), or added to what it has spent and holds now (a message's budget). */
-export const setBudget = (parts: Pick<BudgetParts, "budgets" | "config">, rootContextId: string, limits: BudgetLimits, mode: "absolute" | "relative"): Promise<void> =>
+export const setBudget = (
+  parts: Pick<BudgetParts, "budgets" | "config">,
+  rootContextId: string,
+  limits: BudgetLimits,
+  mode: "absolute" | "relative",
+): Promise<void> =>
   parts.budgets.change(rootContextId, (s) => ({
     events: [
       {
         type: "BudgetSet",
-        data: { rootContextId: asContextId(rootContextId), limits: mode === "absolute" ? limits : limitsFrom(s, limits, parts.config.clock.now().getTime()) },
+        data: {
+          rootContextId: asContextId(rootContextId),
+          limits: mode === "absolute" ? limits : limitsFrom(s, limits, parts.config.clock.now().getTime()),
+        },
       },
     ],
     result: undefined,
@@ -85,14 +102,22 @@ export type BudgetReport = TreeBudget & {
 };
 
 /** The runs of the tree parked on its budget now, with the BudgetExhausted each waits on (read from the log: the cold path). */
-const parkedRuns = async (parts: BudgetParts, rootContextId: string): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
+const parkedRuns = async (
+  parts: BudgetParts,
+  rootContextId: string,
+): Promise<{ contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[]> => {
   await parts.projections.catchUp();
   const running = await parts.projections.contexts.list({ rootContextId, status: "running" });
   const out: { contextId: string; fact: Extract<RecordedEvent, { type: "BudgetExhausted" }> }[] = [];
   for (const view of running) {
     if (view.awaitingApproval.length === 0) continue;
     for (const f of await parts.store.readStream(view.id)) {
-      if (f.type === "BudgetExhausted" && f.data.runId === view.currentRunId && view.awaitingApproval.includes(f.data.exhaustionId)) out.push({ contextId: view.id, fact: f });
+      if (
+        f.type === "BudgetExhausted" &&
+        f.data.runId === view.currentRunId &&
+        view.awaitingApproval.includes(f.data.exhaustionId)
+      )
+        out.push({ contextId: view.id, fact: f });
     }
   }
   return out.sort((a, b) => a.fact.globalPosition - b.fact.globalPosition);
@@ -102,7 +127,12 @@ export const budgetReport = async (parts: BudgetParts, rootContextId: string): P
   // Settles this process has asked for are recorded first (a run's last reply settles behind its end).
   await parts.budgets.quiet(rootContextId);
   const s: BudgetState = await parts.budgets.refresh(rootContextId);
-  const parked = (await parkedRuns(parts, rootContextId)).map(({ contextId, fact }) => ({ contextId, runId: fact.data.runId, limit: fact.data.limit, step: fact.data.step }));
+  const parked = (await parkedRuns(parts, rootContextId)).map(({ contextId, fact }) => ({
+    contextId,
+    runId: fact.data.runId,
+    limit: fact.data.limit,
+    step: fact.data.step,
+  }));
   return { ...treeBudgetOf(rootContextId, s), parked };
 };
 
@@ -127,19 +157,29 @@ const restore = async (parts: BudgetParts, contextId: string, exhaustionId: stri
         await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
       });
     } finally {
-      if (!ownRunInFlight && !isActive(snapshot())) ac.leaseReleased = parts.leases.release(ac.id).catch(() => undefined);
+      if (!ownRunInFlight && !isActive(snapshot()))
+        ac.leaseReleased = parts.leases.release(ac.id).catch(() => undefined);
     }
   });
 };
 
 /** Adds `more` to the tree's limits, then lets every run parked on its budget go on. */
 export const extendBudget = async (parts: BudgetParts, rootContextId: string, more: BudgetLimits): Promise<void> => {
-  await parts.budgets.change(rootContextId, () => ({ events: [{ type: "BudgetExtended", data: { rootContextId: asContextId(rootContextId), more } }], result: undefined }));
-  for (const { contextId, fact } of await parkedRuns(parts, rootContextId)) await restore(parts, contextId, fact.data.exhaustionId, fact.data.runId);
+  await parts.budgets.change(rootContextId, () => ({
+    events: [{ type: "BudgetExtended", data: { rootContextId: asContextId(rootContextId), more } }],
+    result: undefined,
+  }));
+  for (const { contextId, fact } of await parkedRuns(parts, rootContextId))
+    await restore(parts, contextId, fact.data.exhaustionId, fact.data.runId);
 };
 
 /** The budget port of one run (see budgetGate.ts): reserves from its tree, parks it when the call does not fit. */
-export const budgetPortFor = (parts: Pick<BudgetParts, "budgets" | "config">, ac: ActiveContext, handle: RunHandle, model: EffectiveModel): BudgetPort => {
+export const budgetPortFor = (
+  parts: Pick<BudgetParts, "budgets" | "config">,
+  ac: ActiveContext,
+  handle: RunHandle,
+  model: EffectiveModel,
+): BudgetPort => {
   const root = ac.view.rootContextId;
   const preset = model.presetName === null ? undefined : presetTable(parts.config.options.presets)[model.presetName];
   const metadata = { correlationId: handle.correlationId, causationId: handle.runId };
@@ -150,23 +190,53 @@ export const budgetPortFor = (parts: Pick<BudgetParts, "budgets" | "config">, ac
       await ac.writer.append([], metadata);
       const inputTokens = (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] });
       const outputTokens = preset?.maxOutputTokens ?? parts.config.limits.defaultMaxOutputTokens;
-      const asked: BudgetAmount = { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls: 0 };
+      const asked: BudgetAmount = {
+        inputTokens,
+        outputTokens,
+        costUsd: priceOf(preset, inputTokens, outputTokens),
+        modelCalls: 1,
+        toolCalls: 0,
+      };
       const reservationId = parts.config.clock.uuid();
       const now = () => parts.config.clock.now().getTime();
-      const refused = await parts.budgets.reserve(root, { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked }, now);
+      const refused = await parts.budgets.reserve(
+        root,
+        { reservationId, contextId: ac.id as ContextId, runId: handle.runId, step, amount: asked },
+        now,
+      );
       if (refused === null) return { reserved: reservationOf(parts, root, reservationId, preset, inputTokens) };
       const parked = await parts.budgets.serialized(root, async () => {
         const { over, state: s } = refused;
         const exhaustionId = parts.config.clock.uuid();
         const facts = await ac.writer.append(
-          [{ type: "BudgetExhausted", data: { exhaustionId, runId: handle.runId, step, rootContextId: asContextId(root), limit: over.limit, limits: s.limits ?? {}, spent: s.spent, reserved: s.reserved, asked } }],
+          [
+            {
+              type: "BudgetExhausted",
+              data: {
+                exhaustionId,
+                runId: handle.runId,
+                step,
+                rootContextId: asContextId(root),
+                limit: over.limit,
+                limits: s.limits ?? {},
+                spent: s.spent,
+                reserved: s.reserved,
+                asked,
+              },
+            },
+          ],
           metadata,
         );
         // An extension appended meanwhile (by any process, or before this turn): go on at once. Only an
         // extension: settles that freed reservations do not wake it (that would spin while others hold them).
         const latest = await parts.budgets.refresh(root);
         if (JSON.stringify(latest.limits) !== JSON.stringify(s.limits) && fitOf(latest, asked, now()) === null) {
-          facts.push(...(await ac.writer.append([{ type: "BudgetRestored", data: { exhaustionId, runId: handle.runId } }], metadata)));
+          facts.push(
+            ...(await ac.writer.append(
+              [{ type: "BudgetRestored", data: { exhaustionId, runId: handle.runId } }],
+              metadata,
+            )),
+          );
         }
         return facts;
       });
@@ -176,8 +246,26 @@ export const budgetPortFor = (parts: Pick<BudgetParts, "budgets" | "config">, ac
 };
 
 /** Settled by the call's ModelReplied (`settles`), or released by an append of its own when no reply comes. */
-const reservationOf = (parts: Pick<BudgetParts, "budgets">, root: string, reservationId: string, preset: Preset | undefined, countedInput: number): Reservation => ({
+const reservationOf = (
+  parts: Pick<BudgetParts, "budgets">,
+  root: string,
+  reservationId: string,
+  preset: Preset | undefined,
+  countedInput: number,
+): Reservation => ({
   settles: (usage, toolCalls) => ({ reservationId, spent: spentOf(preset, countedInput, usage, toolCalls) }),
   release: (cut) =>
-    parts.budgets.settle(root, reservationId, cut ? { inputTokens: countedInput, outputTokens: 0, costUsd: priceOf(preset, countedInput, 0), modelCalls: 1, toolCalls: 0 } : ZERO),
+    parts.budgets.settle(
+      root,
+      reservationId,
+      cut
+        ? {
+            inputTokens: countedInput,
+            outputTokens: 0,
+            costUsd: priceOf(preset, countedInput, 0),
+            modelCalls: 1,
+            toolCalls: 0,
+          }
+        : ZERO,
+    ),
 });

@@ -20,7 +20,14 @@ import { waitFor } from "xstate";
 import type { Superior } from "../events/schema.ts";
 import { asRunId } from "../events/ids.ts";
 import { RunHandle } from "../actors/runHandle.ts";
-import { acceptsMessage, type ContextSnapshot, isParked, isRunning, isStoppedActor, openRunId } from "../actors/contextQueries.ts";
+import {
+  acceptsMessage,
+  type ContextSnapshot,
+  isParked,
+  isRunning,
+  isStoppedActor,
+  openRunId,
+} from "../actors/contextQueries.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import { modelFor } from "./configuration.ts";
@@ -73,112 +80,147 @@ export type CommandParts = {
 export class Commands {
   constructor(private readonly parts: CommandParts) {}
 
-/** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
-private refuseIfClosed(): void {
-  if (this.parts.lifecycle.closed) throw new RuntimeError("closed", "The runtime closed before the message started a run.");
-}
-
-/** A message: an intervention for a run in flight, else a new run. */
-async deliver(ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> {
-  await steady(ac);
-  const s = snapshotOf(ac);
-  // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
-  if (acceptsMessage(s) && ac.run?.runId !== openRunId(s)) {
-    ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
+  /** A message that reaches its run's start after close() began is refused: no run of this runtime would take it. */
+  private refuseIfClosed(): void {
+    if (this.parts.lifecycle.closed)
+      throw new RuntimeError("closed", "The runtime closed before the message started a run.");
   }
-  const handle = ac.run;
-  if (handle && acceptsMessage(snapshotOf(ac))) {
-    const delivered = await ac.writer.exclusive(async (append) => {
-      // Asked in the writer's turn: the run may have appended its end meanwhile.
-      if (!acceptsMessage(snapshotOf(ac)) || !snapshotOf(ac).can({ type: "run.intervene", facts: [] })) return false;
-      await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], { correlationId: handle.correlationId });
-      return true;
-    });
-    if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
-  }
-  return this.start(ac, text, null, origin);
-}
 
-/**
- * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
- * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
- * a run in flight: recorded as interrupted, its waiters answered.
- */
-async start(ac: ActiveContext, text: string, superior: Superior | null, origin: MessageOrigin = {}): Promise<Started> {
-  await atRest(ac);
-  this.refuseIfClosed();
-  await this.parts.recovery.takeLease(ac);
-  const runId = asRunId(this.parts.config.clock.uuid());
-  const remote = ac.view.kind === "remote" ? this.parts.config.profiles.get(ac.view.profile)?.remote : undefined;
-  if (ac.view.kind === "remote" && !remote) throw new RuntimeError("invalid", `Context '${ac.id}' is a remote subordinate, and its profile '${ac.view.profile}' has no remote agent configured here.`);
-  const model = remote ? { model: `a2a ${remote.url}` } : modelFor(this.parts.config, ac.view);
-  const correlationId = superior ? (this.parts.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId) : runId;
-  // The run's first model call is recorded with its start: one append, before any effect of the run.
-  const facts = await ac.writer.exclusive((append) => {
-    this.refuseIfClosed();
-    ac.writer.stage(
-      [
-        { type: "MessageReceived", data: { runId, text, sender: superior ? "superior" : "user", ...(origin.via ? { via: origin.via } : {}) } },
-        { type: "RunStarted", data: { runId, model: model.model, superior } },
-      ],
-      { correlationId, causationId: superior?.toolCallId ?? origin.messageId ?? null, ...(origin.traceparent ? { traceparent: origin.traceparent } : {}) },
-    );
-    // A remote subordinate's first effect is its A2A task, recorded before it is sent (remoteRun.ts).
-    if (remote) {
-      // A continued child continues its conversation there too (the same agent's A2A context).
-      const remoteContextId = ac.view.remote?.url === remote.url ? ac.view.remote.remoteContextId : null;
-      return append([{ type: "RemoteTaskSent", data: { runId, url: remote.url, skill: remote.skill ?? null, messageId: runId, remoteContextId } }], { correlationId, causationId: runId });
-    }
-    return append([{ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: model.model } }], { correlationId, causationId: runId });
-  });
-  ac.run = new RunHandle(ac.id, runId, correlationId);
-  ac.run.firstCallRecorded = !remote;
-  // A stop before the loop makes that call records it as aborted, as for any call in flight.
-  if (!remote) ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
-  const outcome = ac.outcome(runId);
-  if (this.parts.lifecycle.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
-  else ac.actor.send({ type: "run.start", facts, runId });
-  return { runId, intervention: false, ended: outcome };
-}
-
-async stop(id: string, by: "user" | "superior"): Promise<RunOutcome | null> {
-  const ac = await this.parts.registry.activate(id);
-  return ac.serialize(async () => {
-    const s = snapshotOf(ac);
-    if (!isRunning(s)) return null;
-    // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
-    if (isParked(s)) await this.parts.recovery.takeLease(ac);
-    const now = snapshotOf(ac);
-    if (!isRunning(now)) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
-    const runId = openRunId(now)!;
-    // A run already stopping or ending is waited for; its end is the answer.
-    if (acceptsMessage(now)) {
-      // A parked run restored here has no handle yet: nothing of it is in flight.
-      if (ac.run?.runId !== runId) ac.run = RunHandle.fromLog(ac.id, runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
-      ac.run.stopRequestedBy ??= by;
-      ac.actor.send({ type: "run.stop" });
-    }
-    const outcome = await ac.outcome(runId);
-    // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
-    await atRest(ac).catch((e: unknown) => {
-      if (!(e instanceof RuntimeError && e.reason === "closed")) throw e;
-    });
-    return outcome;
-  });
-}
-
-async pause(id: string): Promise<void> {
-  const ac = await this.parts.registry.activate(id);
-  await ac.serialize(async () => {
+  /** A message: an intervention for a run in flight, else a new run. */
+  async deliver(ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> {
     await steady(ac);
-    await recordPause(ac, "run.pause");
-  });
-}
+    const s = snapshotOf(ac);
+    // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
+    if (acceptsMessage(s) && ac.run?.runId !== openRunId(s)) {
+      ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await this.parts.store.readStream(ac.id), ac.run, {
+        parked: true,
+      });
+    }
+    const handle = ac.run;
+    if (handle && acceptsMessage(snapshotOf(ac))) {
+      const delivered = await ac.writer.exclusive(async (append) => {
+        // Asked in the writer's turn: the run may have appended its end meanwhile.
+        if (!acceptsMessage(snapshotOf(ac)) || !snapshotOf(ac).can({ type: "run.intervene", facts: [] })) return false;
+        await append([{ type: "InterventionReceived", data: { runId: handle.runId, text } }], {
+          correlationId: handle.correlationId,
+        });
+        return true;
+      });
+      if (delivered) return { runId: handle.runId, intervention: true, ended: ac.outcome(handle.runId) };
+    }
+    return this.start(ac, text, null, origin);
+  }
 
-async resume(id: string): Promise<void> {
-  const ac = await this.parts.registry.activate(id);
-  await ac.serialize(() => recordPause(ac, "run.resume"));
-}
+  /**
+   * Records the message and the run's start, then starts the machine's run. A close that begins meanwhile
+   * refuses it before its start is appended, or, once appended (close saw no run here), ends it as close ends
+   * a run in flight: recorded as interrupted, its waiters answered.
+   */
+  async start(
+    ac: ActiveContext,
+    text: string,
+    superior: Superior | null,
+    origin: MessageOrigin = {},
+  ): Promise<Started> {
+    await atRest(ac);
+    this.refuseIfClosed();
+    await this.parts.recovery.takeLease(ac);
+    const runId = asRunId(this.parts.config.clock.uuid());
+    const remote = ac.view.kind === "remote" ? this.parts.config.profiles.get(ac.view.profile)?.remote : undefined;
+    if (ac.view.kind === "remote" && !remote)
+      throw new RuntimeError(
+        "invalid",
+        `Context '${ac.id}' is a remote subordinate, and its profile '${ac.view.profile}' has no remote agent configured here.`,
+      );
+    const model = remote ? { model: `a2a ${remote.url}` } : modelFor(this.parts.config, ac.view);
+    const correlationId = superior
+      ? (this.parts.registry.active.get(superior.contextId)?.run?.correlationId ?? superior.runId)
+      : runId;
+    // The run's first model call is recorded with its start: one append, before any effect of the run.
+    const facts = await ac.writer.exclusive((append) => {
+      this.refuseIfClosed();
+      ac.writer.stage(
+        [
+          {
+            type: "MessageReceived",
+            data: { runId, text, sender: superior ? "superior" : "user", ...(origin.via ? { via: origin.via } : {}) },
+          },
+          { type: "RunStarted", data: { runId, model: model.model, superior } },
+        ],
+        {
+          correlationId,
+          causationId: superior?.toolCallId ?? origin.messageId ?? null,
+          ...(origin.traceparent ? { traceparent: origin.traceparent } : {}),
+        },
+      );
+      // A remote subordinate's first effect is its A2A task, recorded before it is sent (remoteRun.ts).
+      if (remote) {
+        // A continued child continues its conversation there too (the same agent's A2A context).
+        const remoteContextId = ac.view.remote?.url === remote.url ? ac.view.remote.remoteContextId : null;
+        return append(
+          [
+            {
+              type: "RemoteTaskSent",
+              data: { runId, url: remote.url, skill: remote.skill ?? null, messageId: runId, remoteContextId },
+            },
+          ],
+          { correlationId, causationId: runId },
+        );
+      }
+      return append([{ type: "ModelCalled", data: { runId, step: 1, attempt: 1, model: model.model } }], {
+        correlationId,
+        causationId: runId,
+      });
+    });
+    ac.run = new RunHandle(ac.id, runId, correlationId);
+    ac.run.firstCallRecorded = !remote;
+    // A stop before the loop makes that call records it as aborted, as for any call in flight.
+    if (!remote) ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
+    const outcome = ac.outcome(runId);
+    if (this.parts.lifecycle.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
+    else ac.actor.send({ type: "run.start", facts, runId });
+    return { runId, intervention: false, ended: outcome };
+  }
+
+  async stop(id: string, by: "user" | "superior"): Promise<RunOutcome | null> {
+    const ac = await this.parts.registry.activate(id);
+    return ac.serialize(async () => {
+      const s = snapshotOf(ac);
+      if (!isRunning(s)) return null;
+      // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
+      if (isParked(s)) await this.parts.recovery.takeLease(ac);
+      const now = snapshotOf(ac);
+      if (!isRunning(now)) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
+      const runId = openRunId(now)!;
+      // A run already stopping or ending is waited for; its end is the answer.
+      if (acceptsMessage(now)) {
+        // A parked run restored here has no handle yet: nothing of it is in flight.
+        if (ac.run?.runId !== runId)
+          ac.run = RunHandle.fromLog(ac.id, runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
+        ac.run.stopRequestedBy ??= by;
+        ac.actor.send({ type: "run.stop" });
+      }
+      const outcome = await ac.outcome(runId);
+      // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
+      await atRest(ac).catch((e: unknown) => {
+        if (!(e instanceof RuntimeError && e.reason === "closed")) throw e;
+      });
+      return outcome;
+    });
+  }
+
+  async pause(id: string): Promise<void> {
+    const ac = await this.parts.registry.activate(id);
+    await ac.serialize(async () => {
+      await steady(ac);
+      await recordPause(ac, "run.pause");
+    });
+  }
+
+  async resume(id: string): Promise<void> {
+    const ac = await this.parts.registry.activate(id);
+    await ac.serialize(() => recordPause(ac, "run.resume"));
+  }
 }
 
 /** Records a pause or a resume if the machine allows it now (its guards say; nothing is written otherwise). */

@@ -8,7 +8,15 @@
 // - Which profiles a project offers, which preset a profile runs with and which MCP servers a context may use
 //   are answered here; a profile or project naming an MCP server that is not configured is refused at start.
 import { join } from "node:path";
-import { BUNDLED_PROMPTS_DIR, ConfigError, PROFILE_DEFAULT, loadProfiles, loadPromptLibrary, type Profile, type PromptLibrary } from "../profiles/profiles.ts";
+import {
+  BUNDLED_PROMPTS_DIR,
+  ConfigError,
+  PROFILE_DEFAULT,
+  loadProfiles,
+  loadPromptLibrary,
+  type Profile,
+  type PromptLibrary,
+} from "../profiles/profiles.ts";
 import { configuredPreset, effectiveModel } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import { allowedMcpServers, mcpSecretValues, McpServersSchema, type McpServers } from "../tools/mcpConfig.ts";
@@ -44,7 +52,8 @@ export type Configuration = {
 /** Checks the options and reads the prompt library and profiles; a bad folder or profile file is a refusal naming the option. */
 export const loadConfiguration = (options: RuntimeOptions): Configuration => {
   checkOptions(options, "options");
-  if (typeof options.store?.append !== "function") throw invalid("store", "an EventStore (openPgliteStore or openPostgresStore)", String(options.store));
+  if (typeof options.store?.append !== "function")
+    throw invalid("store", "an EventStore (openPgliteStore or openPostgresStore)", String(options.store));
   return configurationOf(options);
 };
 
@@ -52,27 +61,42 @@ export const loadConfiguration = (options: RuntimeOptions): Configuration => {
  * The same checks with no store yet, and the root a command will create (its profile and project): what the
  * command line validates before it creates a data dir, so a refusal leaves nothing behind.
  */
-export const checkConfiguration = (options: Omit<RuntimeOptions, "store">, root: { profile?: string; project?: string } = {}): void => {
+export const checkConfiguration = (
+  options: Omit<RuntimeOptions, "store">,
+  root: { profile?: string; project?: string } = {},
+): void => {
   const config = configurationOf(options as RuntimeOptions);
   checkProfileAndProject(config, root.profile?.trim() || PROFILE_DEFAULT, root.project ?? null);
 };
 
 /** A root's profile and project must be configured: an unknown project would silently drop its approvals and MCP narrowing. */
-export const checkProfileAndProject = (config: Pick<Configuration, "options" | "profiles">, profile: string, project: string | null): void => {
+export const checkProfileAndProject = (
+  config: Pick<Configuration, "options" | "profiles">,
+  profile: string,
+  project: string | null,
+): void => {
   if (!config.profiles.has(profile)) {
     const available = [...config.profiles.keys()].sort().join(", ");
-    throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, { field: "profile", expected: `one of ${available}` });
+    throw new RuntimeError("invalid", `Agent profile '${profile}' not found. Available profiles: ${available}.`, {
+      field: "profile",
+      expected: `one of ${available}`,
+    });
   }
   const projects = config.options.projects ?? {};
   if (project !== null && !Object.hasOwn(projects, project)) {
     const available = Object.keys(projects).sort().join(", ");
     const expected = available === "" ? "no project (none is configured)" : `one of ${available}`;
-    throw new RuntimeError("invalid", `Project '${project}' not found. ${available === "" ? "No projects are configured." : `Available projects: ${available}.`}`, { field: "project", expected });
+    throw new RuntimeError(
+      "invalid",
+      `Project '${project}' not found. ${available === "" ? "No projects are configured." : `Available projects: ${available}.`}`,
+      { field: "project", expected },
+    );
   }
 };
 
 const configurationOf = (options: RuntimeOptions): Configuration => {
-  if (typeof options.model?.call !== "function") throw invalid("model", "a ModelPort (openAIModel or scriptedModel)", String(options.model));
+  if (typeof options.model?.call !== "function")
+    throw invalid("model", "a ModelPort (openAIModel or scriptedModel)", String(options.model));
   checkOptionalString("owner", options.owner);
   const promptsDir = options.promptsDir === undefined ? BUNDLED_PROMPTS_DIR : checkPromptsDir(options.promptsDir);
   const extra = options.profiles ?? [];
@@ -118,7 +142,11 @@ const configurationOf = (options: RuntimeOptions): Configuration => {
       try {
         mcpServersFor(config, profile, project);
       } catch (e) {
-        throw invalid(project === null ? "profiles" : "projects", "MCP server names that mcpServers configures", (e as Error).message.replace(/\.$/, ""));
+        throw invalid(
+          project === null ? "profiles" : "projects",
+          "MCP server names that mcpServers configures",
+          (e as Error).message.replace(/\.$/, ""),
+        );
       }
     }
   }
@@ -129,7 +157,8 @@ const checkMcp = (options: RuntimeOptions): McpServers => {
   const deadlines = checkOptions(options.mcp, "mcp");
   for (const key of ["timeoutMs", "connectTimeoutMs"]) {
     const v = deadlines[key];
-    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) > 0)) throw invalid(`mcp.${key}`, "a positive whole number of milliseconds", String(v));
+    if (v !== undefined && !(Number.isSafeInteger(v) && (v as number) > 0))
+      throw invalid(`mcp.${key}`, "a positive whole number of milliseconds", String(v));
   }
   if (options.mcpServers === undefined) return {};
   const parsed = McpServersSchema.safeParse(options.mcpServers);
@@ -144,7 +173,11 @@ const checkMcp = (options: RuntimeOptions): McpServers => {
 };
 
 /** The MCP servers a context of `profile` in `project` may use: the profile's selection narrowed by the project's. */
-export const mcpServersFor = (config: Pick<Configuration, "options" | "profiles" | "mcpServers">, profile: string, project: string | null): string[] =>
+export const mcpServersFor = (
+  config: Pick<Configuration, "options" | "profiles" | "mcpServers">,
+  profile: string,
+  project: string | null,
+): string[] =>
   allowedMcpServers({
     configured: Object.keys(config.mcpServers),
     profile: config.profiles.get(profile)?.mcpServers,
@@ -169,4 +202,8 @@ export const configuredPresetOf = (config: Configuration, profile: string, proje
 
 /** The model a context's runs use: its override, else its profile's and project's preset. */
 export const modelFor = (config: Configuration, view: ContextView) =>
-  effectiveModel(view.modelOverride, configuredPresetOf(config, view.profile, view.project), config.options.presets ?? {});
+  effectiveModel(
+    view.modelOverride,
+    configuredPresetOf(config, view.profile, view.project),
+    config.options.presets ?? {},
+  );

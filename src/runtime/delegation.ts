@@ -9,7 +9,12 @@ import type { Configuration } from "./configuration.ts";
 import type { Registry } from "./registry.ts";
 import { RuntimeError } from "./errors.ts";
 
-export type DelegationParts = { readonly config: Configuration; readonly registry: Registry; readonly commands: Commands; readonly store: EventStore };
+export type DelegationParts = {
+  readonly config: Configuration;
+  readonly registry: Registry;
+  readonly commands: Commands;
+  readonly store: EventStore;
+};
 
 export const delegatorOf = (parts: DelegationParts): Delegator => ({
   clock: parts.config.clock,
@@ -46,7 +51,12 @@ export const delegatorOf = (parts: DelegationParts): Delegator => ({
   runFor: async (id, call) => {
     const ac = await parts.registry.activate(asContextId(id));
     const stream = await parts.store.readStream(id);
-    const started = stream.find((e) => e.type === "RunStarted" && e.data.superior?.runId === call.runId && e.data.superior.toolCallId === call.toolCallId);
+    const started = stream.find(
+      (e) =>
+        e.type === "RunStarted" &&
+        e.data.superior?.runId === call.runId &&
+        e.data.superior.toolCallId === call.toolCallId,
+    );
     if (started?.type !== "RunStarted") return null;
     const runId = started.data.runId;
     for (const e of stream) {

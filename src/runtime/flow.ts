@@ -31,11 +31,23 @@ export const gateOf = (maxConcurrentModelCalls: unknown, presets: Presets | unde
     }
     providers[name] = limits;
   }
-  return new CallGate({ maxConcurrent: positive("limits.maxConcurrentModelCalls", maxConcurrentModelCalls), providers });
+  return new CallGate({
+    maxConcurrent: positive("limits.maxConcurrentModelCalls", maxConcurrentModelCalls),
+    providers,
+  });
 };
 
 /** What a run's loop needs of the gate: its preset, and how to count a request's tokens when the preset limits them. */
-export const gateEnvOf = (gate: CallGate, model: EffectiveModel, messages: () => ChatMessage[], tools: readonly ToolSpec[]): GateEnv =>
+export const gateEnvOf = (
+  gate: CallGate,
+  model: EffectiveModel,
+  messages: () => ChatMessage[],
+  tools: readonly ToolSpec[],
+): GateEnv =>
   gate.countsTokens(model.presetName)
-    ? { gate, preset: model.presetName, tokens: async () => (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] }) }
+    ? {
+        gate,
+        preset: model.presetName,
+        tokens: async () => (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] }),
+      }
     : { gate, preset: model.presetName };

@@ -29,7 +29,11 @@ import { checkId, checkOptions, checkPosition, invalid } from "./validate.ts";
 export type ForkOptions = { at: number };
 
 /** Forks context `id` at log position `options.at`; returns the fork's view. */
-export const forkContext = async (parts: { readonly store: EventStore; readonly projections: Projections; readonly config: Configuration }, id: string, options: ForkOptions): Promise<ContextView> => {
+export const forkContext = async (
+  parts: { readonly store: EventStore; readonly projections: Projections; readonly config: Configuration },
+  id: string,
+  options: ForkOptions,
+): Promise<ContextView> => {
   checkId("contextId", id);
   const at = checkPosition("at", checkOptions(options, "options").at);
   if (at === undefined) throw invalid("at", "the log position of an event of the context", "nothing");
@@ -41,7 +45,9 @@ export const forkContext = async (parts: { readonly store: EventStore; readonly 
     throw new RuntimeError("invalid", `at: expected ${expected}, got ${at}.`, { field: "at", expected });
   }
   const forkId = asContextId(parts.config.clock.uuid());
-  await parts.store.append(forkId, forkEvents(source.slice(0, cut + 1), source.slice(cut + 1), forkId, at), { expectedVersion: "no_stream" });
+  await parts.store.append(forkId, forkEvents(source.slice(0, cut + 1), source.slice(cut + 1), forkId, at), {
+    expectedVersion: "no_stream",
+  });
   await parts.projections.catchUp();
   return (await parts.projections.contexts.get(forkId))!;
 };
@@ -63,18 +69,36 @@ const forkEvents = (history: RecordedEvent[], after: RecordedEvent[], forkId: Co
     const end = runEndOf(e);
     if (end) open.delete(end.runId);
     if (e.type === "ContextCreated") {
-      const data = { ...e.data, contextId: forkId, agentNumber: 0, depth: 0, kind: "root" as const, parentContextId: null, parentAgentNumber: null, rootContextId: forkId, slot: null, forkedFrom: { contextId: e.streamId, position: at } };
+      const data = {
+        ...e.data,
+        contextId: forkId,
+        agentNumber: 0,
+        depth: 0,
+        kind: "root" as const,
+        parentContextId: null,
+        parentAgentNumber: null,
+        rootContextId: forkId,
+        slot: null,
+        forkedFrom: { contextId: e.streamId, position: at },
+      };
       return { type: e.type, data, metadata: e.metadata };
     }
     const data = renameOwnedIds(e.data, forkId) as Record<string, unknown>;
     if (e.type === "RunStarted") data["superior"] = null;
-    return { type: e.type, data: e.type === "ApprovalRequested" ? { ...data, contextId: forkId } : data, metadata: e.metadata } as NewEvent;
+    return {
+      type: e.type,
+      data: e.type === "ApprovalRequested" ? { ...data, contextId: forkId } : data,
+      metadata: e.metadata,
+    } as NewEvent;
   });
   for (const runId of open) out.push({ type: "RunInterrupted", data: { runId } } as NewEvent);
   for (const runId of unstarted) {
     const start = after.find((e) => e.type === "RunStarted" && e.data.runId === runId);
     const runModel = start?.type === "RunStarted" ? start.data.model : model;
-    out.push({ type: "RunStarted", data: { runId, model: runModel, superior: null } } as NewEvent, { type: "RunInterrupted", data: { runId } } as NewEvent);
+    out.push(
+      { type: "RunStarted", data: { runId, model: runModel, superior: null } } as NewEvent,
+      { type: "RunInterrupted", data: { runId } } as NewEvent,
+    );
   }
   return out;
 };

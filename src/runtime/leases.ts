@@ -63,7 +63,10 @@ const FREE = (l: string) => `(${l}.expires_at < now() OR EXISTS (
 
 /** The owner of the lease in force on a context, or null: what another process would be refused by. */
 export const leaseHolder = async (sql: SqlExecutor, contextId: string): Promise<string | null> => {
-  const { rows } = await sql.query<{ owner: string }>(`SELECT l.owner FROM context_leases l WHERE l.context_id = $1 AND NOT ${FREE("l")}`, [contextId]);
+  const { rows } = await sql.query<{ owner: string }>(
+    `SELECT l.owner FROM context_leases l WHERE l.context_id = $1 AND NOT ${FREE("l")}`,
+    [contextId],
+  );
   return rows[0]?.owner ?? null;
 };
 
@@ -71,7 +74,10 @@ export const leaseHolder = async (sql: SqlExecutor, contextId: string): Promise<
  * Leases in the log's own database, for several processes on one PostgreSQL log. With `exclusive`, a
  * lease of another owner is always stale, so it is taken over at once.
  */
-export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlMs: number; exclusive: boolean }): Promise<Leases> => {
+export const sqlLeases = async (
+  sql: SqlExecutor,
+  options: { owner: string; ttlMs: number; exclusive: boolean },
+): Promise<Leases> => {
   await sql.exec(DDL);
   // A table an earlier runtime created gets the column; ALTER locks the table, so only when it is missing.
   if ((await sql.query<{ has: boolean }>(HAS_SINCE)).rows[0]?.has !== true) {
@@ -81,12 +87,18 @@ export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlM
   const ttl = `${Math.max(1, Math.round(ttlMs))} milliseconds`;
   const held = new Set<string>();
   // Renew well before expiry; a process that stops renewing (it died) loses its leases after ttlMs.
-  const timer = setInterval(() => {
-    if (held.size === 0) return;
-    void sql
-      .query(`UPDATE context_leases SET expires_at = now() + $2::interval WHERE owner = $1 AND context_id = ANY($3::text[])`, [owner, ttl, [...held]])
-      .catch(() => undefined);
-  }, Math.max(50, ttlMs / 3));
+  const timer = setInterval(
+    () => {
+      if (held.size === 0) return;
+      void sql
+        .query(
+          `UPDATE context_leases SET expires_at = now() + $2::interval WHERE owner = $1 AND context_id = ANY($3::text[])`,
+          [owner, ttl, [...held]],
+        )
+        .catch(() => undefined);
+    },
+    Math.max(50, ttlMs / 3),
+  );
   timer.unref();
 
   return {
@@ -106,7 +118,10 @@ export const sqlLeases = async (sql: SqlExecutor, options: { owner: string; ttlM
       );
       const row = rows[0];
       if (!row) {
-        const { rows: current } = await sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [contextId]);
+        const { rows: current } = await sql.query<{ owner: string }>(
+          `SELECT owner FROM context_leases WHERE context_id = $1`,
+          [contextId],
+        );
         return { ok: false, owner: current[0]?.owner ?? "unknown" };
       }
       held.add(contextId);

@@ -17,13 +17,28 @@ const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: strin
   const raw = checkOptions(opts, "options");
   const contextId = raw.contextId === undefined ? undefined : checkId("contextId", raw.contextId);
   const limit = checkLimit(raw.limit);
-  return { after: checkPosition("after", raw.after) ?? 0, ...(contextId ? { contextId } : {}), ...(limit !== undefined ? { limit } : {}) };
+  return {
+    after: checkPosition("after", raw.after) ?? 0,
+    ...(contextId ? { contextId } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+  };
 };
 
-type ReadSide = Pick<Runtime, "context" | "contexts" | "children" | "history" | "usage" | "events" | "eventsPage" | "subscribe">;
+type ReadSide = Pick<
+  Runtime,
+  "context" | "contexts" | "children" | "history" | "usage" | "events" | "eventsPage" | "subscribe"
+>;
 
 /** The `Runtime` members that only read (see the requirements above). */
-export const readQueries = ({ store, projections, config }: { store: EventStore; projections: Projections; config: Configuration }): ReadSide => {
+export const readQueries = ({
+  store,
+  projections,
+  config,
+}: {
+  store: EventStore;
+  projections: Projections;
+  config: Configuration;
+}): ReadSide => {
   const catchUp = () => projections.catchUp();
   return {
     async context(id) {
@@ -85,11 +100,19 @@ export const readQueries = ({ store, projections, config }: { store: EventStore;
     },
 
     // One body for both overloads: a listener that did not ask for deltas never gets one.
-    async subscribe(listener: (e: never) => void, opts: { after?: number; deltas?: boolean } = {}): Promise<Unsubscribe> {
+    async subscribe(
+      listener: (e: never) => void,
+      opts: { after?: number; deltas?: boolean } = {},
+    ): Promise<Unsubscribe> {
       if (typeof listener !== "function") throw invalid("listener", "a function", typeof listener);
       const after = checkPosition("after", checkOptions(opts, "options").after) ?? (await store.headPosition());
-      return subscribeLive(store, config.deltas, after, listener as (e: LiveEvent) => void, checkOptions(opts, "options").deltas === true);
+      return subscribeLive(
+        store,
+        config.deltas,
+        after,
+        listener as (e: LiveEvent) => void,
+        checkOptions(opts, "options").deltas === true,
+      );
     },
-
   };
 };

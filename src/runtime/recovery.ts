@@ -51,107 +51,122 @@ export type RecoveryParts = {
 export class Recovery {
   constructor(private readonly parts: RecoveryParts) {}
 
-/**
- * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
- * recorded as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
- */
-async takeLease(ac: ActiveContext, openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
-  // The last run's release must land first, or it would delete the lease taken here.
-  await ac.leaseReleased;
-  const lease = await this.parts.leases.acquire(ac.id);
-  if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
-  // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
-  // The lease says the stream's version: an actor already there reads nothing.
-  if (sharedByProcesses(this.parts.store) && lease.version !== ac.view.version) await this.parts.registry.catchUp(ac);
-  // The log shows a run open that is not in flight here: a crash, or an end the store refused.
-  const machine = ac.actor.getSnapshot();
-  if (ac.view.status === "running" && !isRunning(machine)) {
-    // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
-    await settleLeftOpen(this.parts, ac.view);
-    const unrecorded = machine.context.unrecorded;
-    const refused = unrecorded?.runId === ac.view.currentRunId;
-    if (openRun === "resume" && !refused) {
-      await resumeRun(this.parts.store, ac);
-      return "resumed";
-    }
-    const runId = ac.view.currentRunId;
-    await this.interrupt(ac.view, refused ? unrecorded!.message : undefined);
-    await this.parts.registry.catchUp(ac);
-    // A resumed parent may be waiting on this run's end.
-    if (runId) ac.answer(runId, null);
-    // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
-    // lease in the log: take it again past it, or another process could take it while our run goes on.
-    if (sharedByProcesses(this.parts.store)) {
-      const again = await this.parts.leases.acquire(ac.id);
-      if (!again.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
-    }
-  }
-}
-
-/** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted. */
-async recoverInterruptedRuns(): Promise<void> {
-  await this.parts.projections.catchUp();
-  const running = await this.parts.projections.contexts.list({ status: "running" });
-  const unowned = new Set(await this.parts.leases.unowned(running.map((v) => v.id)));
-  // Deepest first: a resumed parent's delegation then finds its child's run already going on here.
-  for (const view of [...running].sort((a, b) => b.depth - a.depth)) {
-    if (!unowned.has(view.id) || this.parts.lifecycle.closed) continue;
-    const ac = await this.parts.registry.activate(view.id);
-    // In the context's command queue: no run of this process can start on it meanwhile.
-    await ac.serialize(async () => {
-      if (isRunning(ac.actor.getSnapshot())) return;
-      try {
-        // A resumed run keeps the lease; its end in the log frees it.
-        if ((await this.takeLease(ac, this.parts.config.recovery)) === "resumed") return;
-      } catch (e) {
-        if (e instanceof RuntimeError && e.reason === "busy") return;
-        throw e;
+  /**
+   * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
+   * recorded as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
+   */
+  async takeLease(ac: ActiveContext, openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
+    // The last run's release must land first, or it would delete the lease taken here.
+    await ac.leaseReleased;
+    const lease = await this.parts.leases.acquire(ac.id);
+    if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
+    // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
+    // The lease says the stream's version: an actor already there reads nothing.
+    if (sharedByProcesses(this.parts.store) && lease.version !== ac.view.version) await this.parts.registry.catchUp(ac);
+    // The log shows a run open that is not in flight here: a crash, or an end the store refused.
+    const machine = ac.actor.getSnapshot();
+    if (ac.view.status === "running" && !isRunning(machine)) {
+      // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
+      await settleLeftOpen(this.parts, ac.view);
+      const unrecorded = machine.context.unrecorded;
+      const refused = unrecorded?.runId === ac.view.currentRunId;
+      if (openRun === "resume" && !refused) {
+        await resumeRun(this.parts.store, ac);
+        return "resumed";
       }
-      await this.parts.leases.release(ac.id);
-    });
-  }
-  await this.parts.projections.catchUp();
-}
-
-/** Records that the view's current run (and its running jobs) ended unfinished; `reason`: why its own end went unrecorded. */
-private async interrupt(view: ContextView, reason?: string): Promise<void> {
-  const runId = view.currentRunId;
-  if (!runId) return;
-  const events: DomainEvent[] = [];
-  for (const job of await this.parts.projections.jobs.ofContext(view.id)) {
-    if (job.status === "running" || job.status === "pending") {
-      events.push(jobFinished(asRunId(job.runId ?? runId), { jobId: job.jobId, contextId: job.childContextId }, { status: "interrupted" }));
+      const runId = ac.view.currentRunId;
+      await this.interrupt(ac.view, refused ? unrecorded!.message : undefined);
+      await this.parts.registry.catchUp(ac);
+      // A resumed parent may be waiting on this run's end.
+      if (runId) ac.answer(runId, null);
+      // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
+      // lease in the log: take it again past it, or another process could take it while our run goes on.
+      if (sharedByProcesses(this.parts.store)) {
+        const again = await this.parts.leases.acquire(ac.id);
+        if (!again.ok)
+          throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
+      }
     }
   }
-  await this.openNamedChildren(view, runId);
-  events.push({ type: "RunInterrupted", data: { runId: asRunId(runId) as RunId, ...(reason === undefined ? {} : { reason }) } });
-  const withIds = events.map((e) => ({ ...e, eventId: this.parts.config.clock.uuid() as never }));
-  try {
-    await this.parts.store.append(view.id, withIds, { expectedVersion: view.version });
-  } catch (e) {
-    // Someone else recorded this context's next fact first: it is not ours to close any more.
-    if (!(e instanceof ConcurrencyError)) throw e;
-  }
-}
 
-/**
- * A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled. A run that
- * will not go on, cut off between the two, would leave that SubordinateCalled naming no stream (and its slot's
- * next call a child it cannot load): each such child is recorded now, as its delegation made it, with no run.
- */
-private async openNamedChildren(caller: ContextView, runId: string): Promise<void> {
-  const stream = await this.parts.store.readStream(caller.id);
-  const isEmpty = async (id: string) => !this.parts.registry.active.has(id) && (await this.parts.store.streamVersion(id)) === 0;
-  const rules = { configuredPresetOf: (profile: string, project: string | null) => configuredPresetOf(this.parts.config, profile, project), profiles: this.parts.config.profiles };
-  for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
+  /** A run with no terminal event whose owner is gone (a crash) is recorded as interrupted. */
+  async recoverInterruptedRuns(): Promise<void> {
+    await this.parts.projections.catchUp();
+    const running = await this.parts.projections.contexts.list({ status: "running" });
+    const unowned = new Set(await this.parts.leases.unowned(running.map((v) => v.id)));
+    // Deepest first: a resumed parent's delegation then finds its child's run already going on here.
+    for (const view of [...running].sort((a, b) => b.depth - a.depth)) {
+      if (!unowned.has(view.id) || this.parts.lifecycle.closed) continue;
+      const ac = await this.parts.registry.activate(view.id);
+      // In the context's command queue: no run of this process can start on it meanwhile.
+      await ac.serialize(async () => {
+        if (isRunning(ac.actor.getSnapshot())) return;
+        try {
+          // A resumed run keeps the lease; its end in the log frees it.
+          if ((await this.takeLease(ac, this.parts.config.recovery)) === "resumed") return;
+        } catch (e) {
+          if (e instanceof RuntimeError && e.reason === "busy") return;
+          throw e;
+        }
+        await this.parts.leases.release(ac.id);
+      });
+    }
+    await this.parts.projections.catchUp();
+  }
+
+  /** Records that the view's current run (and its running jobs) ended unfinished; `reason`: why its own end went unrecorded. */
+  private async interrupt(view: ContextView, reason?: string): Promise<void> {
+    const runId = view.currentRunId;
+    if (!runId) return;
+    const events: DomainEvent[] = [];
+    for (const job of await this.parts.projections.jobs.ofContext(view.id)) {
+      if (job.status === "running" || job.status === "pending") {
+        events.push(
+          jobFinished(
+            asRunId(job.runId ?? runId),
+            { jobId: job.jobId, contextId: job.childContextId },
+            { status: "interrupted" },
+          ),
+        );
+      }
+    }
+    await this.openNamedChildren(view, runId);
+    events.push({
+      type: "RunInterrupted",
+      data: { runId: asRunId(runId) as RunId, ...(reason === undefined ? {} : { reason }) },
+    });
+    const withIds = events.map((e) => ({ ...e, eventId: this.parts.config.clock.uuid() as never }));
     try {
-      await this.parts.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
+      await this.parts.store.append(view.id, withIds, { expectedVersion: view.version });
     } catch (e) {
-      // Another process recorded it first.
+      // Someone else recorded this context's next fact first: it is not ours to close any more.
       if (!(e instanceof ConcurrencyError)) throw e;
     }
   }
-}
+
+  /**
+   * A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled. A run that
+   * will not go on, cut off between the two, would leave that SubordinateCalled naming no stream (and its slot's
+   * next call a child it cannot load): each such child is recorded now, as its delegation made it, with no run.
+   */
+  private async openNamedChildren(caller: ContextView, runId: string): Promise<void> {
+    const stream = await this.parts.store.readStream(caller.id);
+    const isEmpty = async (id: string) =>
+      !this.parts.registry.active.has(id) && (await this.parts.store.streamVersion(id)) === 0;
+    const rules = {
+      configuredPresetOf: (profile: string, project: string | null) =>
+        configuredPresetOf(this.parts.config, profile, project),
+      profiles: this.parts.config.profiles,
+    };
+    for (const data of await unopenedChildren(rules, caller, stream, runId, isEmpty)) {
+      try {
+        await this.parts.registry.appendNew(data.contextId, [{ type: "ContextCreated", data }]);
+      } catch (e) {
+        // Another process recorded it first.
+        if (!(e instanceof ConcurrencyError)) throw e;
+      }
+    }
+  }
 }
 
 /** What close() knew of a context before it stopped the actors: a run in flight, or an end the store refused. */
@@ -170,7 +185,13 @@ export const interruptInFlight = async (contexts: readonly AtClose[]): Promise<v
         for (const job of jobs) job.status = "interrupted";
         await append([
           ...jobs.map((job) => jobFinished(handle.runId, job, { status: "interrupted" })),
-          { type: "RunInterrupted", data: { runId: handle.runId, ...(unrecorded?.runId === handle.runId ? { reason: unrecorded.message } : {}) } },
+          {
+            type: "RunInterrupted",
+            data: {
+              runId: handle.runId,
+              ...(unrecorded?.runId === handle.runId ? { reason: unrecorded.message } : {}),
+            },
+          },
         ]);
       })
       // The store is unusable: the next open records it.

@@ -83,7 +83,10 @@ export class Registry {
         stopRun: fromPromise<RunOutput, RunActorInput>(({ input }) => actors.stopRun(input)),
         approvalTimeout: fromPromise<void, RunActorInput>(({ input, signal }) => actors.approvalTimeout(input, signal)),
       },
-      actions: { "run.ended": ({ context }) => this.runEnded(context), "run.parked": ({ context }) => this.runParked(context) },
+      actions: {
+        "run.ended": ({ context }) => this.runEnded(context),
+        "run.parked": ({ context }) => this.runParked(context),
+      },
     });
   }
 
@@ -146,7 +149,14 @@ export class Registry {
     const ac = new ActiveContext(asContextId(id), events);
     if (unrecorded) ac.view = unrecordedView(unrecorded, this.config.clock.now().toISOString());
     const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
-    ac.writer = new StreamWriter(this.store, ac.id, ac.view.version, this.config.clock, (facts) => this.onAppended(ac, facts), opening);
+    ac.writer = new StreamWriter(
+      this.store,
+      ac.id,
+      ac.view.version,
+      this.config.clock,
+      (facts) => this.onAppended(ac, facts),
+      opening,
+    );
     const input: ContextMachineInput = {
       contextId: ac.id,
       version: ac.view.version,
@@ -192,7 +202,8 @@ export class Registry {
     if (command && snapshot.can(command)) ac.actor.send(command);
     // A running machine only assigns what facts change: most of a run's own facts (a reply, a tool's
     // call and result) change nothing it holds, and sending them cost about a tenth of a step's JavaScript.
-    else if (!isRunning(snapshot) || factsChangeContext(snapshot.context, facts)) ac.actor.send({ type: "facts.apply", facts });
+    else if (!isRunning(snapshot) || factsChangeContext(snapshot.context, facts))
+      ac.actor.send({ type: "facts.apply", facts });
     for (const id of replaced) {
       const child = this.active.get(id);
       if (child) this.passivate(child);
@@ -235,7 +246,13 @@ export class Registry {
   /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
   followLog(fact: RecordedEvent): void {
     const ac = this.active.get(fact.streamId);
-    if (!ac || this.lifecycle.closed || fact.streamVersion <= ac.view.version || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
+    if (
+      !ac ||
+      this.lifecycle.closed ||
+      fact.streamVersion <= ac.view.version ||
+      !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)
+    )
+      return;
     void ac
       .serialize(async () => {
         if (this.lifecycle.closed || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;

@@ -59,7 +59,10 @@ const headersFor = (remote: RemoteAgent, traceparent: string | undefined) => ():
   const headers: Record<string, string> = traceparent ? { traceparent } : {};
   if (remote.credentialsEnv === undefined) return headers;
   const value = process.env[remote.credentialsEnv];
-  if (value === undefined || value === "") throw new RemoteFailure(`the environment variable ${remote.credentialsEnv} (the credentials of ${remote.url}) is not set`);
+  if (value === undefined || value === "")
+    throw new RemoteFailure(
+      `the environment variable ${remote.credentialsEnv} (the credentials of ${remote.url}) is not set`,
+    );
   return { ...headers, authorization: `Bearer ${value}` };
 };
 
@@ -75,28 +78,49 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** The answer of a completed task: its artifacts' text, else its status message's. */
 const answerOf = (task: Task): string => {
-  const fromArtifacts = task.artifacts.map((a) => partsText(a.parts)).filter((t) => t !== "").join("\n");
+  const fromArtifacts = task.artifacts
+    .map((a) => partsText(a.parts))
+    .filter((t) => t !== "")
+    .join("\n");
   return fromArtifacts !== "" ? fromArtifacts : partsText(task.status?.message?.parts ?? []);
 };
 
 /** The run's end for a terminal task. */
 const endOf = (runId: RunHandle["runId"], task: Task, url: string): DomainEvent => {
   const state = task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED;
-  if (state === TaskState.TASK_STATE_COMPLETED) return { type: "RunCompleted", data: { runId, response: answerOf(task) } };
+  if (state === TaskState.TASK_STATE_COMPLETED)
+    return { type: "RunCompleted", data: { runId, response: answerOf(task) } };
   const why = partsText(task.status?.message?.parts ?? []);
-  return { type: "RunFailed", data: { runId, reason: "remote_error", message: `The task ${task.id} at ${url} ended ${stateName(state)}${why ? `: ${why}` : ""}` } };
+  return {
+    type: "RunFailed",
+    data: {
+      runId,
+      reason: "remote_error",
+      message: `The task ${task.id} at ${url} ended ${stateName(state)}${why ? `: ${why}` : ""}`,
+    },
+  };
 };
 
 /** Sends or follows the run's remote task until it ends; resolves with the facts of its end (RunCompleted or RunFailed). */
-export const followRemoteTask = async (parts: { readonly config: Configuration; readonly store: EventStore }, ac: ActiveContext, handle: RunHandle, signal: AbortSignal): Promise<RecordedEvent[]> => {
+export const followRemoteTask = async (
+  parts: { readonly config: Configuration; readonly store: EventStore },
+  ac: ActiveContext,
+  handle: RunHandle,
+  signal: AbortSignal,
+): Promise<RecordedEvent[]> => {
   const profile = parts.config.profiles.get(ac.view.profile);
   const remote = profile?.remote;
   const meta = { correlationId: handle.correlationId, causationId: handle.runId };
   const recorded = recordedTask(await parts.store.readStream(ac.id), handle.runId);
   const end = (event: DomainEvent) =>
     ac.writer.exclusive(async (append) => (ac.view.currentRunId === handle.runId ? append([event], meta) : []));
-  const fail = (message: string) => end({ type: "RunFailed", data: { runId: handle.runId, reason: "remote_error", message: redactSecrets(message, secrets(remote)) } });
-  if (!remote || !recorded.sent) return fail(`Profile '${ac.view.profile}' has no remote agent configured here (its run cannot reach it).`);
+  const fail = (message: string) =>
+    end({
+      type: "RunFailed",
+      data: { runId: handle.runId, reason: "remote_error", message: redactSecrets(message, secrets(remote)) },
+    });
+  if (!remote || !recorded.sent)
+    return fail(`Profile '${ac.view.profile}' has no remote agent configured here (its run cannot reach it).`);
   // A stop lets a send in flight finish (its task is then known and cancelled); a close or the timeout cuts it off.
   const sending = new AbortController();
   const cutOff = () => {
@@ -105,7 +129,12 @@ export const followRemoteTask = async (parts: { readonly config: Configuration; 
   signal.addEventListener("abort", cutOff, { once: true });
   let client: Client | null = null;
   const headers = headersFor(remote, recorded.traceparent);
-  const connect = async () => (client ??= await a2aClient(remote.url, headers, AbortSignal.any([sending.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)])));
+  const connect = async () =>
+    (client ??= await a2aClient(
+      remote.url,
+      headers,
+      AbortSignal.any([sending.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+    ));
   /** `fn` retried while the agent cannot be reached; a refusal (a JSON-RPC error) or a missing credential fails at once. */
   const attempt = async <T>(what: string, fn: (c: Client) => Promise<T>, until: AbortSignal): Promise<T> => {
     for (let i = 1; ; i++) {
@@ -113,7 +142,9 @@ export const followRemoteTask = async (parts: { readonly config: Configuration; 
         return await fn(await connect());
       } catch (e) {
         if (e instanceof RemoteFailure || until.aborted || i >= TRIES || !unreachable(e)) {
-          throw e instanceof RemoteFailure ? e : new RemoteFailure(`${what} ${remote.url} failed: ${(e as Error).message}`);
+          throw e instanceof RemoteFailure
+            ? e
+            : new RemoteFailure(`${what} ${remote.url} failed: ${(e as Error).message}`);
         }
         client = null;
         await sleep(Math.min(parts.config.limits.remotePollMs * 2 ** i, 10_000), until);
@@ -128,20 +159,46 @@ export const followRemoteTask = async (parts: { readonly config: Configuration; 
       const params = {
         tenant: "",
         message: userMessage(recorded.text, recorded.sent.messageId, recorded.sent.remoteContextId ?? ""),
-        configuration: { acceptedOutputModes: ["text/plain"], taskPushNotificationConfig: undefined, returnImmediately: true },
+        configuration: {
+          acceptedOutputModes: ["text/plain"],
+          taskPushNotificationConfig: undefined,
+          returnImmediately: true,
+        },
         metadata: recorded.sent.skill ? { skill: recorded.sent.skill } : undefined,
       };
       const sendSignal = AbortSignal.any([sending.signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]);
-      const answer = await attempt("Sending the task to", (c) => c.sendMessage(params, { signal: sendSignal }), sending.signal);
+      const answer = await attempt(
+        "Sending the task to",
+        (c) => c.sendMessage(params, { signal: sendSignal }),
+        sending.signal,
+      );
       // An agent that answers with a message rather than a task has answered already.
-      if (!("status" in answer)) return end({ type: "RunCompleted", data: { runId: handle.runId, response: partsText(answer.parts) } });
+      if (!("status" in answer))
+        return end({ type: "RunCompleted", data: { runId: handle.runId, response: partsText(answer.parts) } });
       taskId = answer.id;
-      await ac.writer.append([{ type: "RemoteTaskAccepted", data: { runId: handle.runId, taskId, remoteContextId: answer.contextId, state: stateName(answer.status!.state) } }], meta);
+      await ac.writer.append(
+        [
+          {
+            type: "RemoteTaskAccepted",
+            data: {
+              runId: handle.runId,
+              taskId,
+              remoteContextId: answer.contextId,
+              state: stateName(answer.status!.state),
+            },
+          },
+        ],
+        meta,
+      );
       if (TERMINAL.includes(answer.status!.state)) return end(endOf(handle.runId, answer, remote.url));
     }
     for (;;) {
       if (signal.aborted) break;
-      const task = await attempt("Reading the task at", (c) => c.getTask({ tenant: "", id: taskId!, historyLength: 0 }, { signal }), signal).catch((e: unknown) => {
+      const task = await attempt(
+        "Reading the task at",
+        (c) => c.getTask({ tenant: "", id: taskId!, historyLength: 0 }, { signal }),
+        signal,
+      ).catch((e: unknown) => {
         if (signal.aborted) return null;
         throw e;
       });
@@ -151,7 +208,11 @@ export const followRemoteTask = async (parts: { readonly config: Configuration; 
     // Stopped or closed: the remote task is cancelled first (a closed run is recorded as interrupted: nothing goes on).
     {
       const cancel = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
-      await attempt("Cancelling the task at", (c) => c.cancelTask({ tenant: "", id: taskId!, metadata: undefined }, { signal: cancel }), cancel).catch(() => undefined);
+      await attempt(
+        "Cancelling the task at",
+        (c) => c.cancelTask({ tenant: "", id: taskId!, metadata: undefined }, { signal: cancel }),
+        cancel,
+      ).catch(() => undefined);
     }
     throw signal.reason ?? new Error("stopped");
   } catch (e) {
@@ -166,7 +227,12 @@ export const followRemoteTask = async (parts: { readonly config: Configuration; 
 /** A network failure (the agent down or slow), as opposed to an answer that refuses. */
 const unreachable = (e: unknown): boolean => {
   const name = (e as Error)?.name ?? "";
-  return e instanceof TypeError || name === "TimeoutError" || name === "AbortError" || /fetch failed|ECONNREFUSED|ECONNRESET|socket|network|HTTP error/i.test(String((e as Error)?.message));
+  return (
+    e instanceof TypeError ||
+    name === "TimeoutError" ||
+    name === "AbortError" ||
+    /fetch failed|ECONNREFUSED|ECONNRESET|socket|network|HTTP error/i.test(String((e as Error)?.message))
+  );
 };
 
 /** The credential values to redact from a message (the variable is registered as secret too). */

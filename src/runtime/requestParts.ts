@@ -7,12 +7,24 @@ import { configuredPresetOf, modelFor } from "./configuration.ts";
 import type { Configuration } from "./configuration.ts";
 import type { RuntimeTools } from "./runTools.ts";
 
-export type RequestParts = { model: string; system: string; tools: ToolSpec[]; /** The configured preset (without an override). */ preset: string };
+export type RequestParts = {
+  model: string;
+  system: string;
+  tools: ToolSpec[];
+  /** The configured preset (without an override). */ preset: string;
+};
 
 /** The configuration a fixture records: the prompt library, the profiles and the preset models. */
-export type PromptSetup = { library: PromptLibrary; profiles: ReadonlyMap<string, Profile>; presets: Record<string, { model: string }> };
+export type PromptSetup = {
+  library: PromptLibrary;
+  profiles: ReadonlyMap<string, Profile>;
+  presets: Record<string, { model: string }>;
+};
 
-export const requestPartsOf = async (parts: { readonly config: Configuration; readonly tools: RuntimeTools }, view: ContextView): Promise<RequestParts> => {
+export const requestPartsOf = async (
+  parts: { readonly config: Configuration; readonly tools: RuntimeTools },
+  view: ContextView,
+): Promise<RequestParts> => {
   const profile = parts.config.profiles.get(view.profile);
   const tools = await parts.tools.forContext(view);
   return {

@@ -27,7 +27,10 @@ export type Resuming = {
 const ofRun = (runId: string) => (e: RecordedEvent) => "runId" in e.data && e.data.runId === runId;
 
 /** The `parallel` jobs of run `runId` as its facts have them: started, ended, and the approval each asked for. */
-export const recordedJobsOf = (facts: readonly RecordedEvent[], runId: string): RecordedJobs & { stepOf: ReadonlyMap<string, number> } => {
+export const recordedJobsOf = (
+  facts: readonly RecordedEvent[],
+  runId: string,
+): RecordedJobs & { stepOf: ReadonlyMap<string, number> } => {
   const started: DataOf<"ParallelJobStarted">[] = [];
   const finished: DataOf<"ParallelJobFinished">[] = [];
   const approvals = new Map<string, JobApproval>();
@@ -43,7 +46,11 @@ export const recordedJobsOf = (facts: readonly RecordedEvent[], runId: string): 
       byApproval.set(a.approvalId, a);
     } else if (f.type === "ApprovalGranted" || f.type === "ApprovalDenied") {
       const a = byApproval.get(f.data.approvalId);
-      if (a) a.decision = f.type === "ApprovalGranted" ? { granted: true, by: f.data.by } : { granted: false, by: f.data.by, reason: f.data.reason };
+      if (a)
+        a.decision =
+          f.type === "ApprovalGranted"
+            ? { granted: true, by: f.data.by }
+            : { granted: false, by: f.data.by, reason: f.data.reason };
     }
   }
   return { started, finished, approvals, stepOf };

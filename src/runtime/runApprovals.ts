@@ -23,12 +23,23 @@ import type { Configuration } from "./configuration.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 
 /** What a run's approval port uses of the runtime. */
-export type RunApprovalParts = { readonly config: Configuration; readonly store: EventStore; readonly lifecycle: Lifecycle; readonly approvals: Approvals };
+export type RunApprovalParts = {
+  readonly config: Configuration;
+  readonly store: EventStore;
+  readonly lifecycle: Lifecycle;
+  readonly approvals: Approvals;
+};
 
 /** The run's approval port (see the requirements above). */
 export const runApprovals = (parts: RunApprovalParts, ac: ActiveContext, handle: RunHandle): RunApprovals => {
   const view = ac.view;
-  const list = approvalListFor(parts.config.approvals, parts.config.profiles, parts.config.options.projects, view.profile, view.project);
+  const list = approvalListFor(
+    parts.config.approvals,
+    parts.config.profiles,
+    parts.config.options.projects,
+    view.profile,
+    view.project,
+  );
   const { timeoutMs } = parts.config.approvals;
   const request = () => ({
     approvalId: parts.config.clock.uuid(),
@@ -38,12 +49,31 @@ export const runApprovals = (parts: RunApprovalParts, ac: ActiveContext, handle:
   const requestedAt = new Map<string, { version: number; expiresAt: string | null }>();
   return {
     needed: (tool, input, toolCallId) =>
-      callNeedsApproval(tool, input, { contextId: ac.id, runId: handle.runId, agentNumber: view.agentNumber, profile: view.profile, toolCallId }, list),
+      callNeedsApproval(
+        tool,
+        input,
+        { contextId: ac.id, runId: handle.runId, agentNumber: view.agentNumber, profile: view.profile, toolCallId },
+        list,
+      ),
     request,
     async requestForJob({ jobId, tool, arguments: args, step }) {
       const { approvalId, expiresAt } = request();
-      const data = { approvalId: asApprovalId(approvalId), runId: handle.runId, step, toolCallId: jobId, tool, arguments: args, contextId: ac.id, agentNumber: view.agentNumber, expiresAt, jobId };
-      const [recorded] = await ac.writer.append([{ type: "ApprovalRequested", data }], { correlationId: handle.correlationId, causationId: jobId });
+      const data = {
+        approvalId: asApprovalId(approvalId),
+        runId: handle.runId,
+        step,
+        toolCallId: jobId,
+        tool,
+        arguments: args,
+        contextId: ac.id,
+        agentNumber: view.agentNumber,
+        expiresAt,
+        jobId,
+      };
+      const [recorded] = await ac.writer.append([{ type: "ApprovalRequested", data }], {
+        correlationId: handle.correlationId,
+        causationId: jobId,
+      });
       requestedAt.set(approvalId, { version: recorded?.streamVersion ?? 0, expiresAt });
       return approvalId;
     },
@@ -73,13 +103,19 @@ export const runApprovals = (parts: RunApprovalParts, ac: ActiveContext, handle:
 const decisionIn = (facts: readonly RecordedEvent[], approvalId: string): Decision | null => {
   for (const f of facts) {
     if (f.type === "ApprovalGranted" && f.data.approvalId === approvalId) return { granted: true, by: f.data.by };
-    if (f.type === "ApprovalDenied" && f.data.approvalId === approvalId) return { granted: false, by: f.data.by, reason: f.data.reason };
+    if (f.type === "ApprovalDenied" && f.data.approvalId === approvalId)
+      return { granted: false, by: f.data.by, reason: f.data.reason };
   }
   return null;
 };
 
 /** Denies a job's request once it has waited past `expiresAt` (unless decided first). */
-const expireLater = async (parts: RunApprovalParts, approvalId: string, expiresAt: string, signal: AbortSignal): Promise<void> => {
+const expireLater = async (
+  parts: RunApprovalParts,
+  approvalId: string,
+  expiresAt: string,
+  signal: AbortSignal,
+): Promise<void> => {
   const wait = Math.max(0, Date.parse(expiresAt) - parts.config.clock.now().getTime());
   try {
     await (parts.config.clock.sleep ? parts.config.clock.sleep(wait, signal) : sleep(wait, undefined, { signal }));
@@ -87,5 +123,7 @@ const expireLater = async (parts: RunApprovalParts, approvalId: string, expiresA
     return;
   }
   if (signal.aborted || parts.lifecycle.closed) return;
-  await parts.approvals.decide(approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT }).catch(() => undefined);
+  await parts.approvals
+    .decide(approvalId, { granted: false, by: TIMEOUT_DECIDER, reason: TIMED_OUT })
+    .catch(() => undefined);
 };

@@ -128,8 +128,12 @@ export class RunObserver {
     const known = this.runs.get(contextId);
     if (known || !this.log || !runId) return known;
     const stream = await this.log.readStream(contextId);
-    const started = stream.findLast((e): e is Extract<RecordedEvent, { type: "RunStarted" }> => e.type === "RunStarted" && e.data.runId === runId);
-    const created = stream.find((e): e is Extract<RecordedEvent, { type: "ContextCreated" }> => e.type === "ContextCreated");
+    const started = stream.findLast(
+      (e): e is Extract<RecordedEvent, { type: "RunStarted" }> => e.type === "RunStarted" && e.data.runId === runId,
+    );
+    const created = stream.find(
+      (e): e is Extract<RecordedEvent, { type: "ContextCreated" }> => e.type === "ContextCreated",
+    );
     const subject = created ? { agentNumber: created.data.agentNumber, profile: created.data.profile } : undefined;
     return started ? this.startRun(contextId, runId, started.metadata.traceparent, subject) : undefined;
   }
@@ -152,7 +156,8 @@ export class RunObserver {
         const onDelta: ModelRequest["onDelta"] =
           live || own
             ? (delta) => {
-                if (live) this.deltas.publish({ type: "ModelDelta", live: true, contextId: request.contextId, ...live, delta });
+                if (live)
+                  this.deltas.publish({ type: "ModelDelta", live: true, contextId: request.contextId, ...live, delta });
                 own?.(delta);
               }
             : undefined;

@@ -43,7 +43,9 @@ export const buildTools = (
   // The MCP SDK loads with the first run that may use a server, not with the package.
   let opened: Promise<McpHub> | null = null;
   const openHub = () =>
-    (opened ??= import("../tools/mcp.ts").then(({ mcpHub }) => mcpHub(config.mcpServers, { ...config.options.mcp, reservedNames: [...names] })));
+    (opened ??= import("../tools/mcp.ts").then(({ mcpHub }) =>
+      mcpHub(config.mcpServers, { ...config.options.mcp, reservedNames: [...names] }),
+    ));
 
   /** The `call_subordinate` profile list of a project: each profile, what it is for, and its MCP servers. */
   const profileList = (project: string | null) =>
@@ -54,19 +56,31 @@ export const buildTools = (
         const p = rt.profiles.get(k)!;
         const servers = hub ? mcpServersFor(config, k, project).sort() : [];
         // A remote profile's agent runs elsewhere, with its own tools: this runtime's MCP servers are not its.
-        const mcp = p.remote ? " (a remote agent)" : hub ? ` (MCP tools from: ${servers.length > 0 ? servers.join(", ") : "none"})` : "";
+        const mcp = p.remote
+          ? " (a remote agent)"
+          : hub
+            ? ` (MCP tools from: ${servers.length > 0 ? servers.join(", ") : "none"})`
+            : "";
         return `  - ${describeProfileKeys([k], rt.profiles)}: ${p.context || p.description}${mcp}`;
       })
       .join("\n");
 
   // A set depends only on the project (which profiles call_subordinate offers) and the profile (its MCP servers).
   const sets = new Map<string, Promise<RunToolSet>>();
-  const assemble = async (profile: string, project: string | null, withMcp = true): Promise<{ set: RunToolSet; complete: boolean }> => {
+  const assemble = async (
+    profile: string,
+    project: string | null,
+    withMcp = true,
+  ): Promise<{ set: RunToolSet; complete: boolean }> => {
     const servers = hub && withMcp ? mcpServersFor(config, profile, project) : [];
     const mcp = servers.length > 0 ? await (await openHub()).toolsFor(servers) : { tools: [], unavailable: [] };
     const profiles = profileList(project);
     const byName = new Map<string, Tool<unknown>>();
-    const tools = [...builtIn, parallelTool(rt, () => byName), ...[...userTools, ...mcp.tools].map(ownTool)] as Tool<unknown>[];
+    const tools = [
+      ...builtIn,
+      parallelTool(rt, () => byName),
+      ...[...userTools, ...mcp.tools].map(ownTool),
+    ] as Tool<unknown>[];
     const specs: ToolSpec[] = [];
     for (const t of tools) {
       const description = toolDescription(config.library, t.name, { profiles }) ?? t.description;
@@ -89,7 +103,8 @@ export const buildTools = (
     pending.catch(() => sets.delete(key));
     return pending;
   };
-  const withoutMcp = async (view: Pick<ContextView, "profile" | "project">) => (await assemble(view.profile, view.project, false)).set;
+  const withoutMcp = async (view: Pick<ContextView, "profile" | "project">) =>
+    (await assemble(view.profile, view.project, false)).set;
 
   return {
     async forContext(view, signal) {

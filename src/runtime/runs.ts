@@ -95,146 +95,167 @@ const windowOf = (config: Configuration, presetName: string | null, ac: ActiveCo
 export class Runs {
   constructor(private readonly parts: RunParts) {}
 
-async run(input: RunActorInput, signal: AbortSignal): Promise<RunOutput> {
-  const ac = this.parts.registry.active.get(input.contextId);
-  if (!ac) throw new Error(`run ${input.runId} has no context`);
-  let handle = ac.run;
-  let parked: ParkedStep | null = null;
-  let jobsFromLog: ReturnType<typeof recordedJobsOf> | null = null;
-  // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
-  if (!handle || handle.runId !== input.runId || handle.parked) {
-    const facts = await this.parts.store.readStream(ac.id);
-    parked = parkedStepOf(facts, input.runId);
-    handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
-    // Parked on its budget before its first call: that ModelCalled went with its start and stands.
-    handle.firstCallRecorded = firstCallOpen(facts, input.runId);
-    // Parked in another process, or before a restart: its jobs are on the log only.
-    if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(facts, input.runId);
-  }
-  const view = ac.view;
-  const stopper = { stop: (id: string) => this.parts.commands.stop(id, "superior") };
-  const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
-  ac.resuming = null;
-  try {
-    // A remote subordinate's run is its A2A task at the other agent: no model, tools or loop here.
-    if (view.kind === "remote") return { facts: await followRemoteTask(this.parts, ac, handle, signal) };
-    const model = modelFor(this.parts.config, view);
-    const profile = this.parts.config.profiles.get(view.profile);
-    const tools = await this.parts.tools.forContext(view, signal);
-    const scope = scopeOf(this.parts, ac, handle);
-    const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): BuiltInToolContext => ({
-      contextId: ac.id,
-      runId: handle.runId,
-      agentNumber: view.agentNumber,
-      profile: view.profile,
-      toolCallId,
-      ...(step === undefined ? {} : { step }),
-      signal: sig,
-      run: scope,
-    });
-    const system = systemPrompt(this.parts.config.library, profile, {
-      agentNumber: view.agentNumber,
-      superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
-    });
-    const recordedJobs = resuming?.jobs ?? jobsFromLog;
-    if (recordedJobs) resumeJobs(scope, tools.byName, recordedJobs, (id) => toolContext(id, signal, recordedJobs.stepOf.get(id)));
-    const facts = await Effect.runPromise(
-      messageLoop({
-        handle,
-        writer: ac.writer,
+  async run(input: RunActorInput, signal: AbortSignal): Promise<RunOutput> {
+    const ac = this.parts.registry.active.get(input.contextId);
+    if (!ac) throw new Error(`run ${input.runId} has no context`);
+    let handle = ac.run;
+    let parked: ParkedStep | null = null;
+    let jobsFromLog: ReturnType<typeof recordedJobsOf> | null = null;
+    // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
+    if (!handle || handle.runId !== input.runId || handle.parked) {
+      const facts = await this.parts.store.readStream(ac.id);
+      parked = parkedStepOf(facts, input.runId);
+      handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
+      // Parked on its budget before its first call: that ModelCalled went with its start and stands.
+      handle.firstCallRecorded = firstCallOpen(facts, input.runId);
+      // Parked in another process, or before a restart: its jobs are on the log only.
+      if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(facts, input.runId);
+    }
+    const view = ac.view;
+    const stopper = { stop: (id: string) => this.parts.commands.stop(id, "superior") };
+    const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
+    ac.resuming = null;
+    try {
+      // A remote subordinate's run is its A2A task at the other agent: no model, tools or loop here.
+      if (view.kind === "remote") return { facts: await followRemoteTask(this.parts, ac, handle, signal) };
+      const model = modelFor(this.parts.config, view);
+      const profile = this.parts.config.profiles.get(view.profile);
+      const tools = await this.parts.tools.forContext(view, signal);
+      const scope = scopeOf(this.parts, ac, handle);
+      const toolContext = (toolCallId: string, sig: AbortSignal, step?: number): BuiltInToolContext => ({
+        contextId: ac.id,
+        runId: handle.runId,
         agentNumber: view.agentNumber,
         profile: view.profile,
-        model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
-        modelPort: this.parts.config.options.model,
-        systemPrompt: system,
-        transcript: () => ac.transcript(),
-        resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
-        runOpen: () => runOpen(ac, handle),
-        paused: () => ac.actor.getSnapshot().context.paused,
-        whileNotPaused: (sig) => whileNotPaused(ac.actor, sig),
-        interventionPending: () => ac.actor.getSnapshot().context.interventionPending,
-        cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
-        tools: tools.byName,
-        toolSpecs: tools.specs,
-        limits: this.parts.config.limits,
-        parked,
-        approvals: scope.approvals,
-        toolContext,
-        resume: resuming?.plan ?? null,
-        ...windowOf(this.parts.config, model.presetName, ac),
-        budget: budgetPortFor(this.parts, ac, handle, model),
-        gate: gateEnvOf(this.parts.config.gate, model, () => [{ role: "system", content: system }, ...ac.transcript()], tools.specs),
-      }),
-      { signal },
-    );
-    return { facts, ...(handle.parked ? { parked: true } : {}) };
-  } catch (e) {
-    // Left by the machine (a stop, a close): whoever ended it records the end.
-    if (signal.aborted) throw e;
-    // A bug or a broken store: record it so the run still ends exactly once.
-    const message = e instanceof Error ? e.message : String(e);
-    const end = () =>
-      ac.writer.exclusive(async (append) =>
-        runOpen(ac, handle) ? append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }]) : [],
+        toolCallId,
+        ...(step === undefined ? {} : { step }),
+        signal: sig,
+        run: scope,
+      });
+      const system = systemPrompt(this.parts.config.library, profile, {
+        agentNumber: view.agentNumber,
+        superior: view.agentNumber === 0 ? "the user" : `A${view.agentNumber - 1}`,
+      });
+      const recordedJobs = resuming?.jobs ?? jobsFromLog;
+      if (recordedJobs)
+        resumeJobs(scope, tools.byName, recordedJobs, (id) => toolContext(id, signal, recordedJobs.stepOf.get(id)));
+      const facts = await Effect.runPromise(
+        messageLoop({
+          handle,
+          writer: ac.writer,
+          agentNumber: view.agentNumber,
+          profile: view.profile,
+          model: { name: model.model, ...(model.baseURL ? { baseURL: model.baseURL } : {}) },
+          modelPort: this.parts.config.options.model,
+          systemPrompt: system,
+          transcript: () => ac.transcript(),
+          resolveReference: (toolCallId) => ac.storedResults.get(toolCallId),
+          runOpen: () => runOpen(ac, handle),
+          paused: () => ac.actor.getSnapshot().context.paused,
+          whileNotPaused: (sig) => whileNotPaused(ac.actor, sig),
+          interventionPending: () => ac.actor.getSnapshot().context.interventionPending,
+          cancelOpenJobs: () => cancelOpenJobs(stopper, handle.jobs),
+          tools: tools.byName,
+          toolSpecs: tools.specs,
+          limits: this.parts.config.limits,
+          parked,
+          approvals: scope.approvals,
+          toolContext,
+          resume: resuming?.plan ?? null,
+          ...windowOf(this.parts.config, model.presetName, ac),
+          budget: budgetPortFor(this.parts, ac, handle, model),
+          gate: gateEnvOf(
+            this.parts.config.gate,
+            model,
+            () => [{ role: "system", content: system }, ...ac.transcript()],
+            tools.specs,
+          ),
+        }),
+        { signal },
       );
-    try {
-      return { facts: await end() };
-    } catch (first) {
-      // The first try carried the events staged before the failure (one of them may be what the log
-      // refused); they went with it, so the end goes alone once more. A foreign writer is final.
-      if (first instanceof ConcurrencyError) throw first;
-      return { facts: await end() };
+      return { facts, ...(handle.parked ? { parked: true } : {}) };
+    } catch (e) {
+      // Left by the machine (a stop, a close): whoever ended it records the end.
+      if (signal.aborted) throw e;
+      // A bug or a broken store: record it so the run still ends exactly once.
+      const message = e instanceof Error ? e.message : String(e);
+      const end = () =>
+        ac.writer.exclusive(async (append) =>
+          runOpen(ac, handle)
+            ? append([{ type: "RunFailed", data: { runId: handle.runId, reason: "internal", message } }])
+            : [],
+        );
+      try {
+        return { facts: await end() };
+      } catch (first) {
+        // The first try carried the events staged before the failure (one of them may be what the log
+        // refused); they went with it, so the end goes alone once more. A foreign writer is final.
+        if (first instanceof ConcurrencyError) throw first;
+        return { facts: await end() };
+      }
+    } finally {
+      handle.markUnwound();
     }
-  } finally {
-    handle.markUnwound();
   }
-}
 
-async stop(input: RunActorInput): Promise<RunOutput> {
-  const ac = this.parts.registry.active.get(input.contextId)!;
-  // A parked run restored here has no handle yet: nothing of it is in flight.
-  if (ac.run?.runId !== input.runId) ac.run = RunHandle.fromLog(ac.id, input.runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
-  const handle = ac.run;
-  // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
-  for (const job of handle.jobs.values()) {
-    if (job.status !== "running") continue;
-    job.cancelled = true;
-    job.abort.abort(new Error("stopped"));
-  }
-  await Promise.all([...handle.runningChildren].map((child) => this.parts.commands.stop(child, "superior").catch(() => null)));
-  await handle.unwound;
-  const facts = await ac.writer.exclusive(async (append) => {
-    // The run may have recorded its own end while it unwound.
-    if (!runOpen(ac, handle)) return [];
-    const events: DomainEvent[] = [];
-    const inFlight = handle.inFlight;
-    if (inFlight?.kind === "model") {
-      events.push({
-        type: "ModelCallFailed",
-        data: {
-          runId: handle.runId,
-          step: inFlight.step,
-          attempt: inFlight.attempt,
-          reason: "aborted",
-          message: handle.queued ? "The run was stopped while this model call waited in the queue; it was not sent." : "The run was stopped during this model call.",
-          retryable: false,
-          retryInMs: null,
-        },
+  async stop(input: RunActorInput): Promise<RunOutput> {
+    const ac = this.parts.registry.active.get(input.contextId)!;
+    // A parked run restored here has no handle yet: nothing of it is in flight.
+    if (ac.run?.runId !== input.runId)
+      ac.run = RunHandle.fromLog(ac.id, input.runId, await this.parts.store.readStream(ac.id), ac.run, {
+        parked: true,
       });
-    } else if (inFlight?.kind === "tool") {
-      events.push({
-        type: "ToolFailed",
-        data: { runId: handle.runId, toolCallId: inFlight.toolCallId, name: inFlight.name, error: "Stopped while running.", repairable: false },
-      });
-    }
+    const handle = ac.run;
+    // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
     for (const job of handle.jobs.values()) {
       if (job.status !== "running") continue;
-      job.status = "cancelled";
-      events.push(jobFinished(handle.runId, job, { status: "cancelled" }));
+      job.cancelled = true;
+      job.abort.abort(new Error("stopped"));
     }
-    events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });
-    return append(events, { correlationId: handle.correlationId, causationId: handle.runId });
-  });
-  return { facts };
-}
+    await Promise.all(
+      [...handle.runningChildren].map((child) => this.parts.commands.stop(child, "superior").catch(() => null)),
+    );
+    await handle.unwound;
+    const facts = await ac.writer.exclusive(async (append) => {
+      // The run may have recorded its own end while it unwound.
+      if (!runOpen(ac, handle)) return [];
+      const events: DomainEvent[] = [];
+      const inFlight = handle.inFlight;
+      if (inFlight?.kind === "model") {
+        events.push({
+          type: "ModelCallFailed",
+          data: {
+            runId: handle.runId,
+            step: inFlight.step,
+            attempt: inFlight.attempt,
+            reason: "aborted",
+            message: handle.queued
+              ? "The run was stopped while this model call waited in the queue; it was not sent."
+              : "The run was stopped during this model call.",
+            retryable: false,
+            retryInMs: null,
+          },
+        });
+      } else if (inFlight?.kind === "tool") {
+        events.push({
+          type: "ToolFailed",
+          data: {
+            runId: handle.runId,
+            toolCallId: inFlight.toolCallId,
+            name: inFlight.name,
+            error: "Stopped while running.",
+            repairable: false,
+          },
+        });
+      }
+      for (const job of handle.jobs.values()) {
+        if (job.status !== "running") continue;
+        job.status = "cancelled";
+        events.push(jobFinished(handle.runId, job, { status: "cancelled" }));
+      }
+      events.push({ type: "RunStopped", data: { runId: handle.runId, by: handle.stopRequestedBy ?? "user" } });
+      return append(events, { correlationId: handle.correlationId, causationId: handle.runId });
+    });
+    return { facts };
+  }
 }

@@ -26,19 +26,33 @@ import { checkId, checkMessage, checkOptionalString, checkOptions, invalid } fro
 
 export { RuntimeError } from "./errors.ts";
 export { DEFAULT_LIMITS } from "./api.ts";
-export type { Limits, RuntimeOptions, CreateContextOptions, SendResult, StartResult, Runtime, EventsPage, EventsQuery } from "./api.ts";
+export type {
+  Limits,
+  RuntimeOptions,
+  CreateContextOptions,
+  SendResult,
+  StartResult,
+  Runtime,
+  EventsPage,
+  EventsQuery,
+} from "./api.ts";
 
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 
 /** A message's origin, checked: a known protocol, a well-formed W3C traceparent. */
 const checkOrigin = (opts: StartOptions): { via?: "mcp" | "a2a"; traceparent?: string; messageId?: string } => {
   const o = checkOptions(opts, "options");
-  if (o.via !== undefined && o.via !== "mcp" && o.via !== "a2a") throw invalid("via", '"mcp" or "a2a"', JSON.stringify(o.via));
+  if (o.via !== undefined && o.via !== "mcp" && o.via !== "a2a")
+    throw invalid("via", '"mcp" or "a2a"', JSON.stringify(o.via));
   if (o.traceparent !== undefined && (typeof o.traceparent !== "string" || !TRACEPARENT.test(o.traceparent))) {
     throw invalid("traceparent", "a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)", JSON.stringify(o.traceparent));
   }
   const messageId = checkOptionalString("messageId", o.messageId);
-  return { ...(o.via ? { via: o.via } : {}), ...(o.traceparent ? { traceparent: o.traceparent } : {}), ...(messageId ? { messageId } : {}) };
+  return {
+    ...(o.via ? { via: o.via } : {}),
+    ...(o.traceparent ? { traceparent: o.traceparent } : {}),
+    ...(messageId ? { messageId } : {}),
+  };
 };
 
 /**
@@ -64,15 +78,26 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       const project = checkOptionalString("project", raw.project) ?? null;
       const modelOverride = raw.modelOverride ?? null;
       if (modelOverride !== null && !ModelOverride.safeParse(modelOverride).success) {
-        throw invalid("modelOverride", "a preset name or { model, baseURL? }", JSON.stringify(modelOverride) ?? String(modelOverride));
+        throw invalid(
+          "modelOverride",
+          "a preset name or { model, baseURL? }",
+          JSON.stringify(modelOverride) ?? String(modelOverride),
+        );
       }
       const profile = requested || PROFILE_DEFAULT;
       checkProfileAndProject(config, profile, project);
       if (config.profiles.get(profile)?.remote) {
-        throw new RuntimeError("invalid", `Agent profile '${profile}' is a remote agent: it is reached by call_subordinate, not as a root.`, { field: "profile", expected: "a local profile" });
+        throw new RuntimeError(
+          "invalid",
+          `Agent profile '${profile}' is a remote agent: it is reached by call_subordinate, not as a root.`,
+          { field: "profile", expected: "a local profile" },
+        );
       }
       const budget =
-        raw.budget !== undefined ? checkBudget("budget", raw.budget) : ((project ? config.options.projects?.[project]?.budget : undefined) ?? config.profiles.get(profile)?.budget);
+        raw.budget !== undefined
+          ? checkBudget("budget", raw.budget)
+          : ((project ? config.options.projects?.[project]?.budget : undefined) ??
+            config.profiles.get(profile)?.budget);
       const id = asContextId(config.clock.uuid());
       const created = await registry.appendNew(id, [
         {
@@ -105,10 +130,12 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
 
     profiles: () =>
       // A remote profile is another agent's: this one does not offer it as its own (an MCP tool, an A2A skill).
-      enabledProfiles(config, null).filter((key) => !config.profiles.get(key)?.remote).map((key) => {
-        const p = config.profiles.get(key)!;
-        return { key, title: p.title, description: p.description, context: p.context };
-      }),
+      enabledProfiles(config, null)
+        .filter((key) => !config.profiles.get(key)?.remote)
+        .map((key) => {
+          const p = config.profiles.get(key)!;
+          return { key, title: p.title, description: p.description, context: p.context };
+        }),
 
     async send(id: string, text: string, opts?: StartOptions): Promise<SendResult> {
       return (await rt.start(id, text, opts)).ended;
@@ -139,7 +166,11 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       const cid = checkId("id", id);
       // A run another process drives is asked of that process, through the log.
       // A run whose owner died is taken over first (resumed, or recorded as interrupted); a resumed one is then stopped here.
-      return (await commands.stop(cid, "user")) ?? (await control.request(cid, "stop"))?.outcome ?? (await commands.stop(cid, "user"));
+      return (
+        (await commands.stop(cid, "user")) ??
+        (await control.request(cid, "stop"))?.outcome ??
+        (await commands.stop(cid, "user"))
+      );
     },
     async pause(id: string): Promise<void> {
       assertOpen();
@@ -162,7 +193,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       const limits = checkBudget("more", more);
       await projections.catchUp();
       const view = await projections.contexts.get(id);
-      if (!view || view.rootContextId !== id) throw new RuntimeError("not_found", `Context '${id}' is not the root of a tree.`);
+      if (!view || view.rootContextId !== id)
+        throw new RuntimeError("not_found", `Context '${id}' is not the root of a tree.`);
       await extendBudget(parts, id, limits);
     },
 

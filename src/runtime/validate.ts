@@ -20,7 +20,8 @@ export const invalid = (field: string, expected: string, got: string): RuntimeEr
 export const checkId = (field: string, v: unknown): string => {
   if (typeof v !== "string") throw invalid(field, "a context id (a string)", kindOf(v));
   if (v.length === 0) throw invalid(field, "a context id (a non-empty string)", "an empty string");
-  if (v.length > MAX_ID_LENGTH) throw invalid(field, `a context id of at most ${MAX_ID_LENGTH} characters`, `${v.length}`);
+  if (v.length > MAX_ID_LENGTH)
+    throw invalid(field, `a context id of at most ${MAX_ID_LENGTH} characters`, `${v.length}`);
   if (CONTROL.test(v)) throw invalid(field, "a context id without control characters", "a string containing one");
   return v;
 };
@@ -46,7 +47,8 @@ export const checkPosition = (field: string, v: unknown): number | undefined => 
 
 export const checkLimit = (v: unknown): number | undefined => {
   if (v === undefined) return undefined;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1) throw invalid("limit", "a whole number ≥ 1", String(v));
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 1)
+    throw invalid("limit", "a whole number ≥ 1", String(v));
   return v;
 };
 

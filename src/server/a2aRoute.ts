@@ -21,20 +21,31 @@ const sse = (c: Context, stream: AsyncGenerator<unknown>): Response => {
         if (next.done) return controller.close();
         controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
       } catch (e) {
-        controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: null, error: JsonRpcTransportHandler.mapToJSONRPCError(e) })}\n\n`));
+        controller.enqueue(
+          encoder.encode(
+            `event: error\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: null, error: JsonRpcTransportHandler.mapToJSONRPCError(e) })}\n\n`,
+          ),
+        );
         controller.close();
       }
     },
     cancel: async () => void (await stream.return(undefined)),
   });
-  return c.body(body, 200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
+  return c.body(body, 200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+  });
 };
 
 export const a2aRoute = (app: Hono, rt: Runtime, options: { bearer: boolean }): void => {
   // One per server: a task's context, once found, is remembered for every later request (a polling client's).
   const index = new TaskIndex();
-  const handlerFor = (c: Context) => new RuntimeA2AHandler(rt, () => agentCardFor(rt, originOf(c), options.bearer), index);
-  app.get("/.well-known/agent-card.json", (c) => c.json(agentCardJson(agentCardFor(rt, originOf(c), options.bearer)) as object));
+  const handlerFor = (c: Context) =>
+    new RuntimeA2AHandler(rt, () => agentCardFor(rt, originOf(c), options.bearer), index);
+  app.get("/.well-known/agent-card.json", (c) =>
+    c.json(agentCardJson(agentCardFor(rt, originOf(c), options.bearer)) as object),
+  );
   app.post(A2A_PATH, async (c) => {
     const handler = handlerFor(c);
     const requested = c.req.header("a2a-version") || undefined;
@@ -43,13 +54,23 @@ export const a2aRoute = (app: Hono, rt: Runtime, options: { bearer: boolean }): 
     try {
       body = JSON.parse(await c.req.text());
     } catch (e) {
-      return c.json({ jsonrpc: "2.0", id: null, error: { code: -32700, message: `Parse error: ${(e as Error).message}` } });
+      return c.json({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32700, message: `Parse error: ${(e as Error).message}` },
+      });
     }
-    const context = new ServerCallContext({ ...(requested ? { requestedVersion: requested } : {}), state: new Map([["headers", c.req.header()]]) });
+    const context = new ServerCallContext({
+      ...(requested ? { requestedVersion: requested } : {}),
+      state: new Map([["headers", c.req.header()]]),
+    });
     try {
       if (!legacy) validateVersion(context.requestedVersion, await handler.getAgentCard(), "JSONRPC");
-      const answer = legacy ? await new LegacyJsonRpcTransportHandler(handler).handle(body as Record<string, unknown>, context) : await new JsonRpcTransportHandler(handler).handle(body as Record<string, unknown>, context);
-      if (answer && typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === "function") return sse(c, answer as AsyncGenerator<unknown>);
+      const answer = legacy
+        ? await new LegacyJsonRpcTransportHandler(handler).handle(body as Record<string, unknown>, context)
+        : await new JsonRpcTransportHandler(handler).handle(body as Record<string, unknown>, context);
+      if (answer && typeof (answer as AsyncGenerator)[Symbol.asyncIterator] === "function")
+        return sse(c, answer as AsyncGenerator<unknown>);
       return c.json(answer as object);
     } catch (e) {
       const id = (body as { id?: string | number } | null)?.id ?? null;

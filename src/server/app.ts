@@ -83,7 +83,10 @@ const callerOf = (c: Context): Caller => callers.get(c.req.raw)!;
 const decisionBody = async (c: Context): Promise<unknown> => {
   const body = await jsonBody(c, true);
   if (typeof body === "object" && body !== null && "by" in body) {
-    throw new ApiError("invalid_request", "by: not accepted; a decision is recorded under the name of the token that sent it (without tokens, the server's OS user)");
+    throw new ApiError(
+      "invalid_request",
+      "by: not accepted; a decision is recorded under the name of the token that sent it (without tokens, the server's OS user)",
+    );
   }
   return body;
 };
@@ -98,7 +101,9 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
   app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
 
   app.use("*", requestGuard(options.guard));
-  app.get("/healthz", (c) => c.json({ ok: !options.closing(), closing: options.closing() }, options.closing() ? 503 : 200));
+  app.get("/healthz", (c) =>
+    c.json({ ok: !options.closing(), closing: options.closing() }, options.closing() ? 503 : 200),
+  );
   // The web page's files are open like /healthz; the API calls it makes carry the token.
   webAssets(app);
 
@@ -111,13 +116,19 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
       const found = m ? options.tokens.find(m[1]!) : null;
       if (found === null) {
         c.header("WWW-Authenticate", 'Bearer realm="actorzero"');
-        throw new ApiError("unauthorized", header === "" ? "a bearer token is required (Authorization: Bearer <token>)" : "the bearer token is wrong");
+        throw new ApiError(
+          "unauthorized",
+          header === "" ? "a bearer token is required (Authorization: Bearer <token>)" : "the bearer token is wrong",
+        );
       }
       caller = found;
     }
     const need = permissionFor(c.req.method, c.req.path);
     if (!allows(caller.role, need)) {
-      throw new ApiError("forbidden", `the token '${caller.name}' (role ${caller.role}) may not ${need === "approve" ? "decide approvals" : "act on contexts"}; it needs the role ${need} or admin`);
+      throw new ApiError(
+        "forbidden",
+        `the token '${caller.name}' (role ${caller.role}) may not ${need === "approve" ? "decide approvals" : "act on contexts"}; it needs the role ${need} or admin`,
+      );
     }
     callers.set(c.req.raw, caller);
     await next();
@@ -128,7 +139,12 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     bodyLimit({
       maxSize: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
       // The rest of the body is never read, so the connection cannot be reused: say so, or the client's next request fails.
-      onError: (c) => c.json(errorBody("payload_too_large", `body: over the limit of ${options.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`), 413, { connection: "close" }),
+      onError: (c) =>
+        c.json(
+          errorBody("payload_too_large", `body: over the limit of ${options.bodyLimit ?? DEFAULT_BODY_LIMIT} bytes`),
+          413,
+          { connection: "close" },
+        ),
     }),
   );
 
@@ -177,7 +193,10 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     // The runtime names the run that takes the message as it records it: no guessing from the log.
     const started = rt.start(id, body.text, body.budget ? { budget: body.budget } : {});
     // Whatever the race below, the run's end (or a refusal) never goes unhandled.
-    started.then((r) => r.ended.catch(() => undefined), () => undefined);
+    started.then(
+      (r) => r.ended.catch(() => undefined),
+      () => undefined,
+    );
     const closing = options.closed.then(() => {
       // Which of the two the run met is the log's to say: close() records a run in flight as
       // interrupted and leaves one awaiting approval parked.
@@ -198,7 +217,8 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     const id = idOf(c);
     parse(NoOptionsBody, await jsonBody(c, true), "body");
     const before = await known(id);
-    if (before.status !== "running") throw new ApiError("conflict", `context ${id} is not running (${before.status}); nothing to stop`);
+    if (before.status !== "running")
+      throw new ApiError("conflict", `context ${id} is not running (${before.status}); nothing to stop`);
     const outcome = await rt.stop(id);
     if (!outcome) {
       const now = await known(id);
@@ -269,14 +289,23 @@ export const buildApp = (rt: Runtime, hub: EventHub, options: AppOptions): Hono 
     let after = q.after ?? 0;
     if (lastId !== undefined && lastId.trim() !== "") {
       const n = Number(lastId);
-      if (!Number.isSafeInteger(n) || n < 0) throw new ApiError("invalid_request", "Last-Event-ID: must be a log position (a whole number)");
+      if (!Number.isSafeInteger(n) || n < 0)
+        throw new ApiError("invalid_request", "Last-Event-ID: must be a log position (a whole number)");
       after = n;
     }
     // Each open stream holds a connection and a queue: a cap per server, and per token when there are tokens.
     const who = callerOf(c).name;
     const mine = streamsOf.get(who) ?? 0;
-    if (streamCount >= maxStreams) throw new ApiError("too_many_streams", `this server already has ${maxStreams} event streams open; close one, or retry later`);
-    if (options.tokens.size > 0 && mine >= maxPerToken) throw new ApiError("too_many_streams", `the token '${who}' already has ${maxPerToken} event streams open; close one, or retry later`);
+    if (streamCount >= maxStreams)
+      throw new ApiError(
+        "too_many_streams",
+        `this server already has ${maxStreams} event streams open; close one, or retry later`,
+      );
+    if (options.tokens.size > 0 && mine >= maxPerToken)
+      throw new ApiError(
+        "too_many_streams",
+        `the token '${who}' already has ${maxPerToken} event streams open; close one, or retry later`,
+      );
     streamCount++;
     streamsOf.set(who, mine + 1);
     const client = hub.join(after, q.contextId);

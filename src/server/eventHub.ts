@@ -84,7 +84,17 @@ export class EventHub {
   join(after: number, contextId?: string): HubClient {
     let markEnded!: (reason: EndReason) => void;
     const ended = new Promise<EndReason>((resolve) => (markEnded = resolve));
-    const m: Member = { contextId, delivered: after, cursor: after, queue: [], live: false, waiting: null, idleSince: Date.now(), ended: null, markEnded };
+    const m: Member = {
+      contextId,
+      delivered: after,
+      cursor: after,
+      queue: [],
+      live: false,
+      waiting: null,
+      idleSince: Date.now(),
+      ended: null,
+      markEnded,
+    };
     if (this.closed) this.end(m, "closed");
     else this.members.add(m);
     const hub = this;
@@ -179,7 +189,8 @@ export class EventHub {
 
   private sweep(): void {
     const now = Date.now();
-    for (const m of [...this.members]) if (m.idleSince !== null && now - m.idleSince > this.stallMs) this.end(m, "stalled");
+    for (const m of [...this.members])
+      if (m.idleSince !== null && now - m.idleSince > this.stallMs) this.end(m, "stalled");
   }
 
   private wanted(m: Member, e: LiveEvent | RecordedEvent): boolean {

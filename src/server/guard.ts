@@ -31,7 +31,8 @@ const WILDCARD = new Set(["0.0.0.0", "::", "[::]"]);
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 const ALLOWED_HEADERS = "authorization, content-type, last-event-id";
 
-const bare = (name: string): string => (name.startsWith("[") && name.endsWith("]") ? name.slice(1, -1) : name).toLowerCase();
+const bare = (name: string): string =>
+  (name.startsWith("[") && name.endsWith("]") ? name.slice(1, -1) : name).toLowerCase();
 
 /** Every name a TCP server bound to `boundHost` answers to. */
 export const namesFor = (boundHost: string, allowedHosts: readonly string[] = []): Set<string> => {
@@ -40,7 +41,8 @@ export const namesFor = (boundHost: string, allowedHosts: readonly string[] = []
   if (WILDCARD.has(boundHost)) {
     for (const n of LOOPBACK_NAMES) names.add(n);
     names.add(hostname().toLowerCase());
-    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(bare(a.address.replace(/%.*$/, "")));
+    for (const list of Object.values(networkInterfaces()))
+      for (const a of list ?? []) names.add(bare(a.address.replace(/%.*$/, "")));
   }
   return names;
 };
@@ -65,13 +67,20 @@ export const requestGuard = (options: GuardOptions): MiddlewareHandler => {
     if (origin !== undefined) {
       const o = normalOrigin(origin);
       if (o !== null && optedIn.has(o)) corsFor = o;
-      else if (o !== own) throw new ApiError("forbidden", `Origin '${origin.slice(0, 100)}' may not call this server (only its own page may; opt another in with --allow-origin)`);
+      else if (o !== own)
+        throw new ApiError(
+          "forbidden",
+          `Origin '${origin.slice(0, 100)}' may not call this server (only its own page may; opt another in with --allow-origin)`,
+        );
     } else {
       // A cross-site fetch without Origin (a no-cors GET from another page) is refused too; a navigation is a person
       // opening the page, which is allowed from anywhere.
       const site = c.req.header("sec-fetch-site");
       if ((site === "cross-site" || site === "same-site") && c.req.header("sec-fetch-mode") !== "navigate") {
-        throw new ApiError("forbidden", "a request from another site may not call this server (opt its origin in with --allow-origin)");
+        throw new ApiError(
+          "forbidden",
+          "a request from another site may not call this server (opt its origin in with --allow-origin)",
+        );
       }
     }
     if (corsFor !== null) {
@@ -87,7 +96,10 @@ export const requestGuard = (options: GuardOptions): MiddlewareHandler => {
     if (!READS.has(c.req.method)) {
       const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/json") {
-        throw new ApiError("unsupported_media_type", `a write needs Content-Type: application/json${type === "" ? "" : ` (got ${type.slice(0, 100)})`}`);
+        throw new ApiError(
+          "unsupported_media_type",
+          `a write needs Content-Type: application/json${type === "" ? "" : ` (got ${type.slice(0, 100)})`}`,
+        );
       }
     }
     await next();

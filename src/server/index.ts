@@ -5,7 +5,14 @@ import type { ServeOptions, ServerHandle } from "./serve.ts";
 
 export type { ServeOptions, ServerHandle } from "./serve.ts";
 export { readTokensFile, ROLES, type NamedToken, type Role } from "./tokens.ts";
-export { DEFAULT_PORT, ServeRefused, isLoopback, refusedServeOptions, CONTROL_SOCKET_NAME, controlSocketPath } from "./policy.ts";
+export {
+  DEFAULT_PORT,
+  ServeRefused,
+  isLoopback,
+  refusedServeOptions,
+  CONTROL_SOCKET_NAME,
+  controlSocketPath,
+} from "./policy.ts";
 
 /**
  * Serves `rt` over HTTP (JSON under /v1, Server-Sent Events, OpenAPI). Binds 127.0.0.1 unless `host` says
@@ -15,7 +22,8 @@ export { DEFAULT_PORT, ServeRefused, isLoopback, refusedServeOptions, CONTROL_SO
  * const server = await serve(rt, { port: 7077, token: process.env.ACTORZERO_TOKEN });
  * await server.close({ whileDraining: () => rt.close() });
  */
-export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => (await import("./serve.ts")).serve(rt, options);
+export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> =>
+  (await import("./serve.ts")).serve(rt, options);
 
 /**
  * For a runtime on a PGlite data dir: the same API on `<dataDir>/control.sock` (0600, no token), so that

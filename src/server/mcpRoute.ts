@@ -18,10 +18,17 @@ export const mcpRoute = (app: Hono, rt: Runtime): void => {
     return response;
   });
   const notAllowed = () =>
-    new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this server is stateless (POST only)" }, id: null }), {
-      status: 405,
-      headers: { "content-type": "application/json", allow: "POST" },
-    });
+    new Response(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: "Method not allowed: this server is stateless (POST only)" },
+        id: null,
+      }),
+      {
+        status: 405,
+        headers: { "content-type": "application/json", allow: "POST" },
+      },
+    );
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
 };

@@ -33,7 +33,14 @@ export const hostName = (header: string): string | null => {
 export const normalOrigin = (text: string): string | null => {
   try {
     const u = new URL(text);
-    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.pathname !== "/" || u.search !== "" || u.hash !== "" || u.username !== "") return null;
+    if (
+      (u.protocol !== "http:" && u.protocol !== "https:") ||
+      u.pathname !== "/" ||
+      u.search !== "" ||
+      u.hash !== "" ||
+      u.username !== ""
+    )
+      return null;
     return u.origin;
   } catch {
     return null;
@@ -63,7 +70,8 @@ export const refusedServeOptions = (o: {
     return `tokens: --token is the admin token named '${SINGLE_TOKEN_NAME}': no named token may have that name or its secret`;
   }
   for (const origin of o.allowOrigins ?? []) {
-    if (normalOrigin(origin) === null) return `allowed origin '${origin}' is not an origin: give scheme://host[:port], e.g. https://dashboard.example`;
+    if (normalOrigin(origin) === null)
+      return `allowed origin '${origin}' is not an origin: give scheme://host[:port], e.g. https://dashboard.example`;
   }
   for (const h of o.allowedHosts ?? []) {
     if (hostName(h) === null || /:\d+$/.test(h.replace(/^\[.*\]/, ""))) {

@@ -61,13 +61,15 @@ export type ServerHandle = {
   close(options?: { whileDraining?: () => Promise<void> }): Promise<void>;
 };
 
-
 export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<ServerHandle> => {
   const host = options.host ?? "127.0.0.1";
   const token = options.token === "" ? undefined : options.token;
   const refused = refusedServeOptions({ ...options, host, token });
   if (refused !== null) throw new ServeRefused(refused);
-  const named = [...(token !== undefined ? [{ name: SINGLE_TOKEN_NAME, token, role: "admin" as const }] : []), ...(options.tokens ?? [])];
+  const named = [
+    ...(token !== undefined ? [{ name: SINGLE_TOKEN_NAME, token, role: "admin" as const }] : []),
+    ...(options.tokens ?? []),
+  ];
   const hub = await EventHub.open(rt, {
     ...(options.maxClientQueue ? { maxQueue: options.maxClientQueue } : {}),
     ...(options.streamStallMs ? { stallMs: options.streamStallMs } : {}),
@@ -80,10 +82,16 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.allowOrigins ? { allowOrigins: options.allowOrigins } : {}),
   };
-  const app = buildApp(rt, hub, { tokens: new TokenTable(named), anonymous: { name: processUser(), role: "admin" }, guard, ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
+  const app = buildApp(rt, hub, {
+    tokens: new TokenTable(named),
+    anonymous: { name: processUser(), role: "admin" },
+    guard,
+    ...(options.bodyLimit ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.maxStreams ? { maxStreams: options.maxStreams } : {}),
     ...(options.maxStreamsPerToken ? { maxStreamsPerToken: options.maxStreamsPerToken } : {}),
-    closing: () => closing, closed });
+    closing: () => closing,
+    closed,
+  });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -96,8 +104,7 @@ export const serve = async (rt: Runtime, options: ServeOptions = {}): Promise<Se
       } finally {
         process.umask(umask);
       }
-    }
-    else server.listen(options.port ?? DEFAULT_PORT, host, resolve);
+    } else server.listen(options.port ?? DEFAULT_PORT, host, resolve);
   });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : null;

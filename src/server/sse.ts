@@ -18,7 +18,9 @@ const WRITE_CHARS = 64 * 1024;
 
 /** One event as SSE text (JSON has no raw newline, so `data` is one line); a delta has no id. */
 const frame = (e: LiveEvent): string =>
-  isLiveDelta(e) ? `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n` : `event: ${e.type}\ndata: ${JSON.stringify(e)}\nid: ${e.globalPosition}\n\n`;
+  isLiveDelta(e)
+    ? `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`
+    : `event: ${e.type}\ndata: ${JSON.stringify(e)}\nid: ${e.globalPosition}\n\n`;
 
 export const eventStream = (c: Context, client: HubClient): Response =>
   streamSSE(c, async (stream) => {
@@ -37,14 +39,22 @@ export const eventStream = (c: Context, client: HubClient): Response =>
         const e = await client.next();
         if (e === null) break;
         let text = frame(e);
-        for (let more = text.length < WRITE_CHARS ? client.ready() : null; more; more = text.length < WRITE_CHARS ? client.ready() : null) text += frame(more);
+        for (
+          let more = text.length < WRITE_CHARS ? client.ready() : null;
+          more;
+          more = text.length < WRITE_CHARS ? client.ready() : null
+        )
+          text += frame(more);
         await stream.write(text);
         // While the socket takes all it is given, the backlog read and the writes chain as promises alone: give
         // the event loop a turn, so a stream far behind never starves other connections (new ones get 408 then).
         await new Promise((resolve) => setImmediate(resolve));
       }
       if (client.endReason === "overflow") {
-        await stream.writeSSE({ event: "overflow", data: JSON.stringify({ message: "this client fell too far behind; reconnect with Last-Event-ID to resume" }) });
+        await stream.writeSSE({
+          event: "overflow",
+          data: JSON.stringify({ message: "this client fell too far behind; reconnect with Last-Event-ID to resume" }),
+        });
       }
     } finally {
       clearInterval(beat);

@@ -25,7 +25,9 @@ export const NamedToken = z.strictObject({
   name: z.string({ error: "must be a name (letters, digits, . _ @ -)" }).regex(/^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$/, {
     error: "must be a name of 1 to 100 letters, digits, . _ @ - (starting with a letter or digit)",
   }),
-  token: z.string({ error: `must be a secret of at least ${MIN_SECRET} characters` }).min(MIN_SECRET, { error: `must be a secret of at least ${MIN_SECRET} characters` }),
+  token: z
+    .string({ error: `must be a secret of at least ${MIN_SECRET} characters` })
+    .min(MIN_SECRET, { error: `must be a secret of at least ${MIN_SECRET} characters` }),
   role: z.enum(ROLES, { error: `must be one of ${ROLES.join(", ")}` }),
 });
 export type NamedToken = z.infer<typeof NamedToken>;
@@ -36,7 +38,8 @@ export const tokensProblem = (tokens: readonly unknown[]): string | null => {
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const where = `tokens[${String(issue.path[0] ?? 0)}]`;
-    if (issue.code === "unrecognized_keys") return `${where}: unknown field ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
+    if (issue.code === "unrecognized_keys")
+      return `${where}: unknown field ${issue.keys.map((k) => `'${k}'`).join(", ")}`;
     return `${where}${issue.path.length > 1 ? `.${issue.path.slice(1).join(".")}` : ""}: ${issue.message}`;
   }
   const names = new Set<string>();
@@ -56,7 +59,9 @@ export const readTokensFile = (file: string): NamedToken[] => {
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    throw new Error(`cannot read the tokens file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(
+      `cannot read the tokens file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   let json: unknown;
   try {
@@ -68,7 +73,9 @@ export const readTokensFile = (file: string): NamedToken[] => {
   if (!shape.success) {
     // A misspelt key says more than the list it left out.
     const unknown = shape.error.issues.find((i) => i.code === "unrecognized_keys");
-    const detail = unknown ? `unknown field ${unknown.keys.map((k) => `'${k}'`).join(", ")}` : "it must list at least one token";
+    const detail = unknown
+      ? `unknown field ${unknown.keys.map((k) => `'${k}'`).join(", ")}`
+      : "it must list at least one token";
     throw new Error(`the tokens file ${file}: ${detail} (expected { "tokens": [{ "name", "token", "role" }] })`);
   }
   const list = shape.data.tokens;

@@ -72,9 +72,11 @@ export class TreeFold {
     foldEvents(usageProjection, events, this.usage);
     for (const e of events) {
       if (e.globalPosition <= this.position) continue;
-      if (e.type === "MessageReceived" && !this.tasks.has(e.streamId)) this.tasks.set(e.streamId, e.data.text.slice(0, TASK_CHARS));
+      if (e.type === "MessageReceived" && !this.tasks.has(e.streamId))
+        this.tasks.set(e.streamId, e.data.text.slice(0, TASK_CHARS));
       if (e.type === "ParallelJobStarted") this.jobCalls.set(e.data.jobId, e.data.toolCallId);
-      if (e.type === "RunStarted" && e.data.superior && !this.calls.has(e.streamId)) this.calls.set(e.streamId, e.data.superior);
+      if (e.type === "RunStarted" && e.data.superior && !this.calls.has(e.streamId))
+        this.calls.set(e.streamId, e.data.superior);
       this.position = e.globalPosition;
       this.recordedAt = e.recordedAt;
     }
@@ -96,7 +98,9 @@ export class TreeFold {
     return views
       .filter((v) => v.createdPosition > 0)
       .sort((a, b) => a.createdPosition - b.createdPosition)
-      .map((v) => this.row(v, v.parentContextId === null ? (totals.get(v.id) ?? { inputTokens: 0, outputTokens: 0 }) : null));
+      .map((v) =>
+        this.row(v, v.parentContextId === null ? (totals.get(v.id) ?? { inputTokens: 0, outputTokens: 0 }) : null),
+      );
   }
 
   private row(v: ContextView, treeTokens: TreeRow["treeTokens"]): TreeRow {

@@ -47,7 +47,9 @@ export const VerificationQuery = z.strictObject({
   full: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
   since: z
     .string()
-    .refine((t) => parseAnchor(t) !== undefined, { error: "must be <position>:<hash> as verify-log --print-head prints it" })
+    .refine((t) => parseAnchor(t) !== undefined, {
+      error: "must be <position>:<hash> as verify-log --print-head prints it",
+    })
     .optional(),
 });
 
@@ -58,7 +60,10 @@ const parse = <S extends z.ZodType>(schema: S, value: unknown, where: string): z
 };
 
 /** Each child as its identity and totals, without runs or grandchildren. */
-const summarised = (c: ContextAudit): ContextAudit => ({ ...c, children: c.children.map((k) => ({ ...k, runs: [], children: [] })) });
+const summarised = (c: ContextAudit): ContextAudit => ({
+  ...c,
+  children: c.children.map((k) => ({ ...k, runs: [], children: [] })),
+});
 
 export const webRoutes = (app: Hono, rt: Runtime): void => {
   const live = new TreeFold();
@@ -121,7 +126,8 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
     try {
       report = await loadAudit(rt.store, rt.projections, id, q.at === undefined ? {} : { until: q.at });
     } catch (e) {
-      if (q.at !== undefined && /^no ContextCreated/.test((e as Error).message)) throw new ApiError("not_found", `context ${id} did not exist yet at position ${q.at}`);
+      if (q.at !== undefined && /^no ContextCreated/.test((e as Error).message))
+        throw new ApiError("not_found", `context ${id} did not exist yet at position ${q.at}`);
       throw e;
     }
     return c.json(q.children === "summary" ? { ...report, context: summarised(report.context) } : report);

@@ -66,7 +66,8 @@ export const activeContext = (): Context => (apiNeeded() ? otel().context.active
 
 /** The globally registered provider's tracer, looked up at each span: a no-op span until something registers. */
 const globalTracer: Tracer = {
-  startSpan: (name, options, context) => (apiNeeded() ? otel().trace.getTracer("actorzero", "0.1.0").startSpan(name, options, context) : NOOP_SPAN),
+  startSpan: (name, options, context) =>
+    apiNeeded() ? otel().trace.getTracer("actorzero", "0.1.0").startSpan(name, options, context) : NOOP_SPAN,
   startActiveSpan: ((...args: unknown[]) => {
     const tracer = otel().trace.getTracer("actorzero", "0.1.0");
     return (tracer.startActiveSpan as (...a: unknown[]) => unknown).apply(tracer, args);
@@ -74,7 +75,8 @@ const globalTracer: Tracer = {
 };
 
 /** The tracer actorzero's spans come from: the given provider's, else the globally registered one (no-op by default). */
-export const actorzeroTracer = (provider?: TracerProvider): Tracer => (provider === undefined ? globalTracer : provider.getTracer("actorzero", "0.1.0"));
+export const actorzeroTracer = (provider?: TracerProvider): Tracer =>
+  provider === undefined ? globalTracer : provider.getTracer("actorzero", "0.1.0");
 
 /** The context a span is current in: pass it as `parent` when starting that span's children. */
 export const contextWith = (span: Span, parent: Context = activeContext()): Context =>
@@ -105,14 +107,24 @@ export function startRunSpan(tracer: Tracer, run: RunSpanInput): Span {
 /** Ends a run span with the run's final status; `failed` sets the error status and records the error. */
 export function endRunSpan(
   span: Span,
-  end: { status: "completed" | "failed" | "stopped" | "interrupted"; error?: unknown; redact?: (text: string) => string },
+  end: {
+    status: "completed" | "failed" | "stopped" | "interrupted";
+    error?: unknown;
+    redact?: (text: string) => string;
+  },
 ): void {
   span.setAttribute("actorzero.run.status", end.status);
   if (end.status === "failed") fail(span, end.error, end.redact);
   span.end();
 }
 
-export type ModelSpanInput = { system: string; model: string; parent?: Context; serverAddress?: string; purpose?: string };
+export type ModelSpanInput = {
+  system: string;
+  model: string;
+  parent?: Context;
+  serverAddress?: string;
+  purpose?: string;
+};
 
 /** A span per model call: `chat <model>`, kind CLIENT, as the gen_ai conventions name it. */
 export function startModelSpan(tracer: Tracer, call: ModelSpanInput): Span {
@@ -135,7 +147,12 @@ export function startModelSpan(tracer: Tracer, call: ModelSpanInput): Span {
 
 export function endModelSpan(
   span: Span,
-  end: { usage?: { inputTokens: number; outputTokens: number }; finishReason?: string; error?: unknown; redact?: (text: string) => string },
+  end: {
+    usage?: { inputTokens: number; outputTokens: number };
+    finishReason?: string;
+    error?: unknown;
+    redact?: (text: string) => string;
+  },
 ): void {
   if (end.usage) {
     span.setAttribute("gen_ai.usage.input_tokens", end.usage.inputTokens);
@@ -152,7 +169,11 @@ export function startToolSpan(tracer: Tracer, call: { name: string; toolCallId: 
     `execute_tool ${call.name}`,
     {
       kind: INTERNAL,
-      attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.toolCallId },
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.toolCallId,
+      },
     },
     call.parent ?? activeContext(),
   );
@@ -177,7 +198,12 @@ export function contextFromTraceparent(traceparent: string | undefined): Context
   const match = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec(traceparent ?? "");
   if (!match) return rootContext();
   const { trace, ROOT_CONTEXT } = otel();
-  const spanContext = { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+  const spanContext = {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16),
+    isRemote: true,
+  };
   return trace.isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
 }
 
@@ -187,5 +213,8 @@ const fail = (span: Span, error: unknown, redact: (text: string) => string = red
   const message = redact(error instanceof Error ? error.message : String(error ?? "failed"));
   span.recordException({ name, message });
   span.setStatus({ code: ERROR, message });
-  span.setAttribute("error.type", (error as { reason?: unknown })?.reason ? String((error as { reason: unknown }).reason) : name);
+  span.setAttribute(
+    "error.type",
+    (error as { reason?: unknown })?.reason ? String((error as { reason: unknown }).reason) : name,
+  );
 };

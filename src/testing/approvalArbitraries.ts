@@ -5,7 +5,10 @@ import type { DomainEvent } from "../events/schema.ts";
 
 const approvalIdArb = fc.uuid().map((s) => s as ApprovalId);
 const byArb = fc.constantFrom("ops@example.test", "alice", "timeout");
-const argumentsArb = fc.oneof(fc.constant({}), fc.record({ service: fc.constantFrom("api", "db"), replicas: fc.nat({ max: 9 }) }));
+const argumentsArb = fc.oneof(
+  fc.constant({}),
+  fc.record({ service: fc.constantFrom("api", "db"), replicas: fc.nat({ max: 9 }) }),
+);
 
 /** One valid approval fact of `type`, its ids drawn from the given pools so it can refer to other events. */
 export const approvalEventArb = (
@@ -29,8 +32,12 @@ export const approvalEventArb = (
         })
         .map((data) => ({ type, data }));
     case "ApprovalGranted":
-      return fc.record({ ...common, by: byArb, note: fc.option(fc.string({ maxLength: 12 }), { nil: null }) }).map((data) => ({ type, data }));
+      return fc
+        .record({ ...common, by: byArb, note: fc.option(fc.string({ maxLength: 12 }), { nil: null }) })
+        .map((data) => ({ type, data }));
     case "ApprovalDenied":
-      return fc.record({ ...common, by: byArb, reason: fc.constantFrom("too risky", "timed out") }).map((data) => ({ type, data }));
+      return fc
+        .record({ ...common, by: byArb, reason: fc.constantFrom("too risky", "timed out") })
+        .map((data) => ({ type, data }));
   }
 };

@@ -43,13 +43,18 @@ export class Decide extends Step {
   protected async act(h: LifecycleHarness) {
     const id = h.id(this.target);
     const pending = (await h.rt.approvals({ contextId: id })).filter((a) => a.contextId === id);
-    if (pending.length !== 1) throw new Error(`c${this.target} should wait on one approval, the runtime lists ${pending.length}`);
+    if (pending.length !== 1)
+      throw new Error(`c${this.target} should wait on one approval, the runtime lists ${pending.length}`);
     const approvalId = pending[0]!.approvalId;
     if (this.granted) await h.rt.approve(approvalId, { by: "tester" });
     else await h.rt.reject(approvalId, { by: "tester", reason: h.text("no") });
     // Single-use: a second decision is refused, and writes nothing.
-    const again = await h.rt.approve(approvalId, { by: "tester" }).then(() => "accepted", (e: { reason?: string }) => e.reason);
-    if (again !== "already_decided" && again !== "run_ended") throw new Error(`a second decision for c${this.target} was ${again}`);
+    const again = await h.rt.approve(approvalId, { by: "tester" }).then(
+      () => "accepted",
+      (e: { reason?: string }) => e.reason,
+    );
+    if (again !== "already_decided" && again !== "run_ended")
+      throw new Error(`a second decision for c${this.target} was ${again}`);
   }
   protected describe(c: string) {
     return `${this.granted ? "approve" : "reject"} ${c}'s parked call`;

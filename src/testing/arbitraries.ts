@@ -22,7 +22,11 @@ import {
 } from "../events/schema.ts";
 
 /** Text as it appears in messages: printable, sometimes empty, sometimes multi-line. */
-export const textArb: fc.Arbitrary<string> = fc.oneof(fc.string({ maxLength: 24 }), fc.lorem({ maxCount: 6 }), fc.constant("line one\nline \"two\""));
+export const textArb: fc.Arbitrary<string> = fc.oneof(
+  fc.string({ maxLength: 24 }),
+  fc.lorem({ maxCount: 6 }),
+  fc.constant('line one\nline "two"'),
+);
 
 /** Where ids come from: swap in small pools so that generated events refer to each other. */
 export type IdPools = {
@@ -48,7 +52,12 @@ export const nullable = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: null });
 
 export const superiorArb = (p: IdPools): fc.Arbitrary<Superior> =>
   fc.record({ contextId: cid(p), runId: rid(p), toolCallId: p.toolCallId, jobId: nullable(jid(p)) });
-const toolCallArb = (p: IdPools) => fc.record({ id: p.toolCallId, name: fc.constantFrom("call_subordinate", "response", "parallel", "search"), arguments: jsonValueArb });
+const toolCallArb = (p: IdPools) =>
+  fc.record({
+    id: p.toolCallId,
+    name: fc.constantFrom("call_subordinate", "response", "parallel", "search"),
+    arguments: jsonValueArb,
+  });
 
 const ev = <T extends EventType>(type: T, data: fc.Arbitrary<EventOf<T>["data"]>): fc.Arbitrary<DomainEvent> =>
   data.map((d) => ({ type, data: d }) as DomainEvent);
@@ -81,13 +90,22 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "ModelOverrideSet":
       return ev(type, fc.record({ modelOverride: nullable(modelOverrideArb) }));
     case "MessageReceived":
-      return ev(type, fc.record({ runId, text: textArb, sender: fc.constantFrom("user" as const, "superior" as const) }));
+      return ev(
+        type,
+        fc.record({ runId, text: textArb, sender: fc.constantFrom("user" as const, "superior" as const) }),
+      );
     case "InterventionReceived":
       return ev(type, fc.record({ runId, text: textArb }));
     case "RunStarted":
-      return ev(type, fc.record({ runId, model: fc.constantFrom("gpt-4o-mini", "llama3"), superior: nullable(superiorArb(p)) }));
+      return ev(
+        type,
+        fc.record({ runId, model: fc.constantFrom("gpt-4o-mini", "llama3"), superior: nullable(superiorArb(p)) }),
+      );
     case "ModelCalled":
-      return ev(type, fc.record({ runId, step: smallCount, attempt: smallCount, model: fc.constantFrom("gpt-4o-mini") }));
+      return ev(
+        type,
+        fc.record({ runId, step: smallCount, attempt: smallCount, model: fc.constantFrom("gpt-4o-mini") }),
+      );
     case "ModelReplied":
       return ev(
         type,
@@ -106,13 +124,40 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "ModelWarned":
       return ev(type, fc.record({ runId, step: smallCount, text: textArb }));
     case "ToolCalled":
-      return ev(type, fc.record({ runId, step: smallCount, toolCallId: p.toolCallId, name: fc.constantFrom("search", "call_subordinate"), arguments: jsonValueArb }));
+      return ev(
+        type,
+        fc.record({
+          runId,
+          step: smallCount,
+          toolCallId: p.toolCallId,
+          name: fc.constantFrom("search", "call_subordinate"),
+          arguments: jsonValueArb,
+        }),
+      );
     case "ToolReturned":
       return ev(type, fc.record({ runId, toolCallId: p.toolCallId, name: fc.constantFrom("search"), result: textArb }));
     case "ToolFailed":
-      return ev(type, fc.record({ runId, toolCallId: p.toolCallId, name: fc.constantFrom("search"), error: textArb, repairable: fc.boolean() }));
+      return ev(
+        type,
+        fc.record({
+          runId,
+          toolCallId: p.toolCallId,
+          name: fc.constantFrom("search"),
+          error: textArb,
+          repairable: fc.boolean(),
+        }),
+      );
     case "SubordinateCalled":
-      return ev(type, fc.record({ runId, toolCallId: p.toolCallId, childContextId: cid(p), fresh: fc.boolean(), jobId: nullable(jid(p)) }));
+      return ev(
+        type,
+        fc.record({
+          runId,
+          toolCallId: p.toolCallId,
+          childContextId: cid(p),
+          fresh: fc.boolean(),
+          jobId: nullable(jid(p)),
+        }),
+      );
     case "SubordinateReturned":
       return ev(
         type,
@@ -138,7 +183,16 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
     case "ContextResumed":
       return ev(type, fc.record({ runId: nullable(runId) }));
     case "ParallelJobStarted":
-      return ev(type, fc.record({ runId, toolCallId: p.toolCallId, jobId: jid(p), toolName: fc.constantFrom("call_subordinate", "search"), arguments: jsonValueArb }));
+      return ev(
+        type,
+        fc.record({
+          runId,
+          toolCallId: p.toolCallId,
+          jobId: jid(p),
+          toolName: fc.constantFrom("call_subordinate", "search"),
+          arguments: jsonValueArb,
+        }),
+      );
     case "ParallelJobFinished":
       return ev(
         type,
@@ -157,7 +211,15 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
       return approvalEventArb(type, p.toolCallId, cid(p), rid(p));
     case "HistoryCompacted":
       return historyCompactedArb(runId, rid(p), p.toolCallId, textArb);
-    case "RunControlRequested": return ev(type, fc.record({ contextId: cid(p), runId, action: fc.constantFrom("stop" as const, "pause" as const, "resume" as const) }));
+    case "RunControlRequested":
+      return ev(
+        type,
+        fc.record({
+          contextId: cid(p),
+          runId,
+          action: fc.constantFrom("stop" as const, "pause" as const, "resume" as const),
+        }),
+      );
     case "BudgetSet":
     case "BudgetExtended":
     case "BudgetReserved":

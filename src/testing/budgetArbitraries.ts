@@ -25,17 +25,24 @@ const amountArb: fc.Arbitrary<BudgetAmount> = fc.record({
 });
 const idArb = fc.constantFrom("r1", "r2", "r3", "e1", "e2");
 
-type BudgetType = "BudgetSet" | "BudgetExtended" | "BudgetReserved" | "BudgetSettled" | "BudgetExhausted" | "BudgetRestored";
+type BudgetType =
+  "BudgetSet" | "BudgetExtended" | "BudgetReserved" | "BudgetSettled" | "BudgetExhausted" | "BudgetRestored";
 
 /** One valid budget fact of `type`, its ids drawn from the given pools so it can refer to other events. */
-export const budgetEventArb = (type: BudgetType, contextId: fc.Arbitrary<ContextId>, runId: fc.Arbitrary<RunId>): fc.Arbitrary<DomainEvent> => {
+export const budgetEventArb = (
+  type: BudgetType,
+  contextId: fc.Arbitrary<ContextId>,
+  runId: fc.Arbitrary<RunId>,
+): fc.Arbitrary<DomainEvent> => {
   switch (type) {
     case "BudgetSet":
       return fc.record({ rootContextId: contextId, limits: limitsArb }).map((data) => ({ type, data }));
     case "BudgetExtended":
       return fc.record({ rootContextId: contextId, more: limitsArb }).map((data) => ({ type, data }));
     case "BudgetReserved":
-      return fc.record({ reservationId: idArb, contextId, runId, step: fc.nat({ max: 5 }), amount: amountArb }).map((data) => ({ type, data }));
+      return fc
+        .record({ reservationId: idArb, contextId, runId, step: fc.nat({ max: 5 }), amount: amountArb })
+        .map((data) => ({ type, data }));
     case "BudgetSettled":
       return fc.record({ reservationId: idArb, spent: amountArb }).map((data) => ({ type, data }));
     case "BudgetExhausted":

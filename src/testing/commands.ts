@@ -6,7 +6,21 @@ import { Crash, Intervene, Pause, Restart, Resume, Send, Stop } from "./controlC
 import { Delegate, FailModel, Reply } from "./modelCommands.ts";
 import { AskApproval, Decide, TimeOut } from "./approvalCommands.ts";
 
-export { Crash, Intervene, Pause, Restart, Resume, Send, Stop, Delegate, FailModel, Reply, AskApproval, Decide, TimeOut };
+export {
+  Crash,
+  Intervene,
+  Pause,
+  Restart,
+  Resume,
+  Send,
+  Stop,
+  Delegate,
+  FailModel,
+  Reply,
+  AskApproval,
+  Decide,
+  TimeOut,
+};
 export type { DelegateMode } from "./modelCommands.ts";
 
 const pick = fc.nat({ max: 7 });

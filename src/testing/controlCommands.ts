@@ -94,7 +94,12 @@ export class Stop extends Step {
     super(pick);
   }
   protected override candidates(m: Readonly<LifecycleModel>) {
-    return where(m, (c) => c.status === "running" && (this.role === "any" || (this.role === "parent" ? c.wait === "child" : c.superior !== null)));
+    return where(
+      m,
+      (c) =>
+        c.status === "running" &&
+        (this.role === "any" || (this.role === "parent" ? c.wait === "child" : c.superior !== null)),
+    );
   }
   protected next(m: LifecycleModel) {
     return M.stop(m, this.target);
@@ -102,7 +107,10 @@ export class Stop extends Step {
   protected async act(h: LifecycleHarness, m: LifecycleModel) {
     const c = m.contexts[this.target]!;
     await h.rt.stop(h.id(this.target));
-    const role = [c.wait === "child" ? `its child c${c.waitingOn} runs` : null, c.superior !== null ? `c${c.superior} waits on it` : null];
+    const role = [
+      c.wait === "child" ? `its child c${c.waitingOn} runs` : null,
+      c.superior !== null ? `c${c.superior} waits on it` : null,
+    ];
     return role.filter(Boolean).join("; ") || undefined;
   }
   protected describe(c: string) {

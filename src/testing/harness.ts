@@ -35,7 +35,9 @@ export class ModelDesk {
           const call: OpenCall = { request, resolve, reject };
           this.open.set(id, call);
           // A stop aborts the call (the scripted model rejects it): it is no longer open.
-          request.signal.addEventListener("abort", () => this.open.get(id) === call && this.open.delete(id), { once: true });
+          request.signal.addEventListener("abort", () => this.open.get(id) === call && this.open.delete(id), {
+            once: true,
+          });
         }),
     );
   }
@@ -77,18 +79,22 @@ export const crashableStore = (store: EventStore): CrashableStore => {
   let inFlight = 0;
   let idle: (() => void)[] = [];
   const never = <T>() => new Promise<T>(() => undefined);
-  const track = <A extends unknown[], T>(f: (...a: A) => Promise<T>) => (...a: A): Promise<T> => {
-    if (dead) return never<T>();
-    inFlight++;
-    return f(...a).finally(() => {
-      inFlight--;
-      if (inFlight === 0) for (const w of idle.splice(0)) w();
-    });
-  };
+  const track =
+    <A extends unknown[], T>(f: (...a: A) => Promise<T>) =>
+    (...a: A): Promise<T> => {
+      if (dead) return never<T>();
+      inFlight++;
+      return f(...a).finally(() => {
+        inFlight--;
+        if (inFlight === 0) for (const w of idle.splice(0)) w();
+      });
+    };
   const sql: SqlExecutor = {
     query: track((q: string, p?: unknown[]) => store.sql.query(q, p)) as SqlExecutor["query"],
     exec: track((q: string) => store.sql.exec(q)),
-    transaction: track((fn: (tx: SqlExecutor) => Promise<unknown>) => store.sql.transaction(fn)) as SqlExecutor["transaction"],
+    transaction: track((fn: (tx: SqlExecutor) => Promise<unknown>) =>
+      store.sql.transaction(fn),
+    ) as SqlExecutor["transaction"],
   };
   return {
     sql,
@@ -274,12 +280,15 @@ export class LifecycleHarness {
     // Learn the ids of contexts the model created: the k-th child of c<p> is the k-th real child of its parent.
     for (const c of model.contexts) {
       if (this.ids[c.index] !== undefined || c.parent === null || this.ids[c.parent] === undefined) continue;
-      const kids = views.filter((v) => v.parentContextId === this.ids[c.parent!]).sort((a, b) => a.createdPosition - b.createdPosition);
+      const kids = views
+        .filter((v) => v.parentContextId === this.ids[c.parent!])
+        .sort((a, b) => a.createdPosition - b.createdPosition);
       const k = model.contexts[c.parent]!.children.indexOf(c.index);
       if (kids[k]) this.ids[c.index] = kids[k]!.id;
     }
     const out: string[] = [];
-    if (views.length !== model.contexts.length) out.push(`the tree has ${views.length} context(s), the model ${model.contexts.length}`);
+    if (views.length !== model.contexts.length)
+      out.push(`the tree has ${views.length} context(s), the model ${model.contexts.length}`);
     for (const c of model.contexts) {
       const view: ContextView | undefined = this.ids[c.index] ? byId.get(this.ids[c.index]!) : undefined;
       if (!view) {
@@ -289,13 +298,19 @@ export class LifecycleHarness {
       const parentId = c.parent === null ? null : (this.ids[c.parent] ?? "?");
       if (view.status !== c.status) out.push(`c${c.index} is ${view.status}, the model says ${c.status}`);
       if (view.paused !== c.paused) out.push(`c${c.index} paused=${view.paused}, the model says ${c.paused}`);
-      if (view.agentNumber !== c.number || view.depth !== c.depth) out.push(`c${c.index} is A${view.agentNumber} at depth ${view.depth}, the model says A${c.number} at ${c.depth}`);
-      if (view.parentContextId !== parentId) out.push(`c${c.index}'s parent is ${view.parentContextId}, the model says c${c.parent}`);
+      if (view.agentNumber !== c.number || view.depth !== c.depth)
+        out.push(
+          `c${c.index} is A${view.agentNumber} at depth ${view.depth}, the model says A${c.number} at ${c.depth}`,
+        );
+      if (view.parentContextId !== parentId)
+        out.push(`c${c.index}'s parent is ${view.parentContextId}, the model says c${c.parent}`);
     }
     const open = new Set(this.desk.openContexts());
     const want = new Set(openCalls(model).map((i) => this.ids[i]));
-    for (const id of open) if (!want.has(id)) out.push(`a model call is open for c${this.ids.indexOf(id)}, the model says none`);
-    for (const id of want) if (!open.has(id!)) out.push(`no model call is open for c${this.ids.indexOf(id!)}, the model says one`);
+    for (const id of open)
+      if (!want.has(id)) out.push(`a model call is open for c${this.ids.indexOf(id)}, the model says none`);
+    for (const id of want)
+      if (!open.has(id!)) out.push(`no model call is open for c${this.ids.indexOf(id!)}, the model says one`);
     out.push(...this.desk.problems);
     return out;
   }
@@ -313,7 +328,10 @@ export class LifecycleHarness {
         continue;
       }
       agreedOnce = false;
-      if (Date.now() > deadline) throw new Error(`the runtime does not do what the reference model says:\n  ${diff.join("\n  ")}\n${this.describe()}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the runtime does not do what the reference model says:\n  ${diff.join("\n  ")}\n${this.describe()}`,
+        );
       await new Promise((r) => setTimeout(r, 2));
     }
   }

@@ -25,7 +25,9 @@ export type Violation = { invariant: InvariantName; contextId: string | null; de
 /** Thrown by `assertInvariants`: every violation, one per line. */
 export class InvariantViolation extends Error {
   constructor(readonly violations: Violation[]) {
-    super(`${violations.length} invariant violation(s):\n${violations.map((v) => `  [${v.invariant}] ${v.contextId ? `${v.contextId}: ` : ""}${v.detail}`).join("\n")}`);
+    super(
+      `${violations.length} invariant violation(s):\n${violations.map((v) => `  [${v.invariant}] ${v.contextId ? `${v.contextId}: ` : ""}${v.detail}`).join("\n")}`,
+    );
     this.name = "InvariantViolation";
   }
 }
@@ -36,7 +38,11 @@ export const runIdOf = (e: RecordedEvent): string | null => {
   const d = e.data as { runId?: string | null };
   return typeof d.runId === "string" ? d.runId : null;
 };
-export const violation = (invariant: InvariantName, contextId: string | null, detail: string): Violation => ({ invariant, contextId, detail });
+export const violation = (invariant: InvariantName, contextId: string | null, detail: string): Violation => ({
+  invariant,
+  contextId,
+  detail,
+});
 const v = violation;
 export const at = (e: RecordedEvent) => `${e.type}@v${e.streamVersion}/p${e.globalPosition}`;
 
@@ -52,12 +58,17 @@ export const checkLogShape = (streams: ReadonlyMap<string, readonly RecordedEven
   for (const [id, events] of streams) {
     events.forEach((e, i) => {
       if (e.streamId !== id) out.push(v("log-shape", id, `${at(e)} belongs to stream ${e.streamId}`));
-      if (e.streamVersion !== i + 1) out.push(v("log-shape", id, `${at(e)} is event #${i + 1} of its stream: versions must be 1..n with no gap`));
-      if (i > 0 && e.globalPosition <= events[i - 1]!.globalPosition) out.push(v("log-shape", id, `${at(e)} does not come after ${at(events[i - 1]!)}`));
-      if ((i === 0) !== (e.type === "ContextCreated")) out.push(v("log-shape", id, `${at(e)}: ContextCreated must be the first event and only the first`));
-      if (e.type === "ContextCreated" && e.data.contextId !== id) out.push(v("log-shape", id, `ContextCreated names ${e.data.contextId}`));
+      if (e.streamVersion !== i + 1)
+        out.push(v("log-shape", id, `${at(e)} is event #${i + 1} of its stream: versions must be 1..n with no gap`));
+      if (i > 0 && e.globalPosition <= events[i - 1]!.globalPosition)
+        out.push(v("log-shape", id, `${at(e)} does not come after ${at(events[i - 1]!)}`));
+      if ((i === 0) !== (e.type === "ContextCreated"))
+        out.push(v("log-shape", id, `${at(e)}: ContextCreated must be the first event and only the first`));
+      if (e.type === "ContextCreated" && e.data.contextId !== id)
+        out.push(v("log-shape", id, `ContextCreated names ${e.data.contextId}`));
       const other = seen.get(e.globalPosition);
-      if (other !== undefined && other !== id) out.push(v("log-shape", id, `position ${e.globalPosition} is also used by stream ${other}`));
+      if (other !== undefined && other !== id)
+        out.push(v("log-shape", id, `position ${e.globalPosition} is also used by stream ${other}`));
       seen.set(e.globalPosition, id);
     });
   }
@@ -76,14 +87,24 @@ export class LogMemory {
     const out: Violation[] = [];
     for (const [id, events] of streams) {
       const before = this.streams.get(id) ?? [];
-      if (events.length < before.length) out.push(v("append-only", id, `the stream shrank from ${before.length} to ${events.length} events`));
+      if (events.length < before.length)
+        out.push(v("append-only", id, `the stream shrank from ${before.length} to ${events.length} events`));
       before.forEach((b, i) => {
         const e = events[i];
         if (e && (e.eventId !== b.eventId || e.globalPosition !== b.position || e.type !== b.type)) {
-          out.push(v("append-only", id, `event v${i + 1} changed: was ${b.type}@p${b.position} (${b.eventId}), now ${at(e)} (${e.eventId})`));
+          out.push(
+            v(
+              "append-only",
+              id,
+              `event v${i + 1} changed: was ${b.type}@p${b.position} (${b.eventId}), now ${at(e)} (${e.eventId})`,
+            ),
+          );
         }
       });
-      this.streams.set(id, events.map((e) => ({ eventId: e.eventId, position: e.globalPosition, type: e.type })));
+      this.streams.set(
+        id,
+        events.map((e) => ({ eventId: e.eventId, position: e.globalPosition, type: e.type })),
+      );
     }
     return out;
   }
@@ -93,7 +114,9 @@ export class LogMemory {
     const out: Violation[] = [];
     for (const view of views) {
       if (this.parents.has(view.id) && this.parents.get(view.id) !== view.parentContextId) {
-        out.push(v("parent-links", view.id, `parent changed from ${this.parents.get(view.id)} to ${view.parentContextId}`));
+        out.push(
+          v("parent-links", view.id, `parent changed from ${this.parents.get(view.id)} to ${view.parentContextId}`),
+        );
       }
       this.parents.set(view.id, view.parentContextId);
     }

@@ -71,7 +71,10 @@ const newContext = (index: number, parent: number | null, number: number): Model
   failure: null,
 });
 
-const clone = (m: LifecycleModel): LifecycleModel => ({ ...m, contexts: m.contexts.map((c) => ({ ...c, children: [...c.children] })) });
+const clone = (m: LifecycleModel): LifecycleModel => ({
+  ...m,
+  contexts: m.contexts.map((c) => ({ ...c, children: [...c.children] })),
+});
 const ctx = (m: LifecycleModel, i: number): ModelContext => {
   const c = m.contexts[i];
   if (!c) throw new Error(`reference model: no context c${i}`);
@@ -98,7 +101,12 @@ const startRun = (m: LifecycleModel, i: number, superior: number | null): void =
 };
 
 /** The run ends; a superior waiting on it gets the result (or the repairable error) and takes its next step. */
-const endRun = (m: LifecycleModel, i: number, status: "idle" | "stopped" | "failed", failure: ModelContext["failure"] = null): void => {
+const endRun = (
+  m: LifecycleModel,
+  i: number,
+  status: "idle" | "stopped" | "failed",
+  failure: ModelContext["failure"] = null,
+): void => {
   const c = ctx(m, i);
   const superior = c.superior;
   Object.assign(c, { status, wait: null, waitingOn: null, superior: null, failure, undelivered: 0, attempt: 0 });
@@ -110,12 +118,22 @@ const endRun = (m: LifecycleModel, i: number, status: "idle" | "stopped" | "fail
 const stopCascade = (m: LifecycleModel, i: number): void => {
   const c = ctx(m, i);
   if (c.wait === "child" && c.waitingOn !== null) stopCascade(m, c.waitingOn);
-  Object.assign(c, { status: "stopped", paused: false, wait: null, waitingOn: null, superior: null, undelivered: 0, attempt: 0, failure: null });
+  Object.assign(c, {
+    status: "stopped",
+    paused: false,
+    wait: null,
+    waitingOn: null,
+    superior: null,
+    undelivered: 0,
+    attempt: 0,
+    failure: null,
+  });
 };
 
 // ------------------------------------------------------------------------------------------ commands
 
-export const canSend = (m: LifecycleModel, i: number) => m.contexts[i] !== undefined && m.contexts[i]!.status !== "running";
+export const canSend = (m: LifecycleModel, i: number) =>
+  m.contexts[i] !== undefined && m.contexts[i]!.status !== "running";
 export const send = (m0: LifecycleModel, i: number): LifecycleModel => {
   const m = clone(m0);
   startRun(m, i, null);
@@ -204,14 +222,17 @@ export const failCall = (m0: LifecycleModel, i: number, retryable: boolean): Lif
   return m;
 };
 
-export const canDelegateById = (m: LifecycleModel, i: number, child: number) => hasOpenCall(m, i) && child < (m.contexts[i]?.children.length ?? 0);
+export const canDelegateById = (m: LifecycleModel, i: number, child: number) =>
+  hasOpenCall(m, i) && child < (m.contexts[i]?.children.length ?? 0);
 
 /** What a delegation does: which child it runs (maybe a new one), or why it was refused. */
-export type DelegationOutcome = { kind: "run"; child: number; fresh: boolean } | { kind: "refused"; why: "depth" | "running" };
+export type DelegationOutcome =
+  { kind: "run"; child: number; fresh: boolean } | { kind: "refused"; why: "depth" | "running" };
 
 export const delegationOutcome = (m: LifecycleModel, i: number, mode: DelegateMode): DelegationOutcome => {
   const c = ctx(m, i);
-  const existing = mode.kind === "byId" ? c.children[mode.child] : mode.kind === "default" ? c.children.at(-1) : undefined;
+  const existing =
+    mode.kind === "byId" ? c.children[mode.child] : mode.kind === "default" ? c.children.at(-1) : undefined;
   if (existing === undefined) {
     if (c.depth + 1 > m.maxDepth) return { kind: "refused", why: "depth" };
     return { kind: "run", child: m.contexts.length, fresh: true };
@@ -245,10 +266,19 @@ export const restart = (m0: LifecycleModel): LifecycleModel => {
   for (const c of m.contexts) {
     // A user's parked run is not cut short: it waits on the log for its decision.
     if (c.status !== "running" || (c.wait === "approval" && c.superior === null)) continue;
-    Object.assign(c, { status: "failed", wait: null, waitingOn: null, superior: null, undelivered: 0, attempt: 0, failure: "interrupted" });
+    Object.assign(c, {
+      status: "failed",
+      wait: null,
+      waitingOn: null,
+      superior: null,
+      undelivered: 0,
+      attempt: 0,
+      failure: "interrupted",
+    });
   }
   return m;
 };
 
 /** Contexts whose model call should be open now. */
-export const openCalls = (m: LifecycleModel): number[] => m.contexts.filter((c) => c.wait === "model").map((c) => c.index);
+export const openCalls = (m: LifecycleModel): number[] =>
+  m.contexts.filter((c) => c.wait === "model").map((c) => c.index);

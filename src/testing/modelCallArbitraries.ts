@@ -9,7 +9,11 @@ const smallCount = fc.nat({ max: 5 });
 type ModelCallType = "ModelCallFailed" | "ModelCallQueued" | "ModelCallAdmitted";
 
 /** One valid fact of `type` for a run drawn from `runId`; `text` makes its messages. */
-export const modelCallEventArb = (type: ModelCallType, runId: fc.Arbitrary<RunId>, text: fc.Arbitrary<string>): fc.Arbitrary<DomainEvent> => {
+export const modelCallEventArb = (
+  type: ModelCallType,
+  runId: fc.Arbitrary<RunId>,
+  text: fc.Arbitrary<string>,
+): fc.Arbitrary<DomainEvent> => {
   switch (type) {
     case "ModelCallFailed":
       return fc
@@ -25,9 +29,17 @@ export const modelCallEventArb = (type: ModelCallType, runId: fc.Arbitrary<RunId
         .map((data) => ({ type, data }));
     case "ModelCallQueued":
       return fc
-        .record({ runId, step: smallCount, attempt: smallCount, preset: fc.option(fc.constantFrom("Default", "fast"), { nil: null }), ahead: count })
+        .record({
+          runId,
+          step: smallCount,
+          attempt: smallCount,
+          preset: fc.option(fc.constantFrom("Default", "fast"), { nil: null }),
+          ahead: count,
+        })
         .map((data) => ({ type, data }));
     case "ModelCallAdmitted":
-      return fc.record({ runId, step: smallCount, attempt: smallCount, waitedMs: count }).map((data) => ({ type, data }));
+      return fc
+        .record({ runId, step: smallCount, attempt: smallCount, waitedMs: count })
+        .map((data) => ({ type, data }));
   }
 };

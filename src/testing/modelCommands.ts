@@ -38,7 +38,9 @@ export class Delegate extends Step {
   }
   /** For "byId", the child as an index among the caller's children. */
   private mode_(m: Readonly<LifecycleModel>): DelegateMode {
-    return this.mode.kind === "byId" ? { kind: "byId", child: this.mode.child % m.contexts[this.target]!.children.length } : this.mode;
+    return this.mode.kind === "byId"
+      ? { kind: "byId", child: this.mode.child % m.contexts[this.target]!.children.length }
+      : this.mode;
   }
   protected next(m: LifecycleModel) {
     return M.delegate(m, this.target, this.mode_(m));
@@ -54,7 +56,8 @@ export class Delegate extends Step {
           ? { message }
           : { message, context_id: h.id(m.contexts[this.target]!.children[mode.child]!), reset: false };
     h.desk.answer(h.id(this.target), delegateTurn(args, { usage: usage(h) }));
-    if (outcome.kind === "refused") return `refused: ${outcome.why === "depth" ? "the maximum depth" : "the child is still running"}`;
+    if (outcome.kind === "refused")
+      return `refused: ${outcome.why === "depth" ? "the maximum depth" : "the child is still running"}`;
     return outcome.fresh ? `creates c${outcome.child}` : `continues c${outcome.child}`;
   }
   protected describe(c: string) {

@@ -4,7 +4,10 @@ import type { RunId } from "../events/ids.ts";
 import type { DomainEvent } from "../events/schema.ts";
 
 /** One valid remote-task fact of `type` for a run drawn from `runId`. */
-export const remoteEventArb = (type: "RemoteTaskSent" | "RemoteTaskAccepted", runId: fc.Arbitrary<RunId>): fc.Arbitrary<DomainEvent> =>
+export const remoteEventArb = (
+  type: "RemoteTaskSent" | "RemoteTaskAccepted",
+  runId: fc.Arbitrary<RunId>,
+): fc.Arbitrary<DomainEvent> =>
   type === "RemoteTaskSent"
     ? fc
         .record({
@@ -16,5 +19,10 @@ export const remoteEventArb = (type: "RemoteTaskSent" | "RemoteTaskAccepted", ru
         })
         .map((data) => ({ type, data }))
     : fc
-        .record({ runId, taskId: fc.uuid(), remoteContextId: fc.uuid(), state: fc.constantFrom("working", "completed") })
+        .record({
+          runId,
+          taskId: fc.uuid(),
+          remoteContextId: fc.uuid(),
+          state: fc.constantFrom("working", "completed"),
+        })
         .map((data) => ({ type, data }));

@@ -4,7 +4,6 @@ import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextStatus, ContextView } from "../projections/contexts.ts";
 import { at, isTerminal, runIdOf, violation as v, type Violation } from "./invariants.ts";
 
-
 /**
  * Per stream, RunStarted and terminal events alternate: a context never runs twice at once, every run
  * ends exactly once (RunCompleted, RunStopped, RunFailed, or RunInterrupted after a crash), and
@@ -18,7 +17,8 @@ export const checkOneRunAtATime = (contextId: string, stream: readonly RecordedE
   stream.forEach((e, i) => {
     const runId = runIdOf(e);
     if (e.type === "RunStarted") {
-      if (open !== null) out.push(v("one-run-at-a-time", contextId, `${at(e)} starts run ${runId} while run ${open} is still running`));
+      if (open !== null)
+        out.push(v("one-run-at-a-time", contextId, `${at(e)} starts run ${runId} while run ${open} is still running`));
       if (ended.has(e.data.runId)) out.push(v("one-run-at-a-time", contextId, `${at(e)} starts run ${runId} again`));
       open = e.data.runId;
       return;
@@ -34,13 +34,19 @@ export const checkOneRunAtATime = (contextId: string, stream: readonly RecordedE
     if (runId === null || runId === open) return;
     const next = stream[i + 1];
     if (e.type === "MessageReceived" && next?.type === "RunStarted" && next.data.runId === runId) return;
-    out.push(v("one-run-at-a-time", contextId, `${at(e)} belongs to run ${runId}, which ${ended.has(runId) ? "had ended" : "was not running"}`));
+    out.push(
+      v(
+        "one-run-at-a-time",
+        contextId,
+        `${at(e)} belongs to run ${runId}, which ${ended.has(runId) ? "had ended" : "was not running"}`,
+      ),
+    );
   });
   return out;
 };
 
 /** The run a stream leaves open (started, not ended), if any. */
-export const openRunOf = (stream: readonly RecordedEvent[]): RecordedEvent & { type: "RunStarted" } | null => {
+export const openRunOf = (stream: readonly RecordedEvent[]): (RecordedEvent & { type: "RunStarted" }) | null => {
   let open: (RecordedEvent & { type: "RunStarted" }) | null = null;
   for (const e of stream) {
     if (e.type === "RunStarted") open = e;
@@ -49,7 +55,12 @@ export const openRunOf = (stream: readonly RecordedEvent[]): RecordedEvent & { t
   return open;
 };
 
-export type Lifecycle = { status: ContextStatus; paused: boolean; currentRunId: string | null; failureReason: string | null };
+export type Lifecycle = {
+  status: ContextStatus;
+  paused: boolean;
+  currentRunId: string | null;
+  failureReason: string | null;
+};
 
 /**
  * DESIGN §4 restated as a fold, independent of the projections: idle → running on RunStarted; running →
@@ -93,11 +104,22 @@ export const lifecycleOf = (stream: readonly RecordedEvent[]): Lifecycle => {
 /** The projection's status, pause flag, current run and failure equal the fold of §4 over the stream. */
 export const checkStatus = (view: ContextView, stream: readonly RecordedEvent[]): Violation[] => {
   const want = lifecycleOf(stream);
-  const got: Lifecycle = { status: view.status, paused: view.paused, currentRunId: view.currentRunId, failureReason: view.failure?.reason ?? null };
+  const got: Lifecycle = {
+    status: view.status,
+    paused: view.paused,
+    currentRunId: view.currentRunId,
+    failureReason: view.failure?.reason ?? null,
+  };
   const diffs = (Object.keys(want) as (keyof Lifecycle)[]).filter((k) => want[k] !== got[k]);
   return diffs.length === 0
     ? []
-    : [v("status-follows-lifecycle", view.id, diffs.map((k) => `${k} is ${JSON.stringify(got[k])}, the log says ${JSON.stringify(want[k])}`).join("; "))];
+    : [
+        v(
+          "status-follows-lifecycle",
+          view.id,
+          diffs.map((k) => `${k} is ${JSON.stringify(got[k])}, the log says ${JSON.stringify(want[k])}`).join("; "),
+        ),
+      ];
 };
 
 /**
@@ -115,7 +137,13 @@ export const checkNoRunOutlivesItsSuperior = (events: readonly RecordedEvent[]):
     if (e.type === "RunStarted") {
       const sup = e.data.superior;
       if (sup && !openRuns.has(sup.runId)) {
-        out.push(v("no-run-outlives-its-superior", e.streamId, `${at(e)} starts a run for superior run ${sup.runId} of ${sup.contextId}, which is not running`));
+        out.push(
+          v(
+            "no-run-outlives-its-superior",
+            e.streamId,
+            `${at(e)} starts a run for superior run ${sup.runId} of ${sup.contextId}, which is not running`,
+          ),
+        );
       }
       openRuns.set(e.data.runId, { contextId: e.streamId, superiorRunId: sup?.runId ?? null });
     } else if (isTerminal(e)) {
@@ -125,14 +153,26 @@ export const checkNoRunOutlivesItsSuperior = (events: readonly RecordedEvent[]):
       if (e.type === "RunInterrupted") continue;
       for (const [childRun, r] of openRuns) {
         if (r.superiorRunId === runId) {
-          out.push(v("no-run-outlives-its-superior", r.contextId, `run ${childRun} is still running when its superior's run ended (${at(e)} in ${e.streamId})`));
+          out.push(
+            v(
+              "no-run-outlives-its-superior",
+              r.contextId,
+              `run ${childRun} is still running when its superior's run ended (${at(e)} in ${e.streamId})`,
+            ),
+          );
         }
       }
     }
   }
   for (const [childRun, r] of openRuns) {
     if (r.superiorRunId !== null && endedRuns.has(r.superiorRunId)) {
-      out.push(v("no-run-outlives-its-superior", r.contextId, `run ${childRun} is still running, but its superior's run ${r.superiorRunId} has ended`));
+      out.push(
+        v(
+          "no-run-outlives-its-superior",
+          r.contextId,
+          `run ${childRun} is still running, but its superior's run ${r.superiorRunId} has ended`,
+        ),
+      );
     }
   }
   return out;

@@ -8,7 +8,15 @@ import { contextsProjection } from "../projections/contexts.ts";
 import { usageProjection } from "../projections/usage.ts";
 import { treeProjection } from "../projections/tree.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
-import { checkLogShape, InvariantViolation, violation as v, at, LogMemory, type InvariantName, type Violation } from "./invariants.ts";
+import {
+  checkLogShape,
+  InvariantViolation,
+  violation as v,
+  at,
+  LogMemory,
+  type InvariantName,
+  type Violation,
+} from "./invariants.ts";
 import { checkNoRunOutlivesItsSuperior, checkOneRunAtATime, checkStatus } from "./runInvariants.ts";
 import { checkNumbersAndDepths, checkParentLinks } from "./treeInvariants.ts";
 import { checkTranscript } from "./transcriptInvariant.ts";
@@ -26,7 +34,11 @@ const sumUsage = (events: readonly RecordedEvent[]): UsageSum => {
   return s;
 };
 
-const usageDiff = (what: string, got: UsageSum & { contexts?: number }, want: UsageSum & { contexts?: number }): string | null => {
+const usageDiff = (
+  what: string,
+  got: UsageSum & { contexts?: number },
+  want: UsageSum & { contexts?: number },
+): string | null => {
   const keys = Object.keys(want) as (keyof typeof want)[];
   const d = keys.filter((k) => got[k] !== want[k]).map((k) => `${k} ${got[k]} ≠ ${want[k]}`);
   return d.length ? `${what}: ${d.join(", ")}` : null;
@@ -62,7 +74,10 @@ export const readTree = async (rt: Runtime, rootContextId?: string): Promise<Tre
   const children = new Map<string, string[]>();
   for (const c of views) {
     streams.set(c.id, await rt.store.readStream(c.id));
-    children.set(c.id, (await rt.projections.tree.children(c.id)).map((k) => k.contextId));
+    children.set(
+      c.id,
+      (await rt.projections.tree.children(c.id)).map((k) => k.contextId),
+    );
   }
   const events = [...streams.values()].flat().sort((a, b) => a.globalPosition - b.globalPosition);
   return { views, streams, events, children };
@@ -82,8 +97,18 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
     if (e.type === "SubordinateCalled" && !streams.has(e.data.childContextId)) {
       const first = streams.get(e.streamId)?.[0];
       const source = first?.type === "ContextCreated" ? first.data.forkedFrom?.contextId : undefined;
-      if (source !== undefined && (await rt.projections.contexts.get(e.data.childContextId))?.parentContextId === source) continue;
-      out.push(v("parent-links", e.streamId, `${at(e)} names child ${e.data.childContextId}, which the projections do not list in the tree`));
+      if (
+        source !== undefined &&
+        (await rt.projections.contexts.get(e.data.childContextId))?.parentContextId === source
+      )
+        continue;
+      out.push(
+        v(
+          "parent-links",
+          e.streamId,
+          `${at(e)} names child ${e.data.childContextId}, which the projections do not list in the tree`,
+        ),
+      );
     }
   }
   for (const c of views) {
@@ -112,7 +137,13 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
   if (rebuild === "full") {
     const r = await rt.projections.verify();
     for (const m of r.mismatches.slice(0, 10)) {
-      out.push(v("rebuild-equals-live", null, `${m.projection}/${m.key}: live ${JSON.stringify(m.stored?.state).slice(0, 200)} ≠ rebuilt ${JSON.stringify(m.rebuilt?.state).slice(0, 200)}`));
+      out.push(
+        v(
+          "rebuild-equals-live",
+          null,
+          `${m.projection}/${m.key}: live ${JSON.stringify(m.stored?.state).slice(0, 200)} ≠ rebuilt ${JSON.stringify(m.rebuilt?.state).slice(0, 200)}`,
+        ),
+      );
     }
   } else if (rebuild === "scoped") {
     out.push(...(await checkScopedRebuild(rt, tree)));
@@ -132,7 +163,10 @@ export const checkSuperiorsInTree = (views: readonly ContextView[], events: read
     const self = byId.get(e.streamId);
     const sup = e.data.superior;
     if (self && sup.contextId !== self.parentContextId) {
-      const where = byId.get(sup.contextId)?.rootContextId === self.rootContextId ? "a context that is not its parent" : "a context of another tree";
+      const where =
+        byId.get(sup.contextId)?.rootContextId === self.rootContextId
+          ? "a context that is not its parent"
+          : "a context of another tree";
       out.push(v("parent-links", e.streamId, `${at(e)} names superior run ${sup.runId} of ${sup.contextId}, ${where}`));
     }
   }
@@ -151,7 +185,12 @@ const canonical = (x: unknown): unknown =>
   Array.isArray(x)
     ? x.map(canonical)
     : x !== null && typeof x === "object"
-      ? Object.fromEntries(Object.keys(x).filter((k) => (x as Record<string, unknown>)[k] !== undefined).sort().map((k) => [k, canonical((x as Record<string, unknown>)[k])]))
+      ? Object.fromEntries(
+          Object.keys(x)
+            .filter((k) => (x as Record<string, unknown>)[k] !== undefined)
+            .sort()
+            .map((k) => [k, canonical((x as Record<string, unknown>)[k])]),
+        )
       : x;
 
 /** The tree's events folded from zero, in memory, equal what the live projections hold for the tree. */
@@ -163,15 +202,41 @@ const checkScopedRebuild = async (rt: Runtime, tree: TreeLog): Promise<Violation
   const usage = rows("usage");
   const treeRows = rows("tree");
   for (const c of tree.views) {
-    if (!sameJson(c, contexts.get(c.id))) out.push(v("rebuild-equals-live", c.id, `contexts: live ${JSON.stringify(c).slice(0, 300)} ≠ rebuilt ${JSON.stringify(contexts.get(c.id)).slice(0, 300)}`));
+    if (!sameJson(c, contexts.get(c.id)))
+      out.push(
+        v(
+          "rebuild-equals-live",
+          c.id,
+          `contexts: live ${JSON.stringify(c).slice(0, 300)} ≠ rebuilt ${JSON.stringify(contexts.get(c.id)).slice(0, 300)}`,
+        ),
+      );
     const u = await rt.projections.usage.of(c.id);
-    if (!sameJson(u, usage.get(c.id))) out.push(v("rebuild-equals-live", c.id, `usage: live ${JSON.stringify(u)} ≠ rebuilt ${JSON.stringify(usage.get(c.id))}`));
+    if (!sameJson(u, usage.get(c.id)))
+      out.push(
+        v("rebuild-equals-live", c.id, `usage: live ${JSON.stringify(u)} ≠ rebuilt ${JSON.stringify(usage.get(c.id))}`),
+      );
     const kids = (await rt.projections.tree.children(c.id)).map((k) => k.contextId);
-    const rebuiltKids = ((treeRows.get(c.id) as { children?: { contextId: string }[] } | undefined)?.children ?? []).map((k) => k.contextId);
-    if (!sameJson(kids, rebuiltKids)) out.push(v("rebuild-equals-live", c.id, `tree: live children [${kids.join(", ")}] ≠ rebuilt [${rebuiltKids.join(", ")}]`));
+    const rebuiltKids = (
+      (treeRows.get(c.id) as { children?: { contextId: string }[] } | undefined)?.children ?? []
+    ).map((k) => k.contextId);
+    if (!sameJson(kids, rebuiltKids))
+      out.push(
+        v(
+          "rebuild-equals-live",
+          c.id,
+          `tree: live children [${kids.join(", ")}] ≠ rebuilt [${rebuiltKids.join(", ")}]`,
+        ),
+      );
     const runs = (folded["transcript"] ?? []).map((r) => r.state as RunTranscript).filter((t) => t.contextId === c.id);
     const live = await rt.projections.transcript.history(c.id);
-    if (!sameJson(live, historyOf(runs))) out.push(v("rebuild-equals-live", c.id, `transcript: live history of ${live.length} message(s) ≠ rebuilt ${historyOf(runs).length}`));
+    if (!sameJson(live, historyOf(runs)))
+      out.push(
+        v(
+          "rebuild-equals-live",
+          c.id,
+          `transcript: live history of ${live.length} message(s) ≠ rebuilt ${historyOf(runs).length}`,
+        ),
+      );
   }
   return out;
 };

@@ -19,17 +19,26 @@ export const reply = (text: string, usage?: Usage): ModelTurn => (usage ? { text
  * @example callTool("search", { query: "pglite" })
  */
 export const callTool = (name: string, args: unknown = {}, options: TurnOptions = {}): ModelTurn => ({
-  toolCalls: [{ id: options.id ?? nextCallId(name), name, arguments: typeof args === "string" ? args : JSON.stringify(args) }],
+  toolCalls: [
+    { id: options.id ?? nextCallId(name), name, arguments: typeof args === "string" ? args : JSON.stringify(args) },
+  ],
   ...(options.usage ? { usage: options.usage } : {}),
 });
 
-export type DelegateArgs = { message: string; profile?: string; reset?: boolean | string; context_id?: string; name?: string };
+export type DelegateArgs = {
+  message: string;
+  profile?: string;
+  reset?: boolean | string;
+  context_id?: string;
+  name?: string;
+};
 
 /**
  * A `call_subordinate` call (DESIGN §5).
  * @example delegate({ message: "summarise the doc", profile: "researcher", reset: true })
  */
-export const delegate = (args: DelegateArgs, options: TurnOptions = {}): ModelTurn => callTool("call_subordinate", args, options);
+export const delegate = (args: DelegateArgs, options: TurnOptions = {}): ModelTurn =>
+  callTool("call_subordinate", args, options);
 
 /** A final answer through the `response` tool. */
 export const respond = (text: string, options: TurnOptions = {}): ModelTurn => callTool("response", { text }, options);
@@ -41,7 +50,10 @@ const RETRYABLE: ReadonlySet<ModelErrorReason> = new Set(["rate_limited", "timeo
  * rate limits, timeouts, server and connection errors (the loop then retries), else not.
  * @example scriptByAgent({ A1: [fail("authentication")] }) // A1's run fails with model_error
  */
-export const fail = (reason: ModelErrorReason = "server_error", options: { message?: string; retryable?: boolean; retryAfterMs?: number } = {}): ModelError =>
+export const fail = (
+  reason: ModelErrorReason = "server_error",
+  options: { message?: string; retryable?: boolean; retryAfterMs?: number } = {},
+): ModelError =>
   new ModelError(reason, options.message ?? `scripted ${reason}`, options.retryable ?? RETRYABLE.has(reason), {
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
   });
@@ -101,7 +113,9 @@ export const scriptByAgent = (turns: Partial<Record<AgentKey, readonly ScriptedT
     requestsOf: (agent) => model.requests.filter((r) => `A${r.agentNumber}` === keyOf(agent)),
     remaining: () => Object.fromEntries([...queues].map(([k, q]) => [k, q.length])),
     assertConsumed() {
-      const left = [...queues].filter(([, q]) => q.length > 0).map(([k, q]) => `${k}: ${q.length} of ${total.get(k)} turn(s) never requested`);
+      const left = [...queues]
+        .filter(([, q]) => q.length > 0)
+        .map(([k, q]) => `${k}: ${q.length} of ${total.get(k)} turn(s) never requested`);
       const problems = [...unexpected, ...left];
       if (problems.length > 0) throw new Error(problems.join("\n"));
     },

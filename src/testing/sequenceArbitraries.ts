@@ -57,29 +57,58 @@ const runBodyArb = (p: IdPools, runId: RunId, last: boolean): fc.Arbitrary<Body>
           out.push({ type: "ModelCalled", data: { runId, step, attempt: 0, model: "gpt-4o-mini" } });
           out.push({
             type: "ModelCallFailed",
-            data: { runId, step, attempt: 0, reason: "rate_limited", message: "slow down", retryable: true, retryInMs: 10 },
+            data: {
+              runId,
+              step,
+              attempt: 0,
+              reason: "rate_limited",
+              message: "slow down",
+              retryable: true,
+              retryInMs: 10,
+            },
           });
         }
         out.push({ type: "ModelCalled", data: { runId, step, attempt: s.retried ? 1 : 0, model: "gpt-4o-mini" } });
         const toolCalls = s.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.args }));
         out.push({ type: "ModelReplied", data: { runId, step, text: s.replyText, toolCalls, usage: s.usage } });
-        if (s.warn !== null && toolCalls.length === 0) out.push({ type: "ModelWarned", data: { runId, step, text: s.warn } });
+        if (s.warn !== null && toolCalls.length === 0)
+          out.push({ type: "ModelWarned", data: { runId, step, text: s.warn } });
         for (const c of s.calls) {
           out.push({ type: "ToolCalled", data: { runId, step, toolCallId: c.id, name: c.name, arguments: c.args } });
-          if (c.outcome === "returned") out.push({ type: "ToolReturned", data: { runId, toolCallId: c.id, name: c.name, result: c.result } });
+          if (c.outcome === "returned")
+            out.push({ type: "ToolReturned", data: { runId, toolCallId: c.id, name: c.name, result: c.result } });
           if (c.outcome === "failed") {
-            out.push({ type: "ToolFailed", data: { runId, toolCallId: c.id, name: c.name, error: c.result, repairable: true } });
+            out.push({
+              type: "ToolFailed",
+              data: { runId, toolCallId: c.id, name: c.name, error: c.result, repairable: true },
+            });
           }
           if (c.outcome === "job") {
             const jobId = c.job as JobId;
             const child = c.child as ContextId;
-            out.push({ type: "ParallelJobStarted", data: { runId, toolCallId: c.id, jobId, toolName: "call_subordinate", arguments: c.args } });
-            out.push({ type: "SubordinateCalled", data: { runId, toolCallId: c.id, childContextId: child, fresh: true, jobId } });
+            out.push({
+              type: "ParallelJobStarted",
+              data: { runId, toolCallId: c.id, jobId, toolName: "call_subordinate", arguments: c.args },
+            });
+            out.push({
+              type: "SubordinateCalled",
+              data: { runId, toolCallId: c.id, childContextId: child, fresh: true, jobId },
+            });
             out.push({
               type: "SubordinateReturned",
-              data: { runId, toolCallId: c.id, childContextId: child, outcome: "completed", result: c.result, reason: null },
+              data: {
+                runId,
+                toolCallId: c.id,
+                childContextId: child,
+                outcome: "completed",
+                result: c.result,
+                reason: null,
+              },
             });
-            out.push({ type: "ParallelJobFinished", data: { runId, jobId, status: "success", result: c.result, error: null, contextId: child } });
+            out.push({
+              type: "ParallelJobFinished",
+              data: { runId, jobId, status: "success", result: c.result, error: null, contextId: child },
+            });
             out.push({ type: "ToolReturned", data: { runId, toolCallId: c.id, name: c.name, result: c.result } });
           }
         }
@@ -110,12 +139,18 @@ const plausibleBodyArb = (p: IdPools): fc.Arbitrary<Body> =>
     runIds.length === 0
       ? fc.constant([])
       : fc
-          .tuple(...runIds.map((r, i) => runBodyArb(p, r as RunId, i === runIds.length - 1)), fc.array(fc.constantFrom<Body[number]>(
-              { type: "ContextRenamed", data: { name: "renamed", label: "renamed" } },
-              { type: "ModelOverrideSet", data: { modelOverride: { preset: "fast" } } },
-              { type: "ContextPaused", data: { runId: null } },
-              { type: "ContextResumed", data: { runId: null } },
-            ), { maxLength: 2 }))
+          .tuple(
+            ...runIds.map((r, i) => runBodyArb(p, r as RunId, i === runIds.length - 1)),
+            fc.array(
+              fc.constantFrom<Body[number]>(
+                { type: "ContextRenamed", data: { name: "renamed", label: "renamed" } },
+                { type: "ModelOverrideSet", data: { modelOverride: { preset: "fast" } } },
+                { type: "ContextPaused", data: { runId: null } },
+                { type: "ContextResumed", data: { runId: null } },
+              ),
+              { maxLength: 2 },
+            ),
+          )
           .map((parts) => {
             const extras = parts.pop() as Body;
             return [...(parts as Body[]).flat(), ...extras];
@@ -144,7 +179,8 @@ export const recordedSequenceArb = (options: SequenceOptions = {}): fc.Arbitrary
         toolCallId: fc.constantFrom("call-1", "call-2", "call-3"),
         jobId: fc.constantFrom("job-1", "job-2"),
       };
-      const body = options.chaos === false ? plausibleBodyArb(pools) : fc.oneof(plausibleBodyArb(pools), chaoticBodyArb(pools));
+      const body =
+        options.chaos === false ? plausibleBodyArb(pools) : fc.oneof(plausibleBodyArb(pools), chaoticBodyArb(pools));
       return fc.tuple(
         fc.constant(ids),
         fc.tuple(...ids.map((_, i) => (i === 0 ? fc.constant(null) : nullable(fc.nat({ max: i - 1 }))))),
@@ -183,7 +219,9 @@ export const recordedSequenceArb = (options: SequenceOptions = {}): fc.Arbitrary
         });
       });
       const streams = ids.map((id, i) => ({ id, events: [created[i]!, ...bodies[i]!] }));
-      const tokens = streams.flatMap((s, i) => s.events.map(() => ({ stream: i, key: orderKeys.next().value as number })));
+      const tokens = streams.flatMap((s, i) =>
+        s.events.map(() => ({ stream: i, key: orderKeys.next().value as number })),
+      );
       tokens.sort((a, b) => a.key - b.key);
       const cursor = streams.map(() => 0);
       const out: RecordedEvent[] = [];

@@ -46,7 +46,8 @@ export abstract class Step implements Cmd {
 }
 
 /** The indexes of the contexts that satisfy `p`. */
-export const where = (m: Readonly<LifecycleModel>, p: (c: LifecycleModel["contexts"][number]) => boolean) => m.contexts.filter(p).map((c) => c.index);
+export const where = (m: Readonly<LifecycleModel>, p: (c: LifecycleModel["contexts"][number]) => boolean) =>
+  m.contexts.filter(p).map((c) => c.index);
 
 /** Token usage that differs from one answer to the next, so usage sums are checked over varied figures. */
 export const usage = (h: LifecycleHarness) => {

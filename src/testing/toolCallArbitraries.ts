@@ -8,7 +8,24 @@ import { jsonValueArb, modelOverrideArb } from "./arbitraries.ts";
 /** Strings a model may produce: empty, blank, unicode (emoji, RTL, combining marks, NUL, lone surrogates), long. */
 export const awkwardStringArb: fc.Arbitrary<string> = fc.oneof(
   { depthSize: "small" },
-  fc.constantFrom("", " ", "\n\t", "null", "undefined", "true", "{}", "[]", "\u0000", "a\u0000b", "\uD800", "\uDC00x", "🧪🧵", "שלום", "e\u0301", "\u202Egnp.exe"),
+  fc.constantFrom(
+    "",
+    " ",
+    "\n\t",
+    "null",
+    "undefined",
+    "true",
+    "{}",
+    "[]",
+    "\u0000",
+    "a\u0000b",
+    "\uD800",
+    "\uDC00x",
+    "🧪🧵",
+    "שלום",
+    "e\u0301",
+    "\u202Egnp.exe",
+  ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 20 }),
   // Rarely, a huge one (a model looping on a token).
@@ -17,7 +34,18 @@ export const awkwardStringArb: fc.Arbitrary<string> = fc.oneof(
 
 /** Text that is not valid JSON, as a model sometimes sends for arguments. */
 export const invalidJsonArb: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("{", "}", "{\"message\":", "{'message': 'hi'}", "[1, 2", "nul", "{\"a\":1,}", "message=hi", "{\"message\": \"unterminated}", "\"\\u12\""),
+  fc.constantFrom(
+    "{",
+    "}",
+    '{"message":',
+    "{'message': 'hi'}",
+    "[1, 2",
+    "nul",
+    '{"a":1,}',
+    "message=hi",
+    '{"message": "unterminated}',
+    '"\\u12"',
+  ),
   fc.string({ maxLength: 30 }).filter((s) => {
     try {
       JSON.parse(s);
@@ -47,14 +75,28 @@ export const delegateArgsArb = (options: { contextIds?: string[]; profiles?: str
  * `call_subordinate` arguments that must be refused before any context is created: the message is
  * missing, blank or not a string, or the profile is unknown, or `context_id` is combined with reset.
  */
-export const refusedDelegateArgsArb: fc.Arbitrary<unknown> = fc.oneof(
-  fc.record({ message: fc.oneof(fc.constantFrom("", "   ", "\n"), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })) }),
-  fc.record({ message: fc.constant("do it"), profile: fc.constantFrom("no-such-profile", "🧪", "DEVELOPER") }),
-  fc.record({ message: fc.constant("do it"), context_id: fc.uuid(), reset: fc.constantFrom(true, "true", " True ") }),
-  fc.record({ message: fc.constant("do it"), context_id: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.uuid(), { maxLength: 1 })) }),
-  fc.record({ message: fc.constant("do it"), name: fc.oneof(fc.integer(), fc.boolean()) }),
-  fc.record({ mesage: fc.string() }),
-).map((args) => args as unknown);
+export const refusedDelegateArgsArb: fc.Arbitrary<unknown> = fc
+  .oneof(
+    fc.record({
+      message: fc.oneof(
+        fc.constantFrom("", "   ", "\n"),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(fc.string(), { maxLength: 2 }),
+        fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 }),
+      ),
+    }),
+    fc.record({ message: fc.constant("do it"), profile: fc.constantFrom("no-such-profile", "🧪", "DEVELOPER") }),
+    fc.record({ message: fc.constant("do it"), context_id: fc.uuid(), reset: fc.constantFrom(true, "true", " True ") }),
+    fc.record({
+      message: fc.constant("do it"),
+      context_id: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.uuid(), { maxLength: 1 })),
+    }),
+    fc.record({ message: fc.constant("do it"), name: fc.oneof(fc.integer(), fc.boolean()) }),
+    fc.record({ mesage: fc.string() }),
+  )
+  .map((args) => args as unknown);
 
 /**
  * Arguments as a model might send them, for any tool: a JSON string (valid or not), or an already
@@ -72,7 +114,18 @@ export const malformedArgumentsArb: fc.Arbitrary<unknown> = fc.oneof(
 /** Tool names a model gets wrong: unknown, blank, cased or padded differently, not strings at all. */
 export const toolNameArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom("call_subordinate", "parallel", "response") },
-  { weight: 2, arbitrary: fc.constantFrom("no_such_tool", "", " response", "RESPONSE", "call-subordinate", "functions.call_subordinate", "🧪") },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      "no_such_tool",
+      "",
+      " response",
+      "RESPONSE",
+      "call-subordinate",
+      "functions.call_subordinate",
+      "🧪",
+    ),
+  },
   { weight: 1, arbitrary: awkwardStringArb },
   { weight: 1, arbitrary: fc.constantFrom(null, undefined, 42, {}, ["response"]) },
 );
@@ -80,12 +133,17 @@ export const toolNameArb: fc.Arbitrary<unknown> = fc.oneof(
 /** One tool call as a model might send it; `id` may be missing, blank, not a string, or shared with another call. */
 export type RawToolCall = { id?: unknown; name: unknown; arguments: unknown };
 
-export const malformedToolCallArb = (ids: fc.Arbitrary<unknown> = fc.constantFrom("dup", "dup", "x1")): fc.Arbitrary<RawToolCall> =>
+export const malformedToolCallArb = (
+  ids: fc.Arbitrary<unknown> = fc.constantFrom("dup", "dup", "x1"),
+): fc.Arbitrary<RawToolCall> =>
   fc.record(
     {
       id: fc.oneof(fc.uuid(), ids, fc.constantFrom("", undefined, null, 7, {}, ["a"])),
       name: toolNameArb,
-      arguments: fc.oneof({ weight: 4, arbitrary: malformedArgumentsArb }, { weight: 1, arbitrary: refusedDelegateArgsArb }),
+      arguments: fc.oneof(
+        { weight: 4, arbitrary: malformedArgumentsArb },
+        { weight: 1, arbitrary: refusedDelegateArgsArb },
+      ),
     },
     { requiredKeys: ["name", "arguments"] },
   );
@@ -98,9 +156,19 @@ export const malformedToolCallArb = (ids: fc.Arbitrary<unknown> = fc.constantFro
 export const malformedTurnArb = (maxCalls = 8): fc.Arbitrary<ModelTurn> =>
   fc
     .record({
-      text: fc.oneof(fc.constant(undefined), fc.constant(null), awkwardStringArb, fc.integer(), fc.boolean(), fc.constant({ text: "nested" }), fc.constant(["a", "b"])),
+      text: fc.oneof(
+        fc.constant(undefined),
+        fc.constant(null),
+        awkwardStringArb,
+        fc.integer(),
+        fc.boolean(),
+        fc.constant({ text: "nested" }),
+        fc.constant(["a", "b"]),
+      ),
       toolCalls: fc.array(malformedToolCallArb(), { minLength: 1, maxLength: maxCalls }),
-      usage: fc.option(fc.record({ inputTokens: fc.nat({ max: 5000 }), outputTokens: fc.nat({ max: 5000 }) }), { nil: undefined }),
+      usage: fc.option(fc.record({ inputTokens: fc.nat({ max: 5000 }), outputTokens: fc.nat({ max: 5000 }) }), {
+        nil: undefined,
+      }),
     })
     .map((t) => t as unknown as ModelTurn);
 
@@ -118,19 +186,27 @@ export const contextOptionsArb: fc.Arbitrary<CreateContextOptions> = fc.record(
 /** A delegation tree shape: each node's children (each child one level down), at most `maxDepth` deep. */
 export type TreeShape = { children: TreeShape[] };
 
-export const delegationTreeArb = (options: { maxDepth?: number; maxChildren?: number } = {}): fc.Arbitrary<TreeShape> => {
+export const delegationTreeArb = (
+  options: { maxDepth?: number; maxChildren?: number } = {},
+): fc.Arbitrary<TreeShape> => {
   const maxChildren = options.maxChildren ?? 3;
   const node = (depth: number): fc.Arbitrary<TreeShape> =>
     depth >= (options.maxDepth ?? 3)
       ? fc.constant({ children: [] })
-      : fc.array(fc.constant(null).chain(() => node(depth + 1)), { maxLength: maxChildren }).map((children) => ({ children }));
+      : fc
+          .array(
+            fc.constant(null).chain(() => node(depth + 1)),
+            { maxLength: maxChildren },
+          )
+          .map((children) => ({ children }));
   return node(0);
 };
 
 /** How many contexts a tree shape has (the root included). */
 export const treeSize = (t: TreeShape): number => 1 + t.children.reduce((n, c) => n + treeSize(c), 0);
 
-const NUL_OR_LONE_SURROGATE = /\\u0000|\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i;
+const NUL_OR_LONE_SURROGATE =
+  /\\u0000|\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i;
 const jsonParseError = (s: string): string => {
   try {
     JSON.parse(s);

@@ -4,7 +4,6 @@ import type { ChatMessage } from "../models/messages.ts";
 import { isTerminal, violation as v, type Violation } from "./invariants.ts";
 import { openRunOf } from "./runInvariants.ts";
 
-
 /** Interventions a later model call (or the run's end) delivered; the rest still wait. */
 const deliveredTexts = (stream: readonly RecordedEvent[]): string[] => {
   const out: string[] = [];
@@ -25,13 +24,23 @@ const deliveredTexts = (stream: readonly RecordedEvent[]): string[] => {
  * every assistant tool call is answered by exactly one tool message right after it (the current run's
  * last step may still be waiting for its answers).
  */
-export const checkTranscript = (contextId: string, stream: readonly RecordedEvent[], history: readonly ChatMessage[]): Violation[] => {
+export const checkTranscript = (
+  contextId: string,
+  stream: readonly RecordedEvent[],
+  history: readonly ChatMessage[],
+): Violation[] => {
   const out: Violation[] = [];
   const warnings = new Set(stream.flatMap((e) => (e.type === "ModelWarned" ? [e.data.text] : [])));
   const want = deliveredTexts(stream);
   const got = history.flatMap((m) => (m.role === "user" && !warnings.has(m.content) ? [m.content] : []));
   if (JSON.stringify(want) !== JSON.stringify(got)) {
-    out.push(v("transcript", contextId, `user messages are ${JSON.stringify(got).slice(0, 300)}, the log recorded ${JSON.stringify(want).slice(0, 300)}`));
+    out.push(
+      v(
+        "transcript",
+        contextId,
+        `user messages are ${JSON.stringify(got).slice(0, 300)}, the log recorded ${JSON.stringify(want).slice(0, 300)}`,
+      ),
+    );
   }
   const running = openRunOf(stream) !== null;
   for (let i = 0; i < history.length; i++) {
@@ -42,12 +51,19 @@ export const checkTranscript = (contextId: string, stream: readonly RecordedEven
     if (m.role !== "assistant" || !m.tool_calls?.length) continue;
     const answers: string[] = [];
     let j = i + 1;
-    for (; j < history.length && history[j]!.role === "tool"; j++) answers.push((history[j] as { tool_call_id: string }).tool_call_id);
+    for (; j < history.length && history[j]!.role === "tool"; j++)
+      answers.push((history[j] as { tool_call_id: string }).tool_call_id);
     const asked = m.tool_calls.map((c) => c.id);
     const tail = j === history.length && running;
     const same = JSON.stringify([...asked].sort()) === JSON.stringify([...answers].sort());
     if (!same && !(tail && answers.every((a) => asked.includes(a)))) {
-      out.push(v("transcript", contextId, `assistant message #${i} asked [${asked.join(", ")}], answered [${answers.join(", ")}]`));
+      out.push(
+        v(
+          "transcript",
+          contextId,
+          `assistant message #${i} asked [${asked.join(", ")}], answered [${answers.join(", ")}]`,
+        ),
+      );
     }
   }
   return out;

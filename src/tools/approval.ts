@@ -47,7 +47,8 @@ export const callNeedsApproval = async (
 export type Decision = { granted: true; by: string } | { granted: false; by: string; reason: string };
 
 /** What the model is told about a denied call: who denied it and why (a repairable tool error). */
-export const deniedText = (d: Extract<Decision, { granted: false }>): string => `Not run: ${d.by} denied this call: ${d.reason}`;
+export const deniedText = (d: Extract<Decision, { granted: false }>): string =>
+  `Not run: ${d.by} denied this call: ${d.reason}`;
 
 /** The approval policy as a run's tool calls ask it: one port for the loop and for `parallel`'s jobs. */
 export type ApprovalPort = {

@@ -26,6 +26,7 @@ export const parseToolArguments = (
     return { ok: false, error: `Invalid arguments for '${tool.name}': ${(e as Error).message}` };
   }
   const parsed = tool.input.safeParse(value);
-  if (!parsed.success) return { ok: false, error: `Invalid arguments for '${tool.name}': ${describeIssues(parsed.error.issues)}.` };
+  if (!parsed.success)
+    return { ok: false, error: `Invalid arguments for '${tool.name}': ${describeIssues(parsed.error.issues)}.` };
   return { ok: true, value: parsed.data };
 };

@@ -58,13 +58,15 @@ const collapse = (s: string) => s.replace(/\s+/g, " ").trim();
 
 export const MSG = {
   emptyMessage: "call_subordinate requires a non-empty `message`.",
-  unknownProfile: (p: string, available: string) => `Agent profile '${p}' not found. Use one of the available profiles: ${available}.`,
+  unknownProfile: (p: string, available: string) =>
+    `Agent profile '${p}' not found. Use one of the available profiles: ${available}.`,
   contextIdWithReset:
     "`context_id` continues an existing subordinate and requires reset=false. Omit `context_id` to create a fresh subordinate.",
   notFound: (id: string, n: number) => `Subordinate context '${id}' was not found under A${n}.`,
   profileChange: (current: string, requested: string) =>
     `Subordinate already uses profile '${current}'. Set reset=true and omit \`context_id\` to switch to '${requested}'.`,
-  running: (id: string) => `Subordinate context '${id}' is still running. Wait for it to finish or stop it before continuing it.`,
+  running: (id: string) =>
+    `Subordinate context '${id}' is still running. Wait for it to finish or stop it before continuing it.`,
   stopped: (id: string) => `Subordinate context '${id}' was stopped.`,
   failed: (id: string, reason: string, message: string) => `Subordinate context '${id}' failed (${reason}): ${message}`,
   depth: (n: number, max: number) =>
@@ -110,7 +112,18 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
     ctx.reportSubordinate?.(child.id);
     childId = asContextId(child.id);
     await handle.append(
-      [{ type: "SubordinateCalled", data: { runId: ctx.runId, toolCallId: ctx.toolCallId, childContextId: childId, fresh, jobId: ctx.jobId ?? null } }],
+      [
+        {
+          type: "SubordinateCalled",
+          data: {
+            runId: ctx.runId,
+            toolCallId: ctx.toolCallId,
+            childContextId: childId,
+            fresh,
+            jobId: ctx.jobId ?? null,
+          },
+        },
+      ],
       { correlationId: handle.correlationId, causationId: ctx.toolCallId },
     );
   } catch (e) {
@@ -125,7 +138,11 @@ export const delegate = async (rt: Delegator, input: CallSubordinateInput, ctx: 
 };
 
 /** A delegation a restart cut off: its child's run continues (or starts, if it never did) and answers the caller. */
-export const resumeDelegation = async (rt: Delegator, input: CallSubordinateInput, ctx: ToolContext): Promise<string> => {
+export const resumeDelegation = async (
+  rt: Delegator,
+  input: CallSubordinateInput,
+  ctx: ToolContext,
+): Promise<string> => {
   const handle = runScopeOf(ctx);
   if (!handle || handle.runId !== ctx.runId) throw new Error("call_subordinate ran outside its caller's run");
   const childId = handle.subordinateCalledBy(ctx.toolCallId);
@@ -135,10 +152,21 @@ export const resumeDelegation = async (rt: Delegator, input: CallSubordinateInpu
   const live = await rt.lookup(childId);
   // A fresh child's ContextCreated goes out with its first run, after the caller's SubordinateCalled: the restart
   // came between the two. The child is created now as rule 6 made it then, and its run starts once, here.
-  const child = live ?? (await rt.create(freshChildData(rt, handle.view(), input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(childId))));
+  const child =
+    live ??
+    (await rt.create(
+      freshChildData(rt, handle.view(), input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(childId)),
+    ));
   ctx.reportSubordinate?.(childId);
   handle.runningChildren.add(asContextId(childId));
-  return follow(rt, handle, ctx, child, message, live ? () => rt.runFor(childId, { runId: ctx.runId, toolCallId: ctx.toolCallId }) : null);
+  return follow(
+    rt,
+    handle,
+    ctx,
+    child,
+    message,
+    live ? () => rt.runFor(childId, { runId: ctx.runId, toolCallId: ctx.toolCallId }) : null,
+  );
 };
 
 /** Runs the child (or takes the run `recorded` finds), waits for its end and renders it for the caller's model. */
@@ -158,12 +186,14 @@ const follow = async (
   const stopChild = () => void rt.stop(childId).catch(() => null);
   try {
     if (ctx.signal.aborted) throw new Error("stopped");
-    const started = (recorded ? await recorded() : null) ?? await rt.startRun(childId, message, {
-      contextId: asContextId(caller.id),
-      runId: ctx.runId,
-      toolCallId: ctx.toolCallId,
-      jobId: ctx.jobId ?? null,
-    });
+    const started =
+      (recorded ? await recorded() : null) ??
+      (await rt.startRun(childId, message, {
+        contextId: asContextId(caller.id),
+        runId: ctx.runId,
+        toolCallId: ctx.toolCallId,
+        jobId: ctx.jobId ?? null,
+      }));
     // Another runtime process is driving the child right now: for the model, it is running.
     if (started === "busy") throw new RepairableToolError(MSG.running(childId));
     const { ended } = started;
@@ -198,7 +228,8 @@ const follow = async (
     { correlationId: handle.correlationId, causationId: ctx.toolCallId },
   );
   if (outcome.status === "stopped") throw new RepairableToolError(MSG.stopped(childId));
-  if (outcome.status === "failed") throw new RepairableToolError(MSG.failed(childId, outcome.failure!.reason, outcome.failure!.message));
+  if (outcome.status === "failed")
+    throw new RepairableToolError(MSG.failed(childId, outcome.failure!.reason, outcome.failure!.message));
   return renderResult(childId, child.agentNumber, outcome.response ?? "", ctx.toolCallId);
 };
 
@@ -260,7 +291,8 @@ const findOrCreate = async (
     const live = existing;
     // Rule 4.
     const current = live.profile || PROFILE_DEFAULT;
-    if (requestedProfile !== "" && requestedProfile !== current) throw new RepairableToolError(MSG.profileChange(current, requestedProfile));
+    if (requestedProfile !== "" && requestedProfile !== current)
+      throw new RepairableToolError(MSG.profileChange(current, requestedProfile));
     // Rule 5.
     if (live.status === "running") throw new RepairableToolError(MSG.running(live.id));
     // Rule 7.
@@ -273,7 +305,9 @@ const findOrCreate = async (
   // Rule 6: a fresh child.
   const number = caller.agentNumber + 1;
   if (caller.depth + 1 > rt.limits.maxDepth) throw new RepairableToolError(MSG.depth(number, rt.limits.maxDepth));
-  const child = await rt.create(freshChildData(rt, caller, input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(rt.clock.uuid())));
+  const child = await rt.create(
+    freshChildData(rt, caller, input, message, ctx.jobId ?? DEFAULT_SLOT, asContextId(rt.clock.uuid())),
+  );
   return { child, fresh: true };
 };
 

@@ -71,11 +71,16 @@ export const INTERRUPTED_CALL = "This tool call was interrupted by a restart; it
  * `resume`, or run again when a second run does what one does. Any other may or may not have taken
  * effect, and is answered with INTERRUPTED_CALL instead.
  */
-export const goesOnAfterCut = (tool: Pick<Tool<unknown>, "resume" | "idempotent">): boolean => tool.resume !== undefined || tool.idempotent === true;
+export const goesOnAfterCut = (tool: Pick<Tool<unknown>, "resume" | "idempotent">): boolean =>
+  tool.resume !== undefined || tool.idempotent === true;
 
 /** Runs a call of `tool`; one a restart cut off (`cutOff`) goes on through the tool's `resume` when it has one. */
-export const runOrResume = async <I>(tool: Tool<I>, input: I, ctx: ToolContext, cutOff: boolean): Promise<ToolOutcome> =>
-  asOutcome(await (cutOff && tool.resume ? tool.resume(input, ctx) : tool.run(input, ctx)));
+export const runOrResume = async <I>(
+  tool: Tool<I>,
+  input: I,
+  ctx: ToolContext,
+  cutOff: boolean,
+): Promise<ToolOutcome> => asOutcome(await (cutOff && tool.resume ? tool.resume(input, ctx) : tool.run(input, ctx)));
 
 /** An error the model can fix: it is returned to the model as the tool's result and the run goes on. */
 export class RepairableToolError extends Error {
@@ -104,4 +109,5 @@ export class FatalToolError extends Error {
  */
 export const defineTool = <I>(tool: Tool<I>): Tool<I> => tool;
 
-export const asOutcome = (r: string | ToolOutcome): ToolOutcome => (typeof r === "string" ? { kind: "text", text: r } : r);
+export const asOutcome = (r: string | ToolOutcome): ToolOutcome =>
+  typeof r === "string" ? { kind: "text", text: r } : r;

@@ -28,7 +28,11 @@ export type JobEnd =
   | { status: keyof typeof JOB_END };
 
 /** The one place a ParallelJobFinished is built. */
-export const jobFinished = (runId: RunId, job: { jobId: string; contextId: string | null }, end: JobEnd): EventOf<"ParallelJobFinished"> => ({
+export const jobFinished = (
+  runId: RunId,
+  job: { jobId: string; contextId: string | null },
+  end: JobEnd,
+): EventOf<"ParallelJobFinished"> => ({
   type: "ParallelJobFinished",
   data: {
     runId,

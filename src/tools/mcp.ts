@@ -9,7 +9,13 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { z } from "zod";
 import { RepairableToolError, type Tool } from "./defineTool.ts";
 import { addSecrets, redactSecrets } from "../events/redact.ts";
-import { mcpSecretValues, mcpToolName, validateMcpServers, type McpServerConfig, type McpServers } from "./mcpConfig.ts";
+import {
+  mcpSecretValues,
+  mcpToolName,
+  validateMcpServers,
+  type McpServerConfig,
+  type McpServers,
+} from "./mcpConfig.ts";
 
 export type McpHubOptions = {
   /** One tool call's deadline. Default 30 s. */
@@ -22,7 +28,9 @@ export type McpHubOptions = {
 
 export type McpHub = {
   /** The tools of these servers; a server that cannot be reached is left out and reported in `unavailable`. */
-  toolsFor(servers: readonly string[]): Promise<{ tools: Tool<Record<string, unknown>>[]; unavailable: { server: string; message: string }[] }>;
+  toolsFor(
+    servers: readonly string[],
+  ): Promise<{ tools: Tool<Record<string, unknown>>[]; unavailable: { server: string; message: string }[] }>;
   close(): Promise<void>;
 };
 
@@ -61,7 +69,11 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
         if (connections.get(server) === pending) connections.delete(server);
       };
       try {
-        await withTimeout(client.connect(transportFor(config)), connectTimeout, `connecting took longer than ${connectTimeout} ms`);
+        await withTimeout(
+          client.connect(transportFor(config)),
+          connectTimeout,
+          `connecting took longer than ${connectTimeout} ms`,
+        );
       } catch (error) {
         await client.close().catch(() => {});
         throw error;
@@ -110,7 +122,9 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
     name,
     description: listed.description ?? `${listed.name} (MCP server ${server})`,
     // Any object passes here (the server validates its own input); the schema the model sees is the server's own.
-    input: z.looseObject({}).meta({ ...listed.inputSchema, type: "object" }) as unknown as z.ZodType<Record<string, unknown>>,
+    input: z.looseObject({}).meta({ ...listed.inputSchema, type: "object" }) as unknown as z.ZodType<
+      Record<string, unknown>
+    >,
     async run(input, ctx) {
       let connection: Connection;
       try {
@@ -120,7 +134,15 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
       }
       let result: { content?: unknown; structuredContent?: unknown; isError?: unknown };
       try {
-        result = (await connection.client.callTool({ name: listed.name, arguments: input, ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}) }, undefined, { signal: ctx.signal, timeout })) as typeof result;
+        result = (await connection.client.callTool(
+          {
+            name: listed.name,
+            arguments: input,
+            ...(ctx.traceparent ? { _meta: { traceparent: ctx.traceparent } } : {}),
+          },
+          undefined,
+          { signal: ctx.signal, timeout },
+        )) as typeof result;
       } catch (error) {
         if (ctx.signal.aborted) throw error;
         // The connection may be broken (a crashed process, a restarted endpoint): the next call starts a fresh one.
@@ -128,7 +150,8 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
         throw new RepairableToolError(`MCP server '${server}' failed on '${listed.name}': ${messageOf(error)}`);
       }
       const text = redactSecrets(resultText(result));
-      if (result.isError) throw new RepairableToolError(`MCP server '${server}' returned an error from '${listed.name}': ${text}`);
+      if (result.isError)
+        throw new RepairableToolError(`MCP server '${server}' returned an error from '${listed.name}': ${text}`);
       return text;
     },
   });
@@ -140,7 +163,11 @@ export function mcpHub(servers: McpServers, options: McpHubOptions = {}): McpHub
       const unavailable: { server: string; message: string }[] = [];
       settled.forEach((outcome, i) => {
         if (outcome.status === "fulfilled") tools.push(...outcome.value);
-        else unavailable.push({ server: names[i]!, message: `MCP server '${names[i]}' is unavailable: ${messageOf(outcome.reason)}` });
+        else
+          unavailable.push({
+            server: names[i]!,
+            message: `MCP server '${names[i]}' is unavailable: ${messageOf(outcome.reason)}`,
+          });
       });
       return { tools, unavailable };
     },
@@ -162,7 +189,10 @@ const transportFor = (config: McpServerConfig) =>
         ...(config.cwd ? { cwd: config.cwd } : {}),
         stderr: "ignore",
       })
-    : new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
+    : new StreamableHTTPClientTransport(
+        new URL(config.url),
+        config.headers ? { requestInit: { headers: config.headers } } : undefined,
+      );
 
 const safeEnv = (): Record<string, string> => {
   const out: Record<string, string> = {};
@@ -175,8 +205,14 @@ const safeEnv = (): Record<string, string> => {
 
 /** Text content joined; other content summarised; structured content when there is no text. */
 const resultText = (result: { content?: unknown; structuredContent?: unknown }): string => {
-  const parts = Array.isArray(result.content) ? (result.content as { type?: string; text?: string; mimeType?: string }[]) : [];
-  const texts = parts.map((part) => (part.type === "text" && typeof part.text === "string" ? part.text : `[${part.type ?? "content"}${part.mimeType ? ` ${part.mimeType}` : ""}]`));
+  const parts = Array.isArray(result.content)
+    ? (result.content as { type?: string; text?: string; mimeType?: string }[])
+    : [];
+  const texts = parts.map((part) =>
+    part.type === "text" && typeof part.text === "string"
+      ? part.text
+      : `[${part.type ?? "content"}${part.mimeType ? ` ${part.mimeType}` : ""}]`,
+  );
   if (texts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
   return texts.join("\n");
 };

@@ -90,7 +90,9 @@ export function allowedMcpServers(options: {
     const unknown = selection.filter((name) => !configured.includes(name));
     if (unknown.length > 0) {
       const known = configured.length > 0 ? configured.map((n) => `'${n}'`).join(", ") : "none";
-      throw new Error(`${who} names MCP server(s) ${unknown.map((n) => `'${n}'`).join(", ")} that are not configured (configured: ${known}).`);
+      throw new Error(
+        `${who} names MCP server(s) ${unknown.map((n) => `'${n}'`).join(", ")} that are not configured (configured: ${known}).`,
+      );
     }
     return configured.filter((name) => selection.includes(name));
   };
@@ -103,7 +105,9 @@ export function allowedMcpServers(options: {
 export function validateMcpServers(servers: McpServers): void {
   for (const [name, config] of Object.entries(servers)) {
     if (!/^[a-zA-Z0-9_-]{1,32}$/.test(name)) {
-      throw new Error(`MCP server name '${name}' must be 1-32 characters of [a-zA-Z0-9_-] (it prefixes its tools' names).`);
+      throw new Error(
+        `MCP server name '${name}' must be 1-32 characters of [a-zA-Z0-9_-] (it prefixes its tools' names).`,
+      );
     }
     if (config.type === "stdio" && !(typeof config.command === "string" && config.command.length > 0)) {
       throw new Error(`MCP server '${name}' (stdio) needs a command.`);
@@ -116,7 +120,9 @@ export function validateMcpServers(servers: McpServers): void {
       }
     }
     if (config.type !== "stdio" && config.type !== "http") {
-      throw new Error(`MCP server '${name}' has type ${JSON.stringify((config as { type?: unknown }).type)}; expected "stdio" or "http".`);
+      throw new Error(
+        `MCP server '${name}' has type ${JSON.stringify((config as { type?: unknown }).type)}; expected "stdio" or "http".`,
+      );
     }
   }
 }

@@ -31,7 +31,8 @@ export const ParallelInput = z.object({
 export type ParallelInput = z.infer<typeof ParallelInput>;
 
 export const PARALLEL_MSG = {
-  tooMany: (n: number) => `parallel takes at most ${MAX_PARALLEL_CALLS} tool calls; got ${n}. Split them into several parallel calls.`,
+  tooMany: (n: number) =>
+    `parallel takes at most ${MAX_PARALLEL_CALLS} tool calls; got ${n}. Split them into several parallel calls.`,
   nested: "parallel cannot run `parallel` inside itself: list all the calls in one parallel call.",
   response: "`response` cannot run inside parallel: collect the jobs, then give your final answer yourself.",
   unknownTool: (name: string, available: string) => `Tool '${name}' not found. Available tools: ${available}.`,
@@ -45,7 +46,14 @@ export type { Job } from "./jobs.ts";
 export const makeJobId = (toolName: string, hex8: string): JobId =>
   asJobId(`${toolName.replace(/[^A-Za-z0-9]/g, "").slice(0, 12) || "job"}-${hex8}`);
 
-type JobSnapshot = { job_id: string; tool: string; status: JobStatus; context_id?: string; result?: string; error?: string };
+type JobSnapshot = {
+  job_id: string;
+  tool: string;
+  status: JobStatus;
+  context_id?: string;
+  result?: string;
+  error?: string;
+};
 const snapshotOf = (j: Job): JobSnapshot => ({
   job_id: j.jobId,
   tool: j.tool,
@@ -55,7 +63,10 @@ const snapshotOf = (j: Job): JobSnapshot => ({
   ...(j.error !== null ? { error: j.error } : {}),
 });
 
-const overallStatus = (jobs: readonly Job[], waited: boolean): "waiting" | "running" | "success" | "cancelled" | "partial" | "error" => {
+const overallStatus = (
+  jobs: readonly Job[],
+  waited: boolean,
+): "waiting" | "running" | "success" | "cancelled" | "partial" | "error" => {
   if (jobs.some((j) => j.status === "running" || j.status === "pending")) return waited ? "running" : "waiting";
   if (jobs.every((j) => j.status === "success")) return "success";
   if (jobs.every((j) => j.status === "cancelled")) return "cancelled";
@@ -63,7 +74,8 @@ const overallStatus = (jobs: readonly Job[], waited: boolean): "waiting" | "runn
   return "error";
 };
 
-const render = (jobs: readonly Job[], waited: boolean) => JSON.stringify({ status: overallStatus(jobs, waited), jobs: jobs.map(snapshotOf) });
+const render = (jobs: readonly Job[], waited: boolean) =>
+  JSON.stringify({ status: overallStatus(jobs, waited), jobs: jobs.map(snapshotOf) });
 
 export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>) =>
   defineTool({
@@ -78,7 +90,13 @@ export const parallelTool = (rt: Delegator, tools: () => ReadonlyMap<string, Too
 
 const actionOf = (input: ParallelInput) => input.action ?? (input.tool_calls ? "start" : "await");
 
-const act = async (rt: Delegator, tools: () => ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext, resumed: boolean) => {
+const act = async (
+  rt: Delegator,
+  tools: () => ReadonlyMap<string, Tool<unknown>>,
+  input: ParallelInput,
+  ctx: ToolContext,
+  resumed: boolean,
+) => {
   const handle = runScopeOf(ctx);
   if (!handle || handle.runId !== ctx.runId) throw new Error("parallel ran outside its caller's run");
   const action = actionOf(input);
@@ -113,12 +131,18 @@ const select = (handle: RunScope, ids: readonly string[] | undefined): Job[] => 
   });
 };
 
-const waitFor = async (jobs: readonly Job[], timeoutSeconds: number | undefined, signal: AbortSignal): Promise<void> => {
+const waitFor = async (
+  jobs: readonly Job[],
+  timeoutSeconds: number | undefined,
+  signal: AbortSignal,
+): Promise<void> => {
   const all = Promise.all(jobs.map((j) => j.done));
   const waits: Promise<unknown>[] = [all];
   let timer: NodeJS.Timeout | undefined;
   if (timeoutSeconds !== undefined) waits.push(new Promise((r) => (timer = setTimeout(r, timeoutSeconds * 1000))));
-  waits.push(new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true })));
+  waits.push(
+    new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true })),
+  );
   try {
     await Promise.race(waits);
   } finally {
@@ -126,7 +150,13 @@ const waitFor = async (jobs: readonly Job[], timeoutSeconds: number | undefined,
   }
 };
 
-const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string, Tool<unknown>>, input: ParallelInput, ctx: ToolContext) => {
+const start = async (
+  rt: Delegator,
+  handle: RunScope,
+  tools: ReadonlyMap<string, Tool<unknown>>,
+  input: ParallelInput,
+  ctx: ToolContext,
+) => {
   const calls = input.tool_calls ?? [];
   if (calls.length === 0) throw new RepairableToolError(PARALLEL_MSG.nothingToStart);
   if (calls.length > MAX_PARALLEL_CALLS) throw new RepairableToolError(PARALLEL_MSG.tooMany(calls.length));
@@ -134,15 +164,26 @@ const start = async (rt: Delegator, handle: RunScope, tools: ReadonlyMap<string,
     if (c.name === "parallel") throw new RepairableToolError(PARALLEL_MSG.nested);
     if (c.name === "response") throw new RepairableToolError(PARALLEL_MSG.response);
     if (!tools.has(c.name)) {
-      const available = [...tools.keys()].filter((n) => n !== "parallel" && n !== "response").sort().join(", ");
+      const available = [...tools.keys()]
+        .filter((n) => n !== "parallel" && n !== "response")
+        .sort()
+        .join(", ");
       throw new RepairableToolError(PARALLEL_MSG.unknownTool(c.name, available));
     }
   }
-  const jobs = calls.map((c) => newJob(makeJobId(c.name, rt.clock.uuid().replace(/-/g, "").slice(0, 8)), c.name, ctx.toolCallId));
+  const jobs = calls.map((c) =>
+    newJob(makeJobId(c.name, rt.clock.uuid().replace(/-/g, "").slice(0, 8)), c.name, ctx.toolCallId),
+  );
   await handle.append(
     jobs.map((j, i) => ({
       type: "ParallelJobStarted" as const,
-      data: { runId: ctx.runId, toolCallId: ctx.toolCallId, jobId: j.jobId, toolName: j.tool, arguments: calls[i]!.arguments ?? {} },
+      data: {
+        runId: ctx.runId,
+        toolCallId: ctx.toolCallId,
+        jobId: j.jobId,
+        toolName: j.tool,
+        arguments: calls[i]!.arguments ?? {},
+      },
     })),
     { correlationId: handle.correlationId, causationId: ctx.toolCallId },
   );

@@ -34,14 +34,31 @@ type LiveJob = Job & { settle: () => void };
 export const newJob = (jobId: JobId, tool: string, startedBy: string): LiveJob => {
   let settle!: () => void;
   const done = new Promise<void>((r) => (settle = r));
-  return { jobId, tool, status: "running", contextId: null, result: null, error: null, done, abort: new AbortController(), cancelled: false, startedBy, settle };
+  return {
+    jobId,
+    tool,
+    status: "running",
+    contextId: null,
+    result: null,
+    error: null,
+    done,
+    abort: new AbortController(),
+    cancelled: false,
+    startedBy,
+    settle,
+  };
 };
 
 /**
  * After a restart, the run's jobs as its log has them: ended ones with their recorded end, the others going
  * on (`ctxOf`: the tool context of the `parallel` call that started them).
  */
-export const resumeJobs = (handle: RunScope, tools: ReadonlyMap<string, Tool<unknown>>, recorded: RecordedJobs, ctxOf: (toolCallId: string) => ToolContext): void => {
+export const resumeJobs = (
+  handle: RunScope,
+  tools: ReadonlyMap<string, Tool<unknown>>,
+  recorded: RecordedJobs,
+  ctxOf: (toolCallId: string) => ToolContext,
+): void => {
   const ends = new Map(recorded.finished.map((f) => [f.jobId as string, f]));
   for (const s of recorded.started) {
     const job = newJob(s.jobId, s.toolName, s.toolCallId);
@@ -52,7 +69,10 @@ export const resumeJobs = (handle: RunScope, tools: ReadonlyMap<string, Tool<unk
       job.settle();
       continue;
     }
-    void runJob(handle, tools, s.arguments, job, ctxOf(s.toolCallId), { cutOff: true, approval: recorded.approvals.get(s.jobId) ?? null });
+    void runJob(handle, tools, s.arguments, job, ctxOf(s.toolCallId), {
+      cutOff: true,
+      approval: recorded.approvals.get(s.jobId) ?? null,
+    });
   }
 };
 
@@ -60,7 +80,14 @@ export const resumeJobs = (handle: RunScope, tools: ReadonlyMap<string, Tool<unk
 export type JobStart = { cutOff: boolean; approval: JobApproval | null };
 
 /** Runs one job to its end (see the requirements above). */
-export const runJob = async (handle: RunScope, tools: ReadonlyMap<string, Tool<unknown>>, rawArguments: unknown, job: LiveJob, ctx: ToolContext, from: JobStart): Promise<void> => {
+export const runJob = async (
+  handle: RunScope,
+  tools: ReadonlyMap<string, Tool<unknown>>,
+  rawArguments: unknown,
+  job: LiveJob,
+  ctx: ToolContext,
+  from: JobStart,
+): Promise<void> => {
   const signal = job.abort.signal;
   const env = {
     tools,
@@ -89,7 +116,12 @@ export const runJob = async (handle: RunScope, tools: ReadonlyMap<string, Tool<u
     }
     result = await callTool(env, call, { decision, cutOff });
     if (result.kind === "needs_approval") {
-      const approvalId = await handle.approvals.requestForJob({ jobId: job.jobId, tool: job.tool, arguments: call.arguments, step: ctx.step ?? 1 });
+      const approvalId = await handle.approvals.requestForJob({
+        jobId: job.jobId,
+        tool: job.tool,
+        arguments: call.arguments,
+        step: ctx.step ?? 1,
+      });
       result = await callTool(env, call, { decision: await handle.approvals.decisionOn(approvalId, signal) });
     }
   } catch (e) {
@@ -99,13 +131,20 @@ export const runJob = async (handle: RunScope, tools: ReadonlyMap<string, Tool<u
   const ended =
     result.kind === "returned"
       ? { status: "success" as const, result: result.outcome.text, error: null }
-      : { status: job.cancelled ? ("cancelled" as const) : ("error" as const), result: null, error: result.kind === "needs_approval" ? "approval was not decided" : result.error };
+      : {
+          status: job.cancelled ? ("cancelled" as const) : ("error" as const),
+          result: null,
+          error: result.kind === "needs_approval" ? "approval was not decided" : result.error,
+        };
   // The run may have ended meanwhile (a stop records the job's end itself).
   await handle.exclusive(async () => {
     if (handle.ended || job.status !== "running") return;
     Object.assign(job, ended);
     // The job's end reaches the log with the caller's next append, before its next effect.
-    handle.stage([jobFinished(handle.runId, job, ended)], { correlationId: handle.correlationId, causationId: job.jobId });
+    handle.stage([jobFinished(handle.runId, job, ended)], {
+      correlationId: handle.correlationId,
+      causationId: job.jobId,
+    });
   });
   job.settle();
 };

@@ -17,7 +17,16 @@
 // - The caller keeps only its recording: `starting` runs once, right before the tool can have an effect.
 import { type ApprovalPort, type Decision, deniedText } from "./approval.ts";
 import { parseToolArguments } from "./arguments.ts";
-import { FatalToolError, goesOnAfterCut, INTERRUPTED_CALL, RepairableToolError, runOrResume, type Tool, type ToolContext, type ToolOutcome } from "./defineTool.ts";
+import {
+  FatalToolError,
+  goesOnAfterCut,
+  INTERRUPTED_CALL,
+  RepairableToolError,
+  runOrResume,
+  type Tool,
+  type ToolContext,
+  type ToolOutcome,
+} from "./defineTool.ts";
 
 /** A tool call as the model asked for it (or as a `parallel` job names it). */
 export type ToolCallRequest = { id: string; name: string; arguments: unknown };
@@ -57,7 +66,11 @@ export const toolNotFound = (name: string, tools: ReadonlyMap<string, Tool<unkno
 const refused = (error: string): ToolCallResult => ({ kind: "failed", error, fatal: false, ran: false });
 
 /** The call's path from the model's words to its result (see the requirements above). */
-export const callTool = async (env: ToolCallEnv, call: ToolCallRequest, options: ToolCallOptions = {}): Promise<ToolCallResult> => {
+export const callTool = async (
+  env: ToolCallEnv,
+  call: ToolCallRequest,
+  options: ToolCallOptions = {},
+): Promise<ToolCallResult> => {
   const tool = env.tools.get(call.name);
   if (!tool) return refused(toolNotFound(call.name, env.tools));
   const args = parseToolArguments(tool, call.arguments, env.resolveReference);
@@ -77,6 +90,11 @@ export const callTool = async (env: ToolCallEnv, call: ToolCallRequest, options:
     // A repairable error is the tool's answer, word for word, and so is why an aborted call (a stop, a cancel)
     // ended; anything else thrown is reported as a failure of the tool.
     const asIs = err instanceof RepairableToolError || env.signal.aborted;
-    return { kind: "failed", error: asIs ? message : `Tool '${call.name}' failed: ${message}`, fatal: false, ran: true };
+    return {
+      kind: "failed",
+      error: asIs ? message : `Tool '${call.name}' failed: ${message}`,
+      fatal: false,
+      ran: true,
+    };
   }
 };

@@ -42,7 +42,9 @@ export const unopenedChildren = async (
     );
     const raw = call?.type === "ParallelJobStarted" || call?.type === "ToolCalled" ? call.data.arguments : {};
     // Read as the call read them; arguments it could not read failed it before its SubordinateCalled.
-    const parsed = parseToolArguments({ name: "call_subordinate", input: CallSubordinateInput }, raw, (id) => stored.get(id));
+    const parsed = parseToolArguments({ name: "call_subordinate", input: CallSubordinateInput }, raw, (id) =>
+      stored.get(id),
+    );
     const input = parsed.ok ? (parsed.value as CallSubordinateInput) : {};
     const message = typeof input.message === "string" ? input.message.trim() : "";
     out.push(freshChildData(rt, caller, input, message, jobId ?? DEFAULT_SLOT, asContextId(childContextId)));

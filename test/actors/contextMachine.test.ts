@@ -1,7 +1,15 @@
 // The context machine through pure transitions: every legal and illegal transition of DESIGN §4.
 import { describe, expect, it } from "vitest";
 import { createActor, fromPromise, initialTransition, transition } from "xstate";
-import { contextMachine, type ContextMachineInput, factsChangeContext, type LifecycleStatus, type RunActorInput, type RunOutput, whileNotPaused } from "../../src/actors/contextMachine.ts";
+import {
+  contextMachine,
+  type ContextMachineInput,
+  factsChangeContext,
+  type LifecycleStatus,
+  type RunActorInput,
+  type RunOutput,
+  whileNotPaused,
+} from "../../src/actors/contextMachine.ts";
 import type { DomainEvent, RecordedEvent } from "../../src/events/schema.ts";
 import { asContextId, asRunId, type EventId } from "../../src/events/ids.ts";
 
@@ -23,13 +31,26 @@ const fact = (e: DomainEvent): RecordedEvent =>
 const start = () => ({
   type: "run.start" as const,
   runId,
-  facts: [fact({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }), fact({ type: "RunStarted", data: { runId, model: "m", superior: null } })],
+  facts: [
+    fact({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }),
+    fact({ type: "RunStarted", data: { runId, model: "m", superior: null } }),
+  ],
 });
 
 /** The invoked actor `id` resolved with the facts that ended the run. */
-const done = (id: "run" | "stopRun", facts: RecordedEvent[]) => ({ type: `xstate.done.actor.${id}`, output: { facts } }) as never;
+const done = (id: "run" | "stopRun", facts: RecordedEvent[]) =>
+  ({ type: `xstate.done.actor.${id}`, output: { facts } }) as never;
 
-const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({ contextId, version, status, paused, failure: null, runId: null, awaitingApproval: [], awaitingJobApproval: [] });
+const input = (status: LifecycleStatus, paused = false): ContextMachineInput => ({
+  contextId,
+  version,
+  status,
+  paused,
+  failure: null,
+  runId: null,
+  awaitingApproval: [],
+  awaitingJobApproval: [],
+});
 const at = (status: LifecycleStatus) => initialTransition(contextMachine, input(status))[0];
 const running = () => transition(contextMachine, at("idle"), start())[0];
 
@@ -44,11 +65,14 @@ describe("when a context is activated", () => {
 });
 
 describe("when a run starts", () => {
-  it.each(["idle", "stopped", "failed"] as const)("goes from %s to running, with the run id from the appended facts", (status) => {
-    const [next] = transition(contextMachine, at(status), start());
-    expect(next.value).toEqual({ running: "active" });
-    expect(next.context.runId).toBe(runId);
-  });
+  it.each(["idle", "stopped", "failed"] as const)(
+    "goes from %s to running, with the run id from the appended facts",
+    (status) => {
+      const [next] = transition(contextMachine, at(status), start());
+      expect(next.value).toEqual({ running: "active" });
+      expect(next.context.runId).toBe(runId);
+    },
+  );
 
   it("refuses a second run while running: a context never runs twice at once", () => {
     const r = running();
@@ -75,7 +99,10 @@ describe("when a run is stopped", () => {
   });
 
   it("refuses a stop once the log shows the run ended (nothing left to stop)", () => {
-    const [ended] = transition(contextMachine, running(), { type: "facts.apply", facts: [fact({ type: "RunCompleted", data: { runId, response: "ok" } })] });
+    const [ended] = transition(contextMachine, running(), {
+      type: "facts.apply",
+      facts: [fact({ type: "RunCompleted", data: { runId, response: "ok" } })],
+    });
     expect(transition(contextMachine, ended, { type: "run.stop" })[0].value).toEqual({ running: "active" });
   });
 
@@ -95,15 +122,18 @@ describe("when the run's end is appended by the run itself", () => {
     [{ type: "RunStopped", data: { runId, by: "superior" } }, "stopped"],
     [{ type: "RunFailed", data: { runId, reason: "model_error", message: "boom" } }, "failed"],
     [{ type: "RunInterrupted", data: { runId } }, "failed"],
-  ] as [DomainEvent, LifecycleStatus][])("%s applied stays running (the run is not aborted); the run's result leads to %s", (event, status) => {
-    const r = running();
-    const end = fact(event);
-    const [applied] = transition(contextMachine, r, { type: "facts.apply", facts: [end] });
-    expect(applied.value).toEqual({ running: "active" });
-    expect(applied.context.status).toBe(status);
-    const [next] = transition(contextMachine, applied, done("run", [end]));
-    expect(next.value).toBe(status);
-  });
+  ] as [DomainEvent, LifecycleStatus][])(
+    "%s applied stays running (the run is not aborted); the run's result leads to %s",
+    (event, status) => {
+      const r = running();
+      const end = fact(event);
+      const [applied] = transition(contextMachine, r, { type: "facts.apply", facts: [end] });
+      expect(applied.value).toEqual({ running: "active" });
+      expect(applied.context.status).toBe(status);
+      const [next] = transition(contextMachine, applied, done("run", [end]));
+      expect(next.value).toBe(status);
+    },
+  );
 
   it("records why it failed, reason interrupted for RunInterrupted", () => {
     const r = running();
@@ -122,7 +152,10 @@ describe("when the run's end is appended by the run itself", () => {
 
 describe("when the run's end could not be recorded", () => {
   it("fails on the run's error, keeping why and which run, for close() or the next message to record", () => {
-    const [next] = transition(contextMachine, running(), { type: "xstate.error.actor.run", error: new Error("disk full") } as never);
+    const [next] = transition(contextMachine, running(), {
+      type: "xstate.error.actor.run",
+      error: new Error("disk full"),
+    } as never);
     expect(next.value).toBe("failed");
     expect(next.context.failure).toEqual({ reason: "internal", message: "disk full" });
     expect(next.context.unrecorded).toEqual({ runId, message: "disk full" });
@@ -132,16 +165,34 @@ describe("when the run's end could not be recorded", () => {
 describe("when pause facts are applied", () => {
   it("sets paused on ContextPaused and clears it on a message, ContextResumed or a stop", () => {
     let s = running();
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "ContextPaused", data: { runId } })],
+    })[0];
     expect(s.context.paused).toBe(true);
     expect(s.value).toEqual({ running: "active" });
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })],
+    })[0];
     expect(s.context.paused).toBe(false);
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextResumed", data: { runId } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "ContextPaused", data: { runId } })],
+    })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "ContextResumed", data: { runId } })],
+    })[0];
     expect(s.context.paused).toBe(false);
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ContextPaused", data: { runId } })] })[0];
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "ContextPaused", data: { runId } })],
+    })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "RunStopped", data: { runId, by: "user" } })],
+    })[0];
     expect(s.context.paused).toBe(false);
   });
 });
@@ -166,15 +217,23 @@ describe("when a pause, a resume or an intervention is asked of the machine", ()
 
   it("keeps an intervention pending until the next ModelCalled carries it", () => {
     let s = running();
-    s = transition(contextMachine, s, { type: "run.intervene", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "run.intervene",
+      facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })],
+    })[0];
     expect(s.context.interventionPending).toBe(true);
-    s = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } })] })[0];
+    s = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } })],
+    })[0];
     expect(s.context.interventionPending).toBe(false);
   });
 
   it("holds the run's wait exactly while the machine says paused, whichever way the fact arrived", async () => {
     // The run never ends by itself here: the test watches only its wait at a checkpoint.
-    const machine = contextMachine.provide({ actors: { run: fromPromise<RunOutput, RunActorInput>(() => new Promise(() => undefined)) } });
+    const machine = contextMachine.provide({
+      actors: { run: fromPromise<RunOutput, RunActorInput>(() => new Promise(() => undefined)) },
+    });
     const actor = createActor(machine, { input: input("idle") }).start();
     actor.send(start());
     const released = async () => {
@@ -196,7 +255,10 @@ describe("when a pause, a resume or an intervention is asked of the machine", ()
     const second = await released();
     expect([second.done, actor.getSnapshot().context.paused]).toEqual([false, true]);
     // An intervention read the same way releases it.
-    actor.send({ type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "go on" } })] });
+    actor.send({
+      type: "facts.apply",
+      facts: [fact({ type: "InterventionReceived", data: { runId, text: "go on" } })],
+    });
     await second.wait;
     expect(actor.getSnapshot().context).toMatchObject({ paused: false, interventionPending: true });
     // A wait whose run is aborted rejects rather than hanging.
@@ -222,7 +284,10 @@ describe("when facts are applied twice", () => {
 
 describe("when a running context's own facts change nothing it holds but its version", () => {
   const ownStep = () => [
-    fact({ type: "ModelReplied", data: { runId, step: 1, text: null, toolCalls: [{ id: "c1", name: "t", arguments: {} }], usage: null } }),
+    fact({
+      type: "ModelReplied",
+      data: { runId, step: 1, text: null, toolCalls: [{ id: "c1", name: "t", arguments: {} }], usage: null },
+    }),
     fact({ type: "ToolCalled", data: { runId, step: 1, toolCallId: "c1", name: "t", arguments: {} } }),
     fact({ type: "ToolReturned", data: { runId, toolCallId: "c1", name: "t", result: "ok" } }),
     fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } }),
@@ -245,17 +310,37 @@ describe("when a running context's own facts change nothing it holds but its ver
       { type: "InterventionReceived", data: { runId, text: "also this" } },
       {
         type: "ApprovalRequested",
-        data: { approvalId: "approval-1" as never, runId, step: 1, toolCallId: "c1", tool: "t", arguments: {}, contextId, agentNumber: 0, expiresAt: null },
+        data: {
+          approvalId: "approval-1" as never,
+          runId,
+          step: 1,
+          toolCallId: "c1",
+          tool: "t",
+          arguments: {},
+          contextId,
+          agentNumber: 0,
+          expiresAt: null,
+        },
       },
     ];
     for (const e of changing) expect(factsChangeContext(s.context, [fact(e)])).toBe(true);
-    const intervened = transition(contextMachine, s, { type: "facts.apply", facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })] })[0];
-    expect(factsChangeContext(intervened.context, [fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } })])).toBe(true);
+    const intervened = transition(contextMachine, s, {
+      type: "facts.apply",
+      facts: [fact({ type: "InterventionReceived", data: { runId, text: "x" } })],
+    })[0];
+    expect(
+      factsChangeContext(intervened.context, [
+        fact({ type: "ModelCalled", data: { runId, step: 2, attempt: 1, model: "m" } }),
+      ]),
+    ).toBe(true);
   });
 
   it("says they change nothing when they are at or below the version it knows", () => {
     const s = running();
-    const old = { ...fact({ type: "RunCompleted", data: { runId, response: "done" } }), streamVersion: s.context.version };
+    const old = {
+      ...fact({ type: "RunCompleted", data: { runId, response: "done" } }),
+      streamVersion: s.context.version,
+    };
     expect(factsChangeContext(s.context, [old])).toBe(false);
   });
 });
@@ -265,8 +350,11 @@ describe("when facts of a run driven elsewhere are read while resting", () => {
     ["idle", { type: "RunFailed", data: { runId, reason: "internal", message: "x" } }, "failed"],
     ["failed", { type: "RunCompleted", data: { runId, response: "ok" } }, "idle"],
     ["idle", { type: "RunStopped", data: { runId, by: "user" } }, "stopped"],
-  ] as [LifecycleStatus, DomainEvent, LifecycleStatus][])("goes from %s to the state the facts end in", (from, event, to) => {
-    const [next] = transition(contextMachine, at(from), { type: "facts.apply", facts: [fact(event)] });
-    expect(next.value).toBe(to);
-  });
+  ] as [LifecycleStatus, DomainEvent, LifecycleStatus][])(
+    "goes from %s to the state the facts end in",
+    (from, event, to) => {
+      const [next] = transition(contextMachine, at(from), { type: "facts.apply", facts: [fact(event)] });
+      expect(next.value).toBe(to);
+    },
+  );
 });

@@ -17,18 +17,27 @@ afterAll(async () => {
   await base.close();
 });
 
-const message = (text: string): DomainEvent => ({ type: "MessageReceived", data: { runId: asRunId("run-1"), text, sender: "user" } });
-const texts = (facts: readonly RecordedEvent[]) => facts.map((f) => (f.type === "MessageReceived" ? f.data.text : f.type));
+const message = (text: string): DomainEvent => ({
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text, sender: "user" },
+});
+const texts = (facts: readonly RecordedEvent[]) =>
+  facts.map((f) => (f.type === "MessageReceived" ? f.data.text : f.type));
 
 /** `base`, remembering every append (the bench's recorder); `appends()` gives each one's texts, in the order asked. */
 const counting = () => {
   const store = recordingStore(base);
-  return { store, appends: () => store.appends.map((a) => a.events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type))) };
+  return {
+    store,
+    appends: () => store.appends.map((a) => a.events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type))),
+  };
 };
 
 const writerOn = (store: EventStore) => {
   const applied: string[][] = [];
-  const writer = new StreamWriter(store, asContextId(`ctx-${crypto.randomUUID()}`), 0, systemClock, (facts) => applied.push(texts(facts)));
+  const writer = new StreamWriter(store, asContextId(`ctx-${crypto.randomUUID()}`), 0, systemClock, (facts) =>
+    applied.push(texts(facts)),
+  );
   return { writer, applied };
 };
 
@@ -37,7 +46,11 @@ describe("when appends are asked while the stream's first append is still queued
     const { store, appends } = counting();
     const { writer, applied } = writerOn(store);
     writer.stage([message("staged")]);
-    const answers = await Promise.all([writer.append([message("a")]), writer.append([message("b"), message("c")]), writer.append([message("d")])]);
+    const answers = await Promise.all([
+      writer.append([message("a")]),
+      writer.append([message("b"), message("c")]),
+      writer.append([message("d")]),
+    ]);
     expect(appends()).toEqual([["staged", "a", "b", "c", "d"]]);
     expect(answers.map(texts)).toEqual([["a"], ["b", "c"], ["d"]]);
     expect(applied).toEqual([["staged", "a", "b", "c", "d"]]);

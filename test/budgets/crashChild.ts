@@ -8,7 +8,9 @@ import { createRuntime, openPgliteStore, scriptedModel } from "../../src/index.t
 import { atRest, fanOutModel } from "./support.ts";
 
 const [mode, dataDir, limit] = process.argv.slice(2) as ["start" | "resume", string, string | undefined];
-export const PRESETS = { Default: { model: "gpt-4o-mini", maxOutputTokens: 64, price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } } };
+export const PRESETS = {
+  Default: { model: "gpt-4o-mini", maxOutputTokens: 64, price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } },
+};
 
 const store = await openPgliteStore({ dataDir });
 const rt = await createRuntime({
@@ -43,11 +45,17 @@ if (mode === "start") {
   if (reached === "rest") {
     process.stdout.write(`rest ${JSON.stringify(await rt.budget(root.id))}\n`);
     const done = new Promise<void>((resolve) => {
-      void rt.subscribe((e) => {
-        if (e.streamId === root.id && (e.type === "RunCompleted" || e.type === "RunFailed" || e.type === "RunStopped")) resolve();
-      }).then(async () => {
-        if (await ended()) resolve();
-      });
+      void rt
+        .subscribe((e) => {
+          if (
+            e.streamId === root.id &&
+            (e.type === "RunCompleted" || e.type === "RunFailed" || e.type === "RunStopped")
+          )
+            resolve();
+        })
+        .then(async () => {
+          if (await ended()) resolve();
+        });
     });
     await rt.extendBudget(root.id, { totalTokens: 1_000_000 });
     await done;

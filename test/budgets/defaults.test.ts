@@ -37,27 +37,53 @@ describe("when a root is created without a budget", () => {
       projects: { thrifty: { budget: { costUsd: 0.25 } } },
     });
     expect((await rt.budget((await rt.createContext({ profile: "capped" })).id)).limits).toEqual({ modelCalls: 7 });
-    expect((await rt.budget((await rt.createContext({ profile: "capped", project: "thrifty" })).id)).limits).toEqual({ costUsd: 0.25 });
-    expect((await rt.budget((await rt.createContext({ profile: "capped", project: "thrifty", budget: { totalTokens: 9 } })).id)).limits).toEqual({ totalTokens: 9 });
+    expect((await rt.budget((await rt.createContext({ profile: "capped", project: "thrifty" })).id)).limits).toEqual({
+      costUsd: 0.25,
+    });
+    expect(
+      (
+        await rt.budget(
+          (await rt.createContext({ profile: "capped", project: "thrifty", budget: { totalTokens: 9 } })).id,
+        )
+      ).limits,
+    ).toEqual({ totalTokens: 9 });
     expect((await rt.budget((await rt.createContext()).id)).limits).toBeNull();
   });
 
   it("refuses a profile.json whose budget, or whose own keys, are misspelt, naming the key", async () => {
-    await expect(runtimeWith(store, answer, { profiles: [profiles("typo", { title: "Capped", budgt: { modelCalls: 7 } })] })).rejects.toThrow(/profile\.json: unknown key 'budgt'/);
-    await expect(runtimeWith(store, answer, { profiles: [profiles("inner", { title: "Capped", budget: { modelcalls: 7 } })] })).rejects.toThrow(
-      /profile\.json: field 'budget': unknown key 'modelcalls'/,
-    );
-    await expect(runtimeWith(store, answer, { profiles: [profiles("neg", { title: "Capped", budget: { totalTokens: -1 } })] })).rejects.toThrow(/field 'budget\.totalTokens'/);
+    await expect(
+      runtimeWith(store, answer, { profiles: [profiles("typo", { title: "Capped", budgt: { modelCalls: 7 } })] }),
+    ).rejects.toThrow(/profile\.json: unknown key 'budgt'/);
+    await expect(
+      runtimeWith(store, answer, { profiles: [profiles("inner", { title: "Capped", budget: { modelcalls: 7 } })] }),
+    ).rejects.toThrow(/profile\.json: field 'budget': unknown key 'modelcalls'/);
+    await expect(
+      runtimeWith(store, answer, { profiles: [profiles("neg", { title: "Capped", budget: { totalTokens: -1 } })] }),
+    ).rejects.toThrow(/field 'budget\.totalTokens'/);
   });
 
   it("refuses an actorzero.config.json whose project budget or limits are misspelt, naming the field", async () => {
     const cwd = join(dir, "cfg");
     mkdirSync(cwd, { recursive: true });
-    writeFileSync(join(cwd, "actorzero.config.json"), JSON.stringify({ projects: { p: { budget: { totalTokenz: 1 } } } }));
-    expect(() => loadConfig(cwd)).toThrow(/^actorzero\.config\.json: projects\.p\.budget: Unrecognized key: "totalTokenz"$/);
-    writeFileSync(join(cwd, "actorzero.config.json"), JSON.stringify({ projects: { p: { budget: { costUsd: -2 } } }, limits: { defaultMaxOutputTokens: 512 } }));
+    writeFileSync(
+      join(cwd, "actorzero.config.json"),
+      JSON.stringify({ projects: { p: { budget: { totalTokenz: 1 } } } }),
+    );
+    expect(() => loadConfig(cwd)).toThrow(
+      /^actorzero\.config\.json: projects\.p\.budget: Unrecognized key: "totalTokenz"$/,
+    );
+    writeFileSync(
+      join(cwd, "actorzero.config.json"),
+      JSON.stringify({ projects: { p: { budget: { costUsd: -2 } } }, limits: { defaultMaxOutputTokens: 512 } }),
+    );
     expect(() => loadConfig(cwd)).toThrow(/^actorzero\.config\.json: projects\.p\.budget\.costUsd: /);
-    writeFileSync(join(cwd, "actorzero.config.json"), JSON.stringify({ projects: { p: { budget: { costUsd: 2 } } }, limits: { defaultMaxOutputTokens: 512 } }));
-    expect(loadConfig(cwd)).toEqual({ projects: { p: { budget: { costUsd: 2 } } }, limits: { defaultMaxOutputTokens: 512 } });
+    writeFileSync(
+      join(cwd, "actorzero.config.json"),
+      JSON.stringify({ projects: { p: { budget: { costUsd: 2 } } }, limits: { defaultMaxOutputTokens: 512 } }),
+    );
+    expect(loadConfig(cwd)).toEqual({
+      projects: { p: { budget: { costUsd: 2 } } },
+      limits: { defaultMaxOutputTokens: 512 },
+    });
   });
 });

@@ -11,9 +11,14 @@ storeForFile((s) => (store = s));
 afterEach(closeRuntimes);
 
 const MAX_OUTPUT = 64;
-const presets = { Default: { model: "gpt-4o-mini", maxOutputTokens: MAX_OUTPUT, price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } } };
+const presets = {
+  Default: { model: "gpt-4o-mini", maxOutputTokens: MAX_OUTPUT, price: { inputPerMTok: 0.15, outputPerMTok: 0.6 } },
+};
 
-const treeEvents = async (rt: Awaited<ReturnType<typeof runtimeWith>>["rt"], root: string): Promise<RecordedEvent[]> => {
+const treeEvents = async (
+  rt: Awaited<ReturnType<typeof runtimeWith>>["rt"],
+  root: string,
+): Promise<RecordedEvent[]> => {
   const ids = new Set((await rt.contexts({ rootContextId: root })).map((c) => c.id));
   return (await rt.events()).filter((e) => ids.has(e.streamId) || e.streamId === `${root}:budget`);
 };
@@ -32,7 +37,9 @@ describe("when a 64-leaf fan-out runs under a token budget too small for it", ()
     expect(done).toBe(false);
     expect(before.limits).toEqual({ totalTokens: limit });
     const events = await treeEvents(rt, root.id);
-    const asked = events.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.amount.inputTokens + e.data.amount.outputTokens] : []));
+    const asked = events.flatMap((e) =>
+      e.type === "BudgetReserved" ? [e.data.amount.inputTokens + e.data.amount.outputTokens] : [],
+    );
     expect(before.spent.totalTokens).toBeLessThanOrEqual(limit + Math.max(...asked));
     expect(before.spent.totalTokens).toBeGreaterThan(0);
     // Some leaves ran, not all: the budget stopped the rest.
@@ -55,7 +62,11 @@ describe("when a 64-leaf fan-out runs under a token budget too small for it", ()
     // Every model call of the tree billed once: the budget's spend is the usage rolled up from the replies.
     const { rollup } = await rt.usage(root.id);
     expect(rollup!.modelCalls).toBe(1 + FAN + FAN * FAN + 1 + FAN);
-    expect(after.spent).toMatchObject({ inputTokens: rollup!.inputTokens, outputTokens: rollup!.outputTokens, modelCalls: rollup!.modelCalls });
+    expect(after.spent).toMatchObject({
+      inputTokens: rollup!.inputTokens,
+      outputTokens: rollup!.outputTokens,
+      modelCalls: rollup!.modelCalls,
+    });
     expect(after.spent.toolCalls).toBe(1 + FAN);
     expect(after.spent.costUsd).toBeCloseTo((rollup!.inputTokens * 0.15 + rollup!.outputTokens * 0.6) / 1e6, 6);
     expect((await rt.contexts({ rootContextId: root.id })).every((c) => c.status === "idle")).toBe(true);

@@ -54,7 +54,11 @@ describeWithPostgres("budget recovery between runtimes on one PostgreSQL log", (
 
         // A dies: its connections close, nothing renews its lease; B's sweep takes the run over once it expires.
         await storeA.close();
-        await eventually(async () => (await storeB.readStream(root.id)).some((e) => e.type === "RunInterrupted"), TTL_MS * 10, "the survivor's takeover");
+        await eventually(
+          async () => (await storeB.readStream(root.id)).some((e) => e.type === "RunInterrupted"),
+          TTL_MS * 10,
+          "the survivor's takeover",
+        );
 
         const after = await rtB.budget(root.id);
         expect(after.reserved.modelCalls).toBe(0);
@@ -65,7 +69,9 @@ describeWithPostgres("budget recovery between runtimes on one PostgreSQL log", (
         expect(folded.spent).toMatchObject({ ...USAGE, modelCalls: 1 });
         const budgetFacts = await storeB.readStream(budgetStreamOf(root.id));
         const reserved = budgetFacts.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : []));
-        const replies = (await storeB.readStream(root.id)).flatMap((e) => (e.type === "ModelReplied" && e.data.settles ? [e.data.settles.reservationId] : []));
+        const replies = (await storeB.readStream(root.id)).flatMap((e) =>
+          e.type === "ModelReplied" && e.data.settles ? [e.data.settles.reservationId] : [],
+        );
         const released = budgetFacts.flatMap((e) => (e.type === "BudgetSettled" ? [e.data] : []));
         expect(reserved).toHaveLength(2);
         expect([...replies, ...released.map((r) => r.reservationId)].sort()).toEqual([...reserved].sort());

@@ -25,7 +25,9 @@ describe("when a budgeted run is stopped after a reply, while its subordinate's 
       if (req.agentNumber === 0) return { ...call("call_subordinate", { message: "look it up" }), usage };
       childCalled();
       // The subordinate's call never answers: only the stop ends it.
-      return new Promise<ModelTurn>((_, reject) => req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+      return new Promise<ModelTurn>((_, reject) =>
+        req.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }),
+      );
     };
     const { rt } = await runtimeWith(store, model);
     const root = await rt.createContext({ budget: { totalTokens: 1_000_000 } });
@@ -41,15 +43,22 @@ describe("when a budgeted run is stopped after a reply, while its subordinate's 
 
     const budgetFacts = await store.readStream(budgetStreamOf(root.id));
     const reservations = budgetFacts.flatMap((e) => (e.type === "BudgetReserved" ? [e.data] : []));
-    const tree = [root.id, ...(await rt.contexts({ rootContextId: root.id })).map((c) => c.id).filter((id) => id !== root.id)];
+    const tree = [
+      root.id,
+      ...(await rt.contexts({ rootContextId: root.id })).map((c) => c.id).filter((id) => id !== root.id),
+    ];
     const replies: Extract<RecordedEvent, { type: "ModelReplied" }>[] = [];
     for (const id of tree) for (const e of await store.readStream(id)) if (e.type === "ModelReplied") replies.push(e);
     expect(replies).toHaveLength(1);
     for (const reply of replies) {
-      const reservation = reservations.find((r) => r.contextId === reply.streamId && r.runId === reply.data.runId && r.step === reply.data.step);
+      const reservation = reservations.find(
+        (r) => r.contextId === reply.streamId && r.runId === reply.data.runId && r.step === reply.data.step,
+      );
       expect(reservation).toBeDefined();
       // The log cut at the reply: its reservation is settled there, to the reply's usage.
-      const upTo = [...budgetFacts, ...replies].filter((e) => e.globalPosition <= reply.globalPosition).sort((a, b) => a.globalPosition - b.globalPosition);
+      const upTo = [...budgetFacts, ...replies]
+        .filter((e) => e.globalPosition <= reply.globalPosition)
+        .sort((a, b) => a.globalPosition - b.globalPosition);
       const then = foldBudget(upTo);
       expect(then.open[reservation!.reservationId]).toBeUndefined();
       expect(then.spent).toMatchObject({ inputTokens: 300, outputTokens: 30, modelCalls: 1, toolCalls: 1 });

@@ -15,11 +15,22 @@ afterAll(async () => {
   await store.close();
 });
 
-const amount = (inputTokens: number, outputTokens: number): BudgetAmount => ({ inputTokens, outputTokens, costUsd: 0, modelCalls: 1, toolCalls: 0 });
+const amount = (inputTokens: number, outputTokens: number): BudgetAmount => ({
+  inputTokens,
+  outputTokens,
+  costUsd: 0,
+  modelCalls: 1,
+  toolCalls: 0,
+});
 
 /** A job's calls: each asks its counted input plus the most output, and replies with at most that much. */
 // `byReply`: the call's ModelReplied settles it (the run's path); else a BudgetSettled does (a release, an older log).
-const callArb = fc.record({ input: fc.integer({ min: 1, max: 400 }), maxOutput: fc.integer({ min: 1, max: 200 }), share: fc.double({ min: 0, max: 1, noNaN: true }), byReply: fc.boolean() });
+const callArb = fc.record({
+  input: fc.integer({ min: 1, max: 400 }),
+  maxOutput: fc.integer({ min: 1, max: 200 }),
+  share: fc.double({ min: 0, max: 1, noNaN: true }),
+  byReply: fc.boolean(),
+});
 const jobsArb = fc.array(fc.array(callArb, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 8 });
 
 let tree = 0;
@@ -31,22 +42,43 @@ describe("when parallel jobs of two processes reserve and settle against one tre
         const root = `tree-${++tree}-${Math.random().toString(16).slice(2)}`;
         // Two processes: each its own ledger (its own folded state), one log.
         const ledgers = [new BudgetLedger(store), new BudgetLedger(store)];
-        await ledgers[0]!.change(root, () => ({ events: [{ type: "BudgetSet", data: { rootContextId: asContextId(root), limits: { totalTokens: limit } } }], result: undefined }));
+        await ledgers[0]!.change(root, () => ({
+          events: [{ type: "BudgetSet", data: { rootContextId: asContextId(root), limits: { totalTokens: limit } } }],
+          result: undefined,
+        }));
         const settled: BudgetAmount[] = [];
-        const runJob = async (calls: typeof jobs[number], j: number) => {
+        const runJob = async (calls: (typeof jobs)[number], j: number) => {
           const ledger = ledgers[j % 2]!;
           for (const [i, c] of calls.entries()) {
             const reservationId = `${root}-${j}-${i}`;
             const asked = amount(c.input, c.maxOutput);
             const contextId = asContextId(`${root}-job-${j}`);
             const runId = asRunId(`run-${j}`);
-            const refused = await s.schedule(ledger.reserve(root, { reservationId, contextId, runId, step: i + 1, amount: asked }, () => 0));
+            const refused = await s.schedule(
+              ledger.reserve(root, { reservationId, contextId, runId, step: i + 1, amount: asked }, () => 0),
+            );
             if (refused) return;
             const spent = amount(c.input, Math.floor(c.maxOutput * c.share));
             if (c.byReply) {
               // The reply settles it: this process folds its own append; the other learns it from the log only.
               const reply = await s.schedule(
-                store.append(contextId, [{ type: "ModelReplied", data: { runId, step: i + 1, text: "ok", toolCalls: [], usage: null, settles: { reservationId, spent } } }], { expectedVersion: "any" }),
+                store.append(
+                  contextId,
+                  [
+                    {
+                      type: "ModelReplied",
+                      data: {
+                        runId,
+                        step: i + 1,
+                        text: "ok",
+                        toolCalls: [],
+                        usage: null,
+                        settles: { reservationId, spent },
+                      },
+                    },
+                  ],
+                  { expectedVersion: "any" },
+                ),
               );
               ledger.replied(root, reply.events);
             } else await s.schedule(ledger.settle(root, reservationId, spent));

@@ -7,7 +7,12 @@ export const FAN = 8;
 export const LEAF_OUTPUT = 20;
 
 const fanOut = (req: ModelRequest): ModelTurn =>
-  call("parallel", { tool_calls: Array.from({ length: FAN }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i + 1} of A${req.agentNumber}` } })) });
+  call("parallel", {
+    tool_calls: Array.from({ length: FAN }, (_, i) => ({
+      name: "call_subordinate",
+      arguments: { message: `part ${i + 1} of A${req.agentNumber}` },
+    })),
+  });
 
 /**
  * A0 and each A1 fan out to 8 subordinates in parallel, then answer; each A2 answers at once. Every reply

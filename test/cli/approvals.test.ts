@@ -17,13 +17,34 @@ const run = "run-1" as RunId;
 const created = (contextId: ContextId, parent: ContextId | null, root: ContextId): DomainEvent => ({
   type: "ContextCreated",
   data: {
-    contextId, name: "n", label: "n", profile: "default", project: null, agentNumber: parent ? 1 : 0, depth: parent ? 1 : 0,
-    kind: parent ? "subordinate" : "root", parentContextId: parent, parentAgentNumber: parent ? 0 : null, rootContextId: root, slot: null, modelOverride: null,
+    contextId,
+    name: "n",
+    label: "n",
+    profile: "default",
+    project: null,
+    agentNumber: parent ? 1 : 0,
+    depth: parent ? 1 : 0,
+    kind: parent ? "subordinate" : "root",
+    parentContextId: parent,
+    parentAgentNumber: parent ? 0 : null,
+    rootContextId: root,
+    slot: null,
+    modelOverride: null,
   },
 });
 const requested = (approvalId: ApprovalId, contextId: ContextId, toolCallId: string, env: string): DomainEvent => ({
   type: "ApprovalRequested",
-  data: { approvalId, runId: run, step: 1, toolCallId, tool: "deploy", arguments: { env }, contextId, agentNumber: 1, expiresAt: null },
+  data: {
+    approvalId,
+    runId: run,
+    step: 1,
+    toolCallId,
+    tool: "deploy",
+    arguments: { env },
+    contextId,
+    agentNumber: 1,
+    expiresAt: null,
+  },
 });
 
 let dataDir: string;
@@ -32,9 +53,24 @@ beforeAll(async () => {
   const store = await openPgliteStore({ dataDir });
   try {
     await store.append(ROOT, [created(ROOT, null, ROOT)], { expectedVersion: "any" });
-    await store.append(CHILD, [created(CHILD, ROOT, ROOT), requested(A, CHILD, "call-1", "prod"), requested(B, CHILD, "call-2", "staging")], { expectedVersion: "any" });
-    await store.append(CHILD, [{ type: "ApprovalDenied", data: { approvalId: B, runId: run, toolCallId: "call-2", by: "alice", reason: "not today" } }], { expectedVersion: "any" });
-    await store.append(OTHER, [created(OTHER, null, OTHER), requested(C, OTHER, "call-9", "dev")], { expectedVersion: "any" });
+    await store.append(
+      CHILD,
+      [created(CHILD, ROOT, ROOT), requested(A, CHILD, "call-1", "prod"), requested(B, CHILD, "call-2", "staging")],
+      { expectedVersion: "any" },
+    );
+    await store.append(
+      CHILD,
+      [
+        {
+          type: "ApprovalDenied",
+          data: { approvalId: B, runId: run, toolCallId: "call-2", by: "alice", reason: "not today" },
+        },
+      ],
+      { expectedVersion: "any" },
+    );
+    await store.append(OTHER, [created(OTHER, null, OTHER), requested(C, OTHER, "call-9", "dev")], {
+      expectedVersion: "any",
+    });
   } finally {
     await store.close();
   }
@@ -55,7 +91,13 @@ describe("given a log with approvals in two trees, one of them decided", () => {
   it("when it names a context, then it lists only that context's tree; --all adds the decided ones", async () => {
     const r = await cli(["approvals", ROOT.slice(0, 8), "--all", "--json", "--data-dir", dataDir]);
     expect(r.code).toBe(0);
-    const rows = JSON.parse(r.stdout) as { approvalId: string; status: string; by: string | null; reason: string | null; contextId: string }[];
+    const rows = JSON.parse(r.stdout) as {
+      approvalId: string;
+      status: string;
+      by: string | null;
+      reason: string | null;
+      contextId: string;
+    }[];
     expect(rows.map((a) => [a.approvalId, a.status, a.by, a.reason])).toEqual([
       [A, "pending", null, null],
       [B, "denied", "alice", "not today"],

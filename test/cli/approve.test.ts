@@ -12,9 +12,13 @@ let approvalId: string;
 
 /** A run parked in a child process that then closes its runtime and exits (test/runtime/approvalChild.ts). */
 const parkAndExit = async (dir: string): Promise<[string, string]> => {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("../runtime/approvalChild.ts", import.meta.url).pathname, dir, "close"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("../runtime/approvalChild.ts", import.meta.url).pathname, dir, "close"],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((r) => child.once("exit", r));
@@ -42,13 +46,25 @@ describe("given a data dir with a run parked awaiting approval", { timeout: 240_
   it("when a decision is malformed, then it is refused in one line (a usage error without --reason) and nothing is written", async () => {
     const before = await eventTypes();
     const notAnId = await cli(["approve", "12345", "--data-dir", dataDir]);
-    expect([notAnId.code, notAnId.stderr.trim()]).toEqual([1, "actorzero: no pending approval starts with '12345' (see actorzero approvals)"]);
+    expect([notAnId.code, notAnId.stderr.trim()]).toEqual([
+      1,
+      "actorzero: no pending approval starts with '12345' (see actorzero approvals)",
+    ]);
     const notHex = await cli(["approve", "pending", "--data-dir", dataDir]);
-    expect([notHex.code, notHex.stderr.trim()]).toEqual([1, "actorzero: 'pending' is not an approval id (see actorzero approvals)"]);
+    expect([notHex.code, notHex.stderr.trim()]).toEqual([
+      1,
+      "actorzero: 'pending' is not an approval id (see actorzero approvals)",
+    ]);
     const noReason = await cli(["reject", approvalId.slice(0, 8), "--data-dir", dataDir]);
-    expect([noReason.code, noReason.stderr.trim()]).toEqual([2, expect.stringMatching(/^actorzero: reject needs --reason <text>/)]);
+    expect([noReason.code, noReason.stderr.trim()]).toEqual([
+      2,
+      expect.stringMatching(/^actorzero: reject needs --reason <text>/),
+    ]);
     const unknown = await cli(["approve", "00000000-0000-4000-8000-000000000000", "--data-dir", dataDir]);
-    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, expect.stringMatching(/No approval '00000000-0000-4000-8000-000000000000' was requested/)]);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([
+      1,
+      expect.stringMatching(/No approval '00000000-0000-4000-8000-000000000000' was requested/),
+    ]);
     expect(await eventTypes()).toEqual(before);
     expect(before).not.toContain("RunInterrupted");
   });
@@ -57,8 +73,19 @@ describe("given a data dir with a run parked awaiting approval", { timeout: 240_
     const listed = await cli(["approvals", "--json", "--data-dir", dataDir]);
     expect(JSON.parse(listed.stdout).map((a: { approvalId: string }) => a.approvalId)).toEqual([approvalId]);
     // The views say what the running context waits on.
-    for (const view of ["contexts", "tree"]) expect((await cli([view, "--data-dir", dataDir])).stdout).toMatch(/running \(awaiting approval\)/);
-    const r = await cli(["reject", approvalId.slice(0, 8), "--reason", "change freeze", "--by", "carol", "--json", "--data-dir", dataDir]);
+    for (const view of ["contexts", "tree"])
+      expect((await cli([view, "--data-dir", dataDir])).stdout).toMatch(/running \(awaiting approval\)/);
+    const r = await cli([
+      "reject",
+      approvalId.slice(0, 8),
+      "--reason",
+      "change freeze",
+      "--by",
+      "carol",
+      "--json",
+      "--data-dir",
+      dataDir,
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ approvalId, status: "denied" });
     const types = await eventTypes();

@@ -27,11 +27,17 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
   it("when --budget is malformed, then run refuses it in one line naming the key, and opens no log", async () => {
     const fresh = path.join(dataDir, "..", `${path.basename(dataDir)}-never`);
     const cases: [string, string][] = [
-      ["totalTokenz=5", "actorzero: --budget: unknown key 'totalTokenz' (keys: inputTokens, outputTokens, totalTokens, costUsd, modelCalls, toolCalls, wallClockMs)"],
+      [
+        "totalTokenz=5",
+        "actorzero: --budget: unknown key 'totalTokenz' (keys: inputTokens, outputTokens, totalTokens, costUsd, modelCalls, toolCalls, wallClockMs)",
+      ],
       ["totalTokens=2e4", "actorzero: --budget: totalTokens takes a whole number, 0 or more (got '2e4')"],
       ["costUsd=-1", "actorzero: --budget: costUsd takes US dollars, a number 0 or more such as 0.5 (got '-1')"],
       ["modelCalls=3,modelCalls=4", "actorzero: --budget: modelCalls is given twice"],
-      ["totalTokens", "actorzero: --budget: 'totalTokens' is not key=value (key=value pairs separated by commas, e.g. totalTokens=20000,costUsd=0.5)"],
+      [
+        "totalTokens",
+        "actorzero: --budget: 'totalTokens' is not key=value (key=value pairs separated by commas, e.g. totalTokens=20000,costUsd=0.5)",
+      ],
     ];
     for (const [value, line] of cases) {
       const r = await cli(["run", "a task", "--offline", "--budget", value, "--data-dir", fresh]);
@@ -41,7 +47,18 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
   });
 
   it("when the tree runs out of budget, then it parks, the views name the command, and extend-budget lets it finish", async () => {
-    const run = startCli(["run", "--offline", "--latency", "10", "--budget", "totalTokens=6000", "--events", "--json", "--data-dir", dataDir]);
+    const run = startCli([
+      "run",
+      "--offline",
+      "--latency",
+      "10",
+      "--budget",
+      "totalTokens=6000",
+      "--events",
+      "--json",
+      "--data-dir",
+      dataDir,
+    ]);
     const exhausted = JSON.parse(await run.waitForLine(/"type":"BudgetExhausted"/));
     const root: string = exhausted.data.rootContextId;
     const short = root.slice(0, 8);
@@ -49,22 +66,36 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
     const contexts = await cli(["contexts", "--data-dir", dataDir]);
     expect(contexts.code).toBe(0);
     expect(contexts.stdout).toMatch(/running \(parked: totalTokens budget\)/);
-    expect(contexts.stdout).toContain(`let it go on with actorzero extend-budget ${short} totalTokens=20000 (any amount)`);
+    expect(contexts.stdout).toContain(
+      `let it go on with actorzero extend-budget ${short} totalTokens=20000 (any amount)`,
+    );
     const tree = await cli(["tree", root, "--data-dir", dataDir]);
     expect(tree.stdout).toMatch(/^budget: totalTokens [\d,]+ of 6,000/m);
-    const parkedRows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as { parkedOnBudget: { limit: string } | null }[];
+    const parkedRows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as {
+      parkedOnBudget: { limit: string } | null;
+    }[];
     expect(parkedRows.filter((r) => r.parkedOnBudget?.limit === "totalTokens").length).toBeGreaterThan(0);
 
     // A bad extension is refused before anything is asked of the holder.
     const bad = await cli(["extend-budget", short, "totalTokens=20000,outputTokenz=1", "--data-dir", dataDir]);
-    expect([bad.code, bad.stderr.trim()]).toEqual([2, expect.stringMatching(/^actorzero: <more>: unknown key 'outputTokenz' \(keys: .*\) \(see: actorzero extend-budget --help\)$/)]);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      expect.stringMatching(
+        /^actorzero: <more>: unknown key 'outputTokenz' \(keys: .*\) \(see: actorzero extend-budget --help\)$/,
+      ),
+    ]);
 
     const extended = await cli(["extend-budget", short, "totalTokens=20_000", "--json", "--data-dir", dataDir]);
     expect(extended.code).toBe(0);
     expect(JSON.parse(extended.stdout)).toMatchObject({ rootContextId: root, limits: { totalTokens: 26_000 } });
     const ended = await run.done;
     expect(ended.code).toBe(0);
-    const last = ended.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.streamId === root).at(-1);
+    const last = ended.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.streamId === root)
+      .at(-1);
     expect(last).toMatchObject({ type: "RunCompleted" });
 
     const audit = await cli(["audit", short, "--data-dir", dataDir]);
@@ -74,25 +105,48 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
     try {
       // Spent is the usage of the tree's replies, each counted once, and nothing stays reserved.
       const all = await store.readAll();
-      const usage = all.flatMap((e) => (e.type === "ModelReplied" && e.data.usage ? [e.data.usage.inputTokens + e.data.usage.outputTokens] : []));
+      const usage = all.flatMap((e) =>
+        e.type === "ModelReplied" && e.data.usage ? [e.data.usage.inputTokens + e.data.usage.outputTokens] : [],
+      );
       expect(Number(line![1]!.replaceAll(",", ""))).toBe(usage.reduce((a, b) => a + b, 0));
       const reserved = new Set(all.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : [])));
       const settled = new Set(
-        all.flatMap((e) => (e.type === "BudgetSettled" ? [e.data.reservationId] : e.type === "ModelReplied" && e.data.settles ? [e.data.settles.reservationId] : [])),
+        all.flatMap((e) =>
+          e.type === "BudgetSettled"
+            ? [e.data.reservationId]
+            : e.type === "ModelReplied" && e.data.settles
+              ? [e.data.settles.reservationId]
+              : [],
+        ),
       );
       expect(settled).toEqual(reserved);
     } finally {
       await store.close();
     }
     const audited = JSON.parse((await cli(["audit", short, "--json", "--data-dir", dataDir])).stdout);
-    expect(audited.budget).toMatchObject({ rootContextId: root, limits: { totalTokens: 26_000 }, reserved: { modelCalls: 0 } });
+    expect(audited.budget).toMatchObject({
+      rootContextId: root,
+      limits: { totalTokens: 26_000 },
+      reserved: { modelCalls: 0 },
+    });
     expect(await logLength()).toBeGreaterThan(0);
   });
 
   it("when the process running the tree is gone, then extend-budget takes the tree over and drives it to its end", async () => {
     const dir = await copyPgliteTemplate();
     try {
-      const run = startCli(["run", "--offline", "--latency", "10", "--budget", "totalTokens=6000", "--events", "--json", "--data-dir", dir]);
+      const run = startCli([
+        "run",
+        "--offline",
+        "--latency",
+        "10",
+        "--budget",
+        "totalTokens=6000",
+        "--events",
+        "--json",
+        "--data-dir",
+        dir,
+      ]);
       const root: string = JSON.parse(await run.waitForLine(/"type":"BudgetExhausted"/)).data.rootContextId;
       run.child.kill("SIGKILL");
       expect((await run.done).signal).toBe("SIGKILL");
@@ -102,8 +156,14 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
       expect(extended.stdout).toContain(`budget of tree ${root.slice(0, 8)} extended by totalTokens=20000`);
       expect(extended.stdout).toContain("no run of the tree is parked on its budget now");
       const tree = JSON.parse((await cli(["tree", root, "--json", "--data-dir", dir])).stdout)[0];
-      expect(tree).toMatchObject({ shownStatus: "completed", budget: { limits: { totalTokens: 26_000 }, reserved: { modelCalls: 0 } } });
-      const statuses = (t: { shownStatus: string; children: unknown[] }): string[] => [t.shownStatus, ...t.children.flatMap((c) => statuses(c as typeof t))];
+      expect(tree).toMatchObject({
+        shownStatus: "completed",
+        budget: { limits: { totalTokens: 26_000 }, reserved: { modelCalls: 0 } },
+      });
+      const statuses = (t: { shownStatus: string; children: unknown[] }): string[] => [
+        t.shownStatus,
+        ...t.children.flatMap((c) => statuses(c as typeof t)),
+      ];
       expect(new Set(statuses(tree))).toEqual(new Set(["completed"]));
     } finally {
       await removeDir(dir);

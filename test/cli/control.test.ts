@@ -16,7 +16,14 @@ describe("given actorzero run in flight holding a data dir", () => {
   let run: CliProcess;
   let follow: CliProcess;
   let rootId: string;
-  let tree: CliResult, paused: CliResult, resumed: CliResult, again: CliResult, audit: CliResult, stop: CliResult, ended: CliResult, followed: CliResult;
+  let tree: CliResult,
+    paused: CliResult,
+    resumed: CliResult,
+    again: CliResult,
+    audit: CliResult,
+    stop: CliResult,
+    ended: CliResult,
+    followed: CliResult;
 
   beforeAll(async () => {
     dataDir = await copyPgliteTemplate();
@@ -32,7 +39,10 @@ describe("given actorzero run in flight holding a data dir", () => {
         if (text.includes("closed it; waiting for the next one")) resolve();
       });
     });
-    [tree, audit] = await Promise.all([cli(["tree", "--json", "--data-dir", dataDir]), cli(["audit", rootId, "--json", "--data-dir", dataDir])]);
+    [tree, audit] = await Promise.all([
+      cli(["tree", "--json", "--data-dir", dataDir]),
+      cli(["audit", rootId, "--json", "--data-dir", dataDir]),
+    ]);
     paused = await cli(["pause", rootId, "--data-dir", dataDir]);
     resumed = await cli(["resume", rootId, "--data-dir", dataDir]);
     again = await cli(["resume", rootId, "--data-dir", dataDir]);
@@ -97,27 +107,31 @@ describe("given actorzero run in flight holding a data dir", () => {
 });
 
 describe("given actorzero serve holding a data dir", () => {
-  it("when send is run against the dir, then the message runs in the serving process and send reports it as a local run", { timeout: 180_000 }, async () => {
-    const dataDir = await copyPgliteTemplate();
-    const serve = startCli(["serve", "--data-dir", dataDir, "--offline", "--latency", "20", "--port", "0"]);
-    try {
-      const line = await serve.waitForLine(/^actorzero serving /);
-      const url = /serving (http:\/\/\S+)/.exec(line)![1]!;
-      const id = (await api(url, "POST", "/v1/contexts", { name: "via-socket" })).body.id as string;
-      const sent = await cli(["send", id.slice(0, 8), "Plan a picnic", "--json", "--data-dir", dataDir]);
-      expect(sent.code, sent.stderr).toBe(0);
-      const out = JSON.parse(sent.stdout);
-      expect(out).toMatchObject({ contextId: id, status: "completed" });
-      // The serving process ran it: its API shows the run that send reported.
-      const view = (await api(url, "GET", `/v1/contexts/${id}`)).body;
-      expect(view.lastRun).toMatchObject({ runId: out.runId, status: "completed" });
-      const rows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as ContextRow[];
-      expect(rows.find((r) => r.id === id)).toMatchObject({ shownStatus: "completed", task: "Plan a picnic" });
-    } finally {
-      // How serve drains on SIGTERM is test/server/drain.test.ts's subject; here it only has to go away.
-      serve.child.kill("SIGTERM");
-      await serve.done;
-      await removeDir(dataDir);
-    }
-  });
+  it(
+    "when send is run against the dir, then the message runs in the serving process and send reports it as a local run",
+    { timeout: 180_000 },
+    async () => {
+      const dataDir = await copyPgliteTemplate();
+      const serve = startCli(["serve", "--data-dir", dataDir, "--offline", "--latency", "20", "--port", "0"]);
+      try {
+        const line = await serve.waitForLine(/^actorzero serving /);
+        const url = /serving (http:\/\/\S+)/.exec(line)![1]!;
+        const id = (await api(url, "POST", "/v1/contexts", { name: "via-socket" })).body.id as string;
+        const sent = await cli(["send", id.slice(0, 8), "Plan a picnic", "--json", "--data-dir", dataDir]);
+        expect(sent.code, sent.stderr).toBe(0);
+        const out = JSON.parse(sent.stdout);
+        expect(out).toMatchObject({ contextId: id, status: "completed" });
+        // The serving process ran it: its API shows the run that send reported.
+        const view = (await api(url, "GET", `/v1/contexts/${id}`)).body;
+        expect(view.lastRun).toMatchObject({ runId: out.runId, status: "completed" });
+        const rows = JSON.parse((await cli(["contexts", "--json", "--data-dir", dataDir])).stdout) as ContextRow[];
+        expect(rows.find((r) => r.id === id)).toMatchObject({ shownStatus: "completed", task: "Plan a picnic" });
+      } finally {
+        // How serve drains on SIGTERM is test/server/drain.test.ts's subject; here it only has to go away.
+        serve.child.kill("SIGTERM");
+        await serve.done;
+        await removeDir(dataDir);
+      }
+    },
+  );
 });

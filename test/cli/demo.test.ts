@@ -39,13 +39,23 @@ describe("when the demo runs without an API key", () => {
     expect(r.code, r.stderr).toBe(0);
     const [root, ...others] = JSON.parse(r.stdout) as TreeJson[];
     expect(others).toEqual([]);
-    const shape = (t: TreeJson): unknown => ({ n: t.agentNumber, profile: t.profile, status: t.shownStatus, children: t.children.map(shape) });
+    const shape = (t: TreeJson): unknown => ({
+      n: t.agentNumber,
+      profile: t.profile,
+      status: t.shownStatus,
+      children: t.children.map(shape),
+    });
     expect(shape(root!)).toEqual({
       n: 0,
       profile: "default",
       status: "completed",
       children: [
-        { n: 1, profile: "researcher", status: "completed", children: [{ n: 2, profile: "researcher", status: "completed", children: [] }] },
+        {
+          n: 1,
+          profile: "researcher",
+          status: "completed",
+          children: [{ n: 2, profile: "researcher", status: "completed", children: [] }],
+        },
         { n: 1, profile: "developer", status: "completed", children: [] },
       ],
     });
@@ -61,7 +71,10 @@ describe("when the demo runs without an API key", () => {
     // The delegation went through the real tools: parallel jobs for the A1s, call_subordinate for the A2.
     const calls = events.filter((e) => e.type === "ToolCalled").map((e) => e.data["name"]);
     expect(calls).toEqual(expect.arrayContaining(["parallel", "call_subordinate", "response"]));
-    expect(events.filter((e) => e.type === "ParallelJobFinished").map((e) => e.data["status"])).toEqual(["success", "success"]);
+    expect(events.filter((e) => e.type === "ParallelJobFinished").map((e) => e.data["status"])).toEqual([
+      "success",
+      "success",
+    ]);
   });
 
   it("printed every event as it was appended, in log order (run --events)", () => {
@@ -99,7 +112,11 @@ describe("audit --json", () => {
     expect(t.events).toBe(events.length);
 
     const byPosition = new Map(events.map((e) => [e.position, e]));
-    const kindOf: Record<string, string> = { message: "MessageReceived", model_call: "ModelCalled", tool_call: "ToolCalled" };
+    const kindOf: Record<string, string> = {
+      message: "MessageReceived",
+      model_call: "ModelCalled",
+      tool_call: "ToolCalled",
+    };
     for (const c of all) {
       expect(c.runs).toHaveLength(1);
       expect(c.runs[0]!.status).toBe("completed");
@@ -110,10 +127,14 @@ describe("audit --json", () => {
       }
       const created = events.find((e) => e.type === "ContextCreated" && e.streamId === c.id)!;
       expect(c.parentContextId).toBe(created.data["parentContextId"]);
-      expect(c.runs[0]!.response).toBe(events.find((e) => e.type === "RunCompleted" && e.streamId === c.id)!.data["response"]);
+      expect(c.runs[0]!.response).toBe(
+        events.find((e) => e.type === "RunCompleted" && e.streamId === c.id)!.data["response"],
+      );
     }
     const parallel = report.context.runs[0]!.entries.find((e) => e.kind === "tool_call" && e.name === "parallel");
-    expect(parallel && parallel.kind === "tool_call" && parallel.jobs.map((j) => j.subordinate?.agentNumber)).toEqual([1, 1]);
+    expect(parallel && parallel.kind === "tool_call" && parallel.jobs.map((j) => j.subordinate?.agentNumber)).toEqual([
+      1, 1,
+    ]);
   });
 
   it("as text, names every agent and cuts long texts unless --full (the same report, rendered in process)", async () => {
@@ -129,7 +150,9 @@ describe("audit --json", () => {
     const short = auditText(report, { max: 160, paint: paintFor({ isTTY: false }) });
     expect(short).toContain("A2 researcher “fact-checker”");
     expect(short).toMatch(/… \(\+\d+ chars\)/);
-    expect(auditText(report, { max: Number.POSITIVE_INFINITY, paint: paintFor({ isTTY: false }) })).not.toMatch(/… \(\+\d+ chars\)/);
+    expect(auditText(report, { max: Number.POSITIVE_INFINITY, paint: paintFor({ isTTY: false }) })).not.toMatch(
+      /… \(\+\d+ chars\)/,
+    );
   });
 });
 
@@ -141,7 +164,10 @@ describe("replay", () => {
 
     const victim = events.find((e) => e.type === "ContextCreated" && e.data["agentNumber"] === 2)!.streamId;
     const store = await openPgliteStore({ dataDir });
-    await store.sql.query(`UPDATE projection_state SET state = jsonb_set(state, '{status}', '"failed"') WHERE projection = 'contexts' AND key = $1`, [victim]);
+    await store.sql.query(
+      `UPDATE projection_state SET state = jsonb_set(state, '{status}', '"failed"') WHERE projection = 'contexts' AND key = $1`,
+      [victim],
+    );
     await store.close();
 
     const bad = await cli(["replay", "--verify", "--data-dir", dataDir]);
@@ -150,7 +176,11 @@ describe("replay", () => {
 
     const repaired = await cli(["replay", "--json", "--data-dir", dataDir]);
     expect(repaired.code, repaired.stderr).toBe(0);
-    expect(JSON.parse(repaired.stdout)).toMatchObject({ verified: false, ok: false, differences: [{ projection: "contexts", key: victim }] });
+    expect(JSON.parse(repaired.stdout)).toMatchObject({
+      verified: false,
+      ok: false,
+      differences: [{ projection: "contexts", key: victim }],
+    });
     expect((await cli(["replay", "--verify", "--data-dir", dataDir])).code).toBe(0);
   });
 });

@@ -10,7 +10,10 @@ type EventJson = { position: number; streamId: string; type: string };
 const stderrLine = (p: CliProcess, pattern: RegExp, timeoutMs = 120_000) =>
   new Promise<void>((resolve, reject) => {
     let seen = "";
-    const timer = setTimeout(() => reject(new Error(`no stderr line matching ${pattern}; stderr:\n${seen}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`no stderr line matching ${pattern}; stderr:\n${seen}`)),
+      timeoutMs,
+    );
     const check = (d: Buffer) => {
       seen += d.toString();
       if (pattern.test(seen)) {
@@ -76,6 +79,7 @@ describe("given a data dir no process holds", () => {
     const positions = seen.map((e) => e.position);
     // Every event once, in log order, with none skipped up to the last one printed.
     expect(positions).toEqual(all.map((e) => e.position).slice(0, positions.length));
-    for (const root of [first.contextId, second.contextId, third.contextId]) expect(seen.some((e) => e.streamId === root)).toBe(true);
+    for (const root of [first.contextId, second.contextId, third.contextId])
+      expect(seen.some((e) => e.streamId === root)).toBe(true);
   });
 });

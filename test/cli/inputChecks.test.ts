@@ -27,7 +27,10 @@ const withProfile = (json: object) => {
 describe("when a profile.json has a key no profile has", () => {
   it("then run and serve refuse it, naming the key and the file, and create no data dir", async () => {
     withProfile({ title: "Ops", needsAproval: ["deploy"] });
-    for (const args of [["run", "do it", "--offline"], ["serve", "--offline", "--port", "0"]]) {
+    for (const args of [
+      ["run", "do it", "--offline"],
+      ["serve", "--offline", "--port", "0"],
+    ]) {
       const r = await cli([...args, "--data-dir", dataDir], { cwd });
       expect(r.code).toBe(1);
       const line = expectOneLineError(r);
@@ -48,16 +51,23 @@ describe("when run names a profile that does not exist", () => {
 });
 
 describe("when serve's --port is out of range or not a number", () => {
-  it.each([["99999"], ["65536"], ["abc"], ["-1"]])("then --port %s is a usage error naming --port, and no data dir is made", async (port) => {
-    const r = await cli(["serve", "--offline", "--port", port, "--data-dir", dataDir], { cwd });
-    expect(r.code).toBe(2);
-    expect(expectOneLineError(r)).toContain("--port takes a port number from 0 to 65535");
-    expect(existsSync(dataDir)).toBe(false);
-  });
+  it.each([["99999"], ["65536"], ["abc"], ["-1"]])(
+    "then --port %s is a usage error naming --port, and no data dir is made",
+    async (port) => {
+      const r = await cli(["serve", "--offline", "--port", port, "--data-dir", dataDir], { cwd });
+      expect(r.code).toBe(2);
+      expect(expectOneLineError(r)).toContain("--port takes a port number from 0 to 65535");
+      expect(existsSync(dataDir)).toBe(false);
+    },
+  );
 });
 
 describe("when a command is given an argument it does not take", () => {
-  it.each([["serve", "now"], ["mcp", "now"], ["contexts", "extra"]])("then `%s %s` is a usage error naming the argument", async (command, extra) => {
+  it.each([
+    ["serve", "now"],
+    ["mcp", "now"],
+    ["contexts", "extra"],
+  ])("then `%s %s` is a usage error naming the argument", async (command, extra) => {
     const r = await cli([command, extra, "--data-dir", dataDir], { cwd });
     expect(r.code).toBe(2);
     expect(expectOneLineError(r)).toContain(`unexpected argument '${extra}' (${command} takes none)`);

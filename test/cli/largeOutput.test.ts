@@ -32,8 +32,13 @@ describe("when events --json prints more than a pipe holds", () => {
     // A shell pipe (`| cat`) is an OS pipe that fills at 64 KB, as in `actorzero events --json | jq`;
     // a reader in this process would drain it too fast to show the loss.
     const command = `"${process.execPath}" --import "${TSX}" "${MAIN}" events --json --data-dir "${dataDir}" | cat`;
-    const { stdout } = await promisify(execFile)("bash", ["-o", "pipefail", "-c", command], { env: cliEnv(), maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)("bash", ["-o", "pipefail", "-c", command], {
+      env: cliEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    });
     expect(stdout.length).toBeGreaterThan(4 * 65_536);
-    expect(jsonLines<{ position: number }>(stdout).map((e) => e.position)).toEqual(Array.from({ length: COUNT }, (_, i) => i + 1));
+    expect(jsonLines<{ position: number }>(stdout).map((e) => e.position)).toEqual(
+      Array.from({ length: COUNT }, (_, i) => i + 1),
+    );
   });
 });

@@ -14,7 +14,11 @@ let rt: Runtime;
 beforeAll(async () => {
   store = await freshPgliteStore();
   server = await startFakeOpenAIServer();
-  rt = await createRuntime({ store, model: openAIModel({ apiKey: "sk-test-live-0123456789", baseURL: server.baseURL, model: "m" }), presets: { Default: { model: "m" } } });
+  rt = await createRuntime({
+    store,
+    model: openAIModel({ apiKey: "sk-test-live-0123456789", baseURL: server.baseURL, model: "m" }),
+    presets: { Default: { model: "m" } },
+  });
 });
 afterAll(async () => {
   await rt.close();

@@ -33,7 +33,10 @@ beforeAll(async () => {
   writeFileSync(join(cwd, "actorzero.config.json"), JSON.stringify({ approvals: { tools: ["response"] } }));
   dataDir = await copyPgliteTemplate();
   dirs.push(dataDir);
-  holder = startCli(["run", "--events", "--data-dir", dataDir, "Plan the launch of a small open-source note-taking app"], { cwd });
+  holder = startCli(
+    ["run", "--events", "--data-dir", dataDir, "Plan the launch of a small open-source note-taking app"],
+    { cwd },
+  );
   const created = await holder.waitForLine(/ A0 default .* ContextCreated /, 120_000);
   rootId = /A0 default\s+([0-9a-f]{8})/.exec(created)![1]!;
   await holder.waitForLine(/ ApprovalRequested /, 120_000);
@@ -78,7 +81,26 @@ describe("given a run parked on approvals, read from an 80-column terminal", () 
   });
 
   it("when any help page is shown, then every line fits", { timeout: 240_000 }, async () => {
-    const pages = [["--help"], ...["run", "contexts", "tree", "events", "replay", "verify-log", "approvals", "approve", "reject", "fork", "serve", "audit", "send", "stop", "pause"].map((c) => [c, "--help"])];
+    const pages = [
+      ["--help"],
+      ...[
+        "run",
+        "contexts",
+        "tree",
+        "events",
+        "replay",
+        "verify-log",
+        "approvals",
+        "approve",
+        "reject",
+        "fork",
+        "serve",
+        "audit",
+        "send",
+        "stop",
+        "pause",
+      ].map((c) => [c, "--help"]),
+    ];
     for (let i = 0; i < pages.length; i += 4) {
       await Promise.all(
         pages.slice(i, i + 4).map(async (args) => {
@@ -95,7 +117,11 @@ describe("given a run on an 80-column terminal whose calls wait for a decision",
   it("when it parks, then the live tree says awaiting approval and points to actorzero approvals; after Ctrl-C the report fits", async () => {
     const own = await copyPgliteTemplate();
     dirs.push(own);
-    const run = runInTerminal(["run", "--data-dir", own, "Write a haiku about logs"], { columns: COLUMNS, rows: 40 }, { cwd });
+    const run = runInTerminal(
+      ["run", "--data-dir", own, "Write a haiku about logs"],
+      { columns: COLUMNS, rows: 40 },
+      { cwd },
+    );
     const during = screenOf(await run.waitFor((out) => screenOf(out).some((l) => l.includes("actorzero approvals"))));
     expectFits(during.filter((l) => l !== ""));
     expect(during.some((l) => /^\W*A\d.*running \(awaiting approval\)/.test(l))).toBe(true);

@@ -16,12 +16,27 @@ afterAll(async () => {
 const pressCtrlC = async () => {
   const dataDir = await copyPgliteTemplate();
   dirs.push(dataDir);
-  const child = spawn("npm", ["start", "--silent", "--", "run", "--events", "--latency", "3000", "--data-dir", dataDir, "Write a haiku about logs"], {
-    cwd: ROOT,
-    env: cliEnv(),
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "npm",
+    [
+      "start",
+      "--silent",
+      "--",
+      "run",
+      "--events",
+      "--latency",
+      "3000",
+      "--data-dir",
+      dataDir,
+      "Write a haiku about logs",
+    ],
+    {
+      cwd: ROOT,
+      env: cliEnv(),
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   let pressed = false;
@@ -38,13 +53,17 @@ const pressCtrlC = async () => {
 };
 
 describe("given the demo under npm start", () => {
-  it("when Ctrl-C is pressed once, then the tree is stopped and the final report printed, on every try", { timeout: 300_000 }, async () => {
-    const tries = await Promise.all([pressCtrlC(), pressCtrlC(), pressCtrlC()]);
-    for (const t of tries) {
-      expect(t.pressed, t.stdout + t.stderr).toBe(true);
-      expect(t.stderr).not.toMatch(/exiting at once/);
-      expect(t.stdout).toMatch(/^Stopped: A0 default /m);
-      expect(t.stdout).toMatch(/^Look further$/m);
-    }
-  });
+  it(
+    "when Ctrl-C is pressed once, then the tree is stopped and the final report printed, on every try",
+    { timeout: 300_000 },
+    async () => {
+      const tries = await Promise.all([pressCtrlC(), pressCtrlC(), pressCtrlC()]);
+      for (const t of tries) {
+        expect(t.pressed, t.stdout + t.stderr).toBe(true);
+        expect(t.stderr).not.toMatch(/exiting at once/);
+        expect(t.stdout).toMatch(/^Stopped: A0 default /m);
+        expect(t.stdout).toMatch(/^Look further$/m);
+      }
+    },
+  );
 });

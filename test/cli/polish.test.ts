@@ -19,7 +19,9 @@ beforeAll(async () => {
   dataDir = await copyPgliteTemplate();
   run = await cli(["run", "--data-dir", dataDir, "Plan a picnic for twelve people"]);
   rootId = /^A0 default ([0-9a-f-]{36})/m.exec(run.stdout)![1]!;
-  headBeforeSend = jsonLines<EventJson>((await cli(["events", "--json", "--data-dir", dataDir])).stdout).at(-1)!.position;
+  headBeforeSend = jsonLines<EventJson>((await cli(["events", "--json", "--data-dir", dataDir])).stdout).at(
+    -1,
+  )!.position;
   send = await cli(["send", rootId.slice(0, 8), "Now the budget, please", "--data-dir", dataDir]);
   events = jsonLines<EventJson>((await cli(["events", "--json", "--data-dir", dataDir])).stdout);
   audit = JSON.parse((await cli(["audit", rootId, "--json", "--data-dir", dataDir])).stdout) as AuditReport;
@@ -38,18 +40,34 @@ describe("when a send continues a tree that already ran", () => {
     const after = (e: EventJson) => e.position > headBeforeSend;
     const calls = events.filter((e) => after(e) && e.type === "ModelReplied").length;
     const contexts = new Set(events.filter((e) => after(e) && e.type === "RunStarted").map((e) => e.streamId)).size;
-    expect(send.stdout).toMatch(new RegExp(`^completed in \\S+ · this run: ${plural(contexts, "context")} · ${plural(calls, "model call")} · tokens `, "m"));
+    expect(send.stdout).toMatch(
+      new RegExp(
+        `^completed in \\S+ · this run: ${plural(contexts, "context")} · ${plural(calls, "model call")} · tokens `,
+        "m",
+      ),
+    );
     const t = audit.context.tree;
     expect(t.modelCalls).toBeGreaterThan(calls);
-    expect(send.stdout).toMatch(new RegExp(`^tree totals, every run so far: ${plural(t.runs, "run")} · ${plural(t.contexts, "context")} · ${plural(t.modelCalls, "model call")} · `, "m"));
+    expect(send.stdout).toMatch(
+      new RegExp(
+        `^tree totals, every run so far: ${plural(t.runs, "run")} · ${plural(t.contexts, "context")} · ${plural(t.modelCalls, "model call")} · `,
+        "m",
+      ),
+    );
     // A first run is the tree's whole life: no totals line beside it.
-    expect(run.stdout).toMatch(new RegExp(`this run: ${plural(contextsIn(audit.context).filter((c) => c.runs.some((r) => r.positions.first <= headBeforeSend)).length, "context")}`));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `this run: ${plural(contextsIn(audit.context).filter((c) => c.runs.some((r) => r.positions.first <= headBeforeSend)).length, "context")}`,
+      ),
+    );
     expect(run.stdout).not.toContain("tree totals");
   });
 
   it("audit gives the wall time from the first to the last event, and the busy time apart", async () => {
     const text = (await cli(["audit", rootId, "--data-dir", dataDir])).stdout;
-    const tree = events.filter((e) => contextsIn(audit.context).some((c) => c.id === e.streamId) && e.type !== "ContextCreated");
+    const tree = events.filter(
+      (e) => contextsIn(audit.context).some((c) => c.id === e.streamId) && e.type !== "ContextCreated",
+    );
     const runs = contextsIn(audit.context).flatMap((c) => c.runs);
     const first = Math.min(...runs.map((r) => Date.parse(r.startedAt)));
     const last = Math.max(...tree.map((e) => Date.parse(e.recordedAt)));
@@ -65,7 +83,12 @@ describe("words", () => {
     const one = await cli(["contexts", "--status", "completed", "--data-dir", dataDir]);
     const rows = one.stdout.split("\n").filter((l) => / completed /.test(l)).length;
     expect(one.stdout).toContain(`${plural(rows, "context")};`);
-    const lone = await cli(["audit", audit.context.children.find((c) => c.children.length === 0)!.id, "--data-dir", dataDir]);
+    const lone = await cli([
+      "audit",
+      audit.context.children.find((c) => c.children.length === 0)!.id,
+      "--data-dir",
+      dataDir,
+    ]);
     expect(lone.stdout).toMatch(/^1 context · 1 run · 1 model call · /m);
   });
 });
@@ -78,17 +101,29 @@ describe("flags", () => {
   });
 
   it("offers --store memory only to run and serve, and every other command refuses it with exit 2 and the reason", async () => {
-    const helps = await Promise.all(["run", "serve", "contexts", "tree", "audit", "events", "replay", "send", "stop"].map((c) => cli([c, "--help"])));
+    const helps = await Promise.all(
+      ["run", "serve", "contexts", "tree", "audit", "events", "replay", "send", "stop"].map((c) => cli([c, "--help"])),
+    );
     for (const h of helps.slice(0, 2)) expect(h.stdout).toMatch(/--store <store> .*memory/);
     for (const h of helps.slice(2)) {
       expect(h.code).toBe(0);
       expect(h.stdout).toMatch(/--store <store>/);
       expect(h.stdout).not.toMatch(/memory/);
     }
-    for (const args of [["contexts"], ["tree"], ["audit", "1234"], ["events"], ["replay"], ["send", "1234", "hi"], ["stop", "1234"]]) {
+    for (const args of [
+      ["contexts"],
+      ["tree"],
+      ["audit", "1234"],
+      ["events"],
+      ["replay"],
+      ["send", "1234", "hi"],
+      ["stop", "1234"],
+    ]) {
       const r = await cli([...args, "--store", "memory"]);
       expect(r.code, args.join(" ")).toBe(2);
-      expect(expectOneLineError(r)).toContain("--store memory works only with run and serve: a log in memory is gone when its command ends");
+      expect(expectOneLineError(r)).toContain(
+        "--store memory works only with run and serve: a log in memory is gone when its command ends",
+      );
     }
   });
 

@@ -21,7 +21,9 @@ describeWithPostgres("the command line on PostgreSQL", () => {
       const sent = await cli(["send", contextId.slice(0, 8), "And if it rains?", "--json", ...store]);
       expect(sent.code, sent.stderr).toBe(0);
       const runId = (JSON.parse(sent.stdout) as { runId: string }).runId;
-      await follower.waitForLine(new RegExp(`"type":"RunCompleted".*"runId":"${runId}"|"runId":"${runId}".*"type":"RunCompleted"`));
+      await follower.waitForLine(
+        new RegExp(`"type":"RunCompleted".*"runId":"${runId}"|"runId":"${runId}".*"type":"RunCompleted"`),
+      );
       follower.child.kill("SIGINT");
       const followed = await follower.done;
       expect(followed.code, followed.stderr).toBe(0);

@@ -7,7 +7,9 @@ describe("--recovery", () => {
     for (const command of ["run", "send", "serve"]) {
       const help = await cli([command, "--help"]);
       expect(help.code).toBe(0);
-      expect(help.stdout, command).toMatch(/--recovery <mode> +runs a killed process left unfinished: resume them \(default\) or interrupt them/);
+      expect(help.stdout, command).toMatch(
+        /--recovery <mode> +runs a killed process left unfinished: resume them \(default\) or interrupt them/,
+      );
     }
   });
 

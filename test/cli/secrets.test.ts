@@ -18,7 +18,10 @@ const SECRETS = {
 const planted = Object.values(SECRETS);
 
 /** Every planted secret found in `text`, by name. */
-const leaks = (text: string) => Object.entries(SECRETS).filter(([, s]) => text.includes(s)).map(([name]) => name);
+const leaks = (text: string) =>
+  Object.entries(SECRETS)
+    .filter(([, s]) => text.includes(s))
+    .map(([name]) => name);
 const output = (r: CliResult) => `${r.stdout}\n${r.stderr}`;
 
 // Nothing listens on port 9 (discard): every connection is refused at once.
@@ -39,7 +42,9 @@ beforeAll(async () => {
   dataDir = await copyPgliteTemplate();
   // The model client cannot even build its request (a URL with credentials): the SDK's error quotes the URL.
   run = await cli(["run", "--events", "--data-dir", dataDir, "--base-url", MODEL_URL, "Say hello"], { env });
-  const created = jsonLines<{ streamId: string; type: string }>((await cli(["events", "--json", "--data-dir", dataDir], { env })).stdout);
+  const created = jsonLines<{ streamId: string; type: string }>(
+    (await cli(["events", "--json", "--data-dir", dataDir], { env })).stdout,
+  );
   rootId = created.find((e) => e.type === "ContextCreated")!.streamId;
 });
 afterAll(async () => {
@@ -57,7 +62,9 @@ describe("when a run's model call fails with the base URL and key planted", () =
   it("keeps every secret out of the whole log (every column of every event)", async () => {
     const store = await openPgliteStore({ dataDir });
     try {
-      const { rows } = await store.sql.query<{ row: string }>("SELECT e::text AS row FROM events e ORDER BY global_position");
+      const { rows } = await store.sql.query<{ row: string }>(
+        "SELECT e::text AS row FROM events e ORDER BY global_position",
+      );
       expect(rows.length).toBeGreaterThan(3);
       const failures = rows.filter((r) => /ModelCallFailed|RunFailed/.test(r.row));
       expect(failures.length, "the failure was stored").toBeGreaterThan(0);
@@ -100,12 +107,15 @@ describe("when a run's model call fails with the base URL and key planted", () =
 });
 
 describe("when the PostgreSQL server cannot be reached with the password planted in the URL or PGPASSWORD", () => {
-  it.each(PG_URLS.map((url, i) => [i, url]))("prints one error line without the secret (URL form %i)", async (_i, url) => {
-    const r = await cli(["contexts", "--store", url as string], { env });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/cannot open the PostgreSQL event log at postgres:\/\/pg-user/);
-    expect(leaks(output(r))).toEqual([]);
-  });
+  it.each(PG_URLS.map((url, i) => [i, url]))(
+    "prints one error line without the secret (URL form %i)",
+    async (_i, url) => {
+      const r = await cli(["contexts", "--store", url as string], { env });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/cannot open the PostgreSQL event log at postgres:\/\/pg-user/);
+      expect(leaks(output(r))).toEqual([]);
+    },
+  );
 
   it("prints no secret in run's banner, suggestions or error", async () => {
     const r = await cli(["run", "--store", PG_URLS[1]!, "--base-url", MODEL_URL, "Say hello"], { env });

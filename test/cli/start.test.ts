@@ -32,7 +32,8 @@ describe("help", () => {
   it("lists the commands, and each command's flags", async () => {
     const [top, audit, bad] = await Promise.all([cli(["--help"]), cli(["audit", "--help"]), cli(["frobnicate"])]);
     expect(top.code).toBe(0);
-    for (const c of ["run", "contexts", "tree", "audit", "events", "replay", "send", "stop"]) expect(top.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
+    for (const c of ["run", "contexts", "tree", "audit", "events", "replay", "send", "stop"])
+      expect(top.stdout).toMatch(new RegExp(`^  ${c} `, "m"));
     expect(audit.code).toBe(0);
     expect(audit.stdout).toContain("--full");
     expect(audit.stdout).toContain("--data-dir <dir>");

@@ -52,7 +52,9 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
     }
   });
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return {
     child,
     done,
@@ -60,7 +62,15 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
       new Promise<string>((resolve, reject) => {
         const seen = lines.find((l) => pattern.test(l));
         if (seen !== undefined) return resolve(seen);
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${timeoutMs} ms; stdout so far:\n${stdout}\nstderr:\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no line matching ${pattern} within ${timeoutMs} ms; stdout so far:\n${stdout}\nstderr:\n${stderr}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({
           pattern,
           resolve: (line) => {
@@ -76,7 +86,8 @@ export const startCli = (args: string[], options: { cwd?: string; env?: NodeJS.P
   };
 };
 
-export const cli = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> => startCli(args, options).done;
+export const cli = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> =>
+  startCli(args, options).done;
 
 /** The positions printed by `run --events` / `events` lines (`   12  10:42:01.123  A0 default …`). */
 export const linePositions = (stdout: string): number[] =>

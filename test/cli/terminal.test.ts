@@ -20,7 +20,10 @@ const runAndInterrupt = async (columns: number) => {
   const dataDir = await copyPgliteTemplate();
   dataDirs.push(dataDir);
   // Slow model calls keep the tree at work until the Ctrl-C.
-  const run = runInTerminal(["run", "--latency", "3000", "--data-dir", dataDir, "Write a haiku about logs"], { columns, rows: 40 });
+  const run = runInTerminal(["run", "--latency", "3000", "--data-dir", dataDir, "Write a haiku about logs"], {
+    columns,
+    rows: 40,
+  });
   const during = screenOf(await run.waitFor((out) => screenOf(out).some((line) => /^\W*A2\b/.test(line))));
   run.type("\x03");
   const ended = await run.done;
@@ -77,7 +80,17 @@ describe("the live tree at 80 columns", () => {
 describe("the live tree on a wider terminal", () => {
   it("uses the width: every column shows, the activity and the context id too", () => {
     const { header, rows: shown } = liveTree(wide);
-    expect(header.split(/\s+/)).toEqual(["AGENT", "PROFILE", "NAME", "STATUS", "STEP", "NOW", "ELAPSED", "TOKENS", "CONTEXT"]);
+    expect(header.split(/\s+/)).toEqual([
+      "AGENT",
+      "PROFILE",
+      "NAME",
+      "STATUS",
+      "STEP",
+      "NOW",
+      "ELAPSED",
+      "TOKENS",
+      "CONTEXT",
+    ]);
     for (const line of shown) {
       expect(line.length, line).toBeLessThan(160);
       expect(line).toMatch(/\b[0-9a-f]{8}$/);

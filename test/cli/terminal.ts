@@ -40,15 +40,23 @@ export type TerminalRun = {
 };
 
 /** Runs `actorzero args` on a `columns`×`rows` pseudo-terminal; `stdout` of the result is everything the terminal showed. */
-export const runInTerminal = (args: string[], size: { columns: number; rows: number }, options: { cwd?: string } = {}): TerminalRun => {
+export const runInTerminal = (
+  args: string[],
+  size: { columns: number; rows: number },
+  options: { cwd?: string } = {},
+): TerminalRun => {
   const env = cliEnv({ TERM: "xterm" });
   delete env["COLUMNS"];
   delete env["LINES"];
-  const child = spawn("python3", ["-c", PTY_PY, String(size.columns), String(size.rows), process.execPath, "--import", TSX, MAIN, ...args], {
-    env,
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "python3",
+    ["-c", PTY_PY, String(size.columns), String(size.rows), process.execPath, "--import", TSX, MAIN, ...args],
+    {
+      env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let output = "";
   let stderr = "";
   const waiters: { test: (o: string) => boolean; resolve: (o: string) => void }[] = [];
@@ -57,17 +65,32 @@ export const runInTerminal = (args: string[], size: { columns: number; rows: num
     for (const w of [...waiters]) if (w.test(output)) waiters.splice(waiters.indexOf(w), 1) && w.resolve(output);
   });
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<CliResult>((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stdout: output, stderr })));
+  const done = new Promise<CliResult>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout: output, stderr })),
+  );
   return {
     type: (text) => child.stdin.write(text),
     waitFor: (test, timeoutMs = 90_000) =>
       new Promise((resolve, reject) => {
         if (test(output)) return resolve(output);
-        const timer = setTimeout(() => reject(new Error(`the terminal did not show what was awaited in ${timeoutMs} ms; it showed:\n${screenOf(output).join("\n")}\n${stderr}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `the terminal did not show what was awaited in ${timeoutMs} ms; it showed:\n${screenOf(output).join("\n")}\n${stderr}`,
+              ),
+            ),
+          timeoutMs,
+        );
         waiters.push({ test, resolve: (o) => (clearTimeout(timer), resolve(o)) });
         void done.then(() => {
           clearTimeout(timer);
-          if (waiters.some((w) => w.test === test)) reject(new Error(`the command ended before the terminal showed what was awaited:\n${screenOf(output).join("\n")}\n${stderr}`));
+          if (waiters.some((w) => w.test === test))
+            reject(
+              new Error(
+                `the command ended before the terminal showed what was awaited:\n${screenOf(output).join("\n")}\n${stderr}`,
+              ),
+            );
         });
       }),
     done,
@@ -90,9 +113,9 @@ export const screenOf = (output: string): string[] => {
       if (!m) continue;
       i += m[0].length - 1;
       const n = Number(m[1] || "0");
-      if (m[2] === "F") (row = Math.max(0, row - Math.max(1, n))), (col = 0);
+      if (m[2] === "F") ((row = Math.max(0, row - Math.max(1, n))), (col = 0));
       else if (m[2] === "K" && n === 2) lines[row] = [];
-      else if (m[2] === "J" && n === 0) (lines[row] = lines[row]!.slice(0, col)), lines.splice(row + 1);
+      else if (m[2] === "J" && n === 0) ((lines[row] = lines[row]!.slice(0, col)), lines.splice(row + 1));
       continue;
     }
     if (ch === "\r") col = 0;

@@ -27,35 +27,62 @@ describe("given actorzero serve holding a data dir with a finished run", () => {
     await removeDir(dataDir);
   });
 
-  it("when verify-log runs against the dir, then the serving process checks the log and its projections and answers", { timeout: 120_000 }, async () => {
-    const r = await cli(["verify-log", "--json", "--data-dir", dataDir]);
-    expect(r.code, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { ok: boolean; events: number; head: { position: number; hash: string }; projections: { ok: boolean } | null };
-    expect(result).toMatchObject({ ok: true, projections: { ok: true } });
-    expect(result.events).toBeGreaterThan(5);
-    const anchored = await cli(["verify-log", "--since", `${result.head.position}:${result.head.hash}`, "--data-dir", dataDir]);
-    expect(anchored.code, anchored.stderr).toBe(0);
-    expect(anchored.stdout).toContain("the log only grew since the anchor");
-    const wrong = await cli(["verify-log", "--since", `${result.head.position}:${"0".repeat(64)}`, "--data-dir", dataDir]);
-    expect(wrong.code).toBe(1);
-    expect(wrong.stdout).toContain("FAILED");
-  });
+  it(
+    "when verify-log runs against the dir, then the serving process checks the log and its projections and answers",
+    { timeout: 120_000 },
+    async () => {
+      const r = await cli(["verify-log", "--json", "--data-dir", dataDir]);
+      expect(r.code, r.stderr).toBe(0);
+      const result = JSON.parse(r.stdout) as {
+        ok: boolean;
+        events: number;
+        head: { position: number; hash: string };
+        projections: { ok: boolean } | null;
+      };
+      expect(result).toMatchObject({ ok: true, projections: { ok: true } });
+      expect(result.events).toBeGreaterThan(5);
+      const anchored = await cli([
+        "verify-log",
+        "--since",
+        `${result.head.position}:${result.head.hash}`,
+        "--data-dir",
+        dataDir,
+      ]);
+      expect(anchored.code, anchored.stderr).toBe(0);
+      expect(anchored.stdout).toContain("the log only grew since the anchor");
+      const wrong = await cli([
+        "verify-log",
+        "--since",
+        `${result.head.position}:${"0".repeat(64)}`,
+        "--data-dir",
+        dataDir,
+      ]);
+      expect(wrong.code).toBe(1);
+      expect(wrong.stdout).toContain("FAILED");
+    },
+  );
 
-  it("when fork runs against the dir, then the serving process records the fork and the new root is there", { timeout: 120_000 }, async () => {
-    const events = jsonLines<EventJson>((await cli(["events", "--json", "--context", rootId, "--data-dir", dataDir])).stdout);
-    const cut = events.find((e) => e.type === "RunStarted")!.position;
-    const r = await cli(["fork", rootId.slice(0, 8), "--at", String(cut), "--json", "--data-dir", dataDir]);
-    expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { contextId: string; forkedFrom: { contextId: string; position: number } };
-    expect(out.forkedFrom).toEqual({ contextId: rootId, position: cut });
-    const fork = await api(url, "GET", `/v1/contexts/${out.contextId}`);
-    expect(fork.status).toBe(200);
-    expect(fork.body).toMatchObject({ id: out.contextId, rootContextId: out.contextId });
-    // A position that is not one of the context's events is the runtime's refusal, one line.
-    const bad = await cli(["fork", rootId, "--at", "999999", "--data-dir", dataDir]);
-    expect(bad.code).toBe(1);
-    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
-  });
+  it(
+    "when fork runs against the dir, then the serving process records the fork and the new root is there",
+    { timeout: 120_000 },
+    async () => {
+      const events = jsonLines<EventJson>(
+        (await cli(["events", "--json", "--context", rootId, "--data-dir", dataDir])).stdout,
+      );
+      const cut = events.find((e) => e.type === "RunStarted")!.position;
+      const r = await cli(["fork", rootId.slice(0, 8), "--at", String(cut), "--json", "--data-dir", dataDir]);
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as { contextId: string; forkedFrom: { contextId: string; position: number } };
+      expect(out.forkedFrom).toEqual({ contextId: rootId, position: cut });
+      const fork = await api(url, "GET", `/v1/contexts/${out.contextId}`);
+      expect(fork.status).toBe(200);
+      expect(fork.body).toMatchObject({ id: out.contextId, rootContextId: out.contextId });
+      // A position that is not one of the context's events is the runtime's refusal, one line.
+      const bad = await cli(["fork", rootId, "--at", "999999", "--data-dir", dataDir]);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    },
+  );
 });
 
 describe("given a server with named tokens", () => {
@@ -70,13 +97,31 @@ describe("given a server with named tokens", () => {
       const root = await s.rt.createContext();
       await s.rt.send(root.id, "hello");
       const at = (await s.rt.events({ contextId: root.id })).find((e) => e.type === "MessageReceived")!.globalPosition;
-      const asViewer = await api(s.url, "POST", `/v1/contexts/${root.id}/fork`, { at }, { authorization: "Bearer viewer-secret-0001" });
+      const asViewer = await api(
+        s.url,
+        "POST",
+        `/v1/contexts/${root.id}/fork`,
+        { at },
+        { authorization: "Bearer viewer-secret-0001" },
+      );
       expect(asViewer.status).toBe(403);
-      const asWorker = await api(s.url, "POST", `/v1/contexts/${root.id}/fork`, { at }, { authorization: "Bearer worker-secret-0002" });
+      const asWorker = await api(
+        s.url,
+        "POST",
+        `/v1/contexts/${root.id}/fork`,
+        { at },
+        { authorization: "Bearer worker-secret-0002" },
+      );
       expect(asWorker.status, JSON.stringify(asWorker.body)).toBe(201);
       expect(asWorker.body.id).not.toBe(root.id);
       expect(asWorker.body.rootContextId).toBe(asWorker.body.id);
-      const bad = await api(s.url, "POST", `/v1/contexts/${root.id}/fork`, { at: "x" }, { authorization: "Bearer worker-secret-0002" });
+      const bad = await api(
+        s.url,
+        "POST",
+        `/v1/contexts/${root.id}/fork`,
+        { at: "x" },
+        { authorization: "Bearer worker-secret-0002" },
+      );
       expect(bad.status).toBe(400);
       expect(bad.body.error.message).toContain("at:");
     } finally {

@@ -43,11 +43,13 @@ const copy = async (): Promise<string> => {
 const filesOf = async (dir: string) => {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
   const files = await Promise.all(
-    entries.filter((e) => e.isFile()).map(async (e) => {
-      const file = path.join(e.parentPath, e.name);
-      const stat = await fs.stat(file);
-      return `${path.relative(dir, file)} ${stat.size} ${stat.mtimeMs}`;
-    }),
+    entries
+      .filter((e) => e.isFile())
+      .map(async (e) => {
+        const file = path.join(e.parentPath, e.name);
+        const stat = await fs.stat(file);
+        return `${path.relative(dir, file)} ${stat.size} ${stat.mtimeMs}`;
+      }),
   );
   return files.sort();
 };
@@ -62,7 +64,10 @@ const tamper = async (dir: string, sql: string) => {
   }
 };
 
-const verify = async (dir: string, options: Parameters<typeof verifyWholeLog>[1] = {}): Promise<WholeLogVerification> => {
+const verify = async (
+  dir: string,
+  options: Parameters<typeof verifyWholeLog>[1] = {},
+): Promise<WholeLogVerification> => {
   const store = await openPgliteStore({ dataDir: dir, schema: "existing" });
   try {
     return await verifyWholeLog(store, options);
@@ -77,7 +82,8 @@ const tampered = async (sql: string) => {
   return verify(dir);
 };
 
-const first = (type: string, where: (e: EventJson) => boolean = () => true) => events.find((e) => e.type === type && where(e))!;
+const first = (type: string, where: (e: EventJson) => boolean = () => true) =>
+  events.find((e) => e.type === type && where(e))!;
 const last = () => events[events.length - 1]!;
 
 /** The hash an event's link should have: after its stream's previous event (the attacker's formula). */
@@ -116,22 +122,35 @@ describe("given the log of a finished demo run", () => {
 describe("when the log was changed with the append-only trigger off", () => {
   it("catches an edited final response of an earlier run, at its position", async () => {
     const e = first("RunCompleted");
-    const r = await tampered(`UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position}`);
+    const r = await tampered(
+      `UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position}`,
+    );
     expect(r.ok).toBe(false);
-    expect(r.problems[0]).toMatchObject({ position: e.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems[0]).toMatchObject({
+      position: e.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
   });
 
   it("catches an edited field no projection reads (ModelCalled.model)", async () => {
     const e = first("ModelCalled");
-    const r = await tampered(`UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e.position}`);
-    expect(r.problems[0]).toMatchObject({ position: e.position, problem: expect.stringMatching(/hash does not follow/) });
+    const r = await tampered(
+      `UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e.position}`,
+    );
+    expect(r.problems[0]).toMatchObject({
+      position: e.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
     expect(r.projections?.ok, "no projection reads the model: only the chain sees this").toBe(true);
   });
 
   it("catches an edit followed by a plain replay that rebuilt the projections from it", async () => {
     const e = events.filter((x) => x.type === "RunCompleted").at(-1)!;
     const dir = await copy();
-    await tamper(dir, `UPDATE events SET data = jsonb_set(data, '{response}', '"nothing to see"') WHERE global_position = ${e.position}`);
+    await tamper(
+      dir,
+      `UPDATE events SET data = jsonb_set(data, '{response}', '"nothing to see"') WHERE global_position = ${e.position}`,
+    );
     const store = await openPgliteStore({ dataDir: dir, readOnly: true });
     await (await openProjections(store)).rebuild();
     await store.close();
@@ -144,9 +163,16 @@ describe("when the log was changed with the append-only trigger off", () => {
     const e = first("ModelCalled");
     const next = nextInStream(e)!;
     const r = await tampered(`DELETE FROM events WHERE global_position = ${e.position}`);
-    expect(r.problems).toContainEqual({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
-    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match the events there/);
-    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(new RegExp(`stream ${e.streamId} jumps from version ${e.streamVersion - 1} to ${e.streamVersion + 1}`));
+    expect(r.problems).toContainEqual({
+      position: next.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(
+      /the seal over positions \d+ to \d+ does not match the events there/,
+    );
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(
+      new RegExp(`stream ${e.streamId} jumps from version ${e.streamVersion - 1} to ${e.streamVersion + 1}`),
+    );
   });
 
   it("catches a deleted last event: the log is shorter than its projections and its seal, and open refuses it", async () => {
@@ -154,12 +180,20 @@ describe("when the log was changed with the append-only trigger off", () => {
     await tamper(dir, `DELETE FROM events WHERE global_position = ${last().position}`);
     const r = await verify(dir);
     expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/events were removed from the log/);
-    const refused = await openPgliteStore({ dataDir: dir }).then(() => null, (e: unknown) => e);
+    const refused = await openPgliteStore({ dataDir: dir }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(refused).toBeInstanceOf(StoreError);
-    expect(refused).toMatchObject({ reason: "tampered", message: expect.stringMatching(new RegExp(`changed at position ${last().position}: the seal`)) });
+    expect(refused).toMatchObject({
+      reason: "tampered",
+      message: expect.stringMatching(new RegExp(`changed at position ${last().position}: the seal`)),
+    });
     const store = await openPgliteStore({ dataDir: dir, readOnly: true });
     try {
-      await expect(openProjections(store)).rejects.toThrow(/the log ends at position \d+, but its projections were built from events up to position \d+/);
+      await expect(openProjections(store)).rejects.toThrow(
+        /the log ends at position \d+, but its projections were built from events up to position \d+/,
+      );
     } finally {
       await store.close();
     }
@@ -170,7 +204,11 @@ describe("when the log was changed with the append-only trigger off", () => {
     await tamper(dir, "TRUNCATE events");
     const r = await verify(dir);
     expect(r.ok).toBe(false);
-    expect(r.problems[0]!.problem).toMatch(new RegExp(`the log ends at position 0, but its projections were built from events up to position ${last().position}`));
+    expect(r.problems[0]!.problem).toMatch(
+      new RegExp(
+        `the log ends at position 0, but its projections were built from events up to position ${last().position}`,
+      ),
+    );
     const listed = await cli(["contexts", "--data-dir", dir]);
     expect(listed.code).toBe(1);
     expect(expectOneLineError(listed)).toMatch(/events were removed from the log/);
@@ -183,7 +221,10 @@ describe("when the log was changed with the append-only trigger off", () => {
       DELETE FROM events WHERE global_position = ${e.position};
       INSERT INTO events SELECT global_position, gen_random_uuid(), stream_id, stream_version, type, schema_version,
         jsonb_set(data, '{model}', '"forged"'), metadata, recorded_at, hash FROM victim;`);
-    expect(r.problems[0]).toMatchObject({ position: e.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems[0]).toMatchObject({
+      position: e.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
   });
 
   it("catches an event inserted without a hash (around the append)", async () => {
@@ -191,7 +232,9 @@ describe("when the log was changed with the append-only trigger off", () => {
     const r = await tampered(`
       INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
       SELECT gen_random_uuid(), stream_id, stream_version + 1, type, schema_version, data, metadata, recorded_at FROM events WHERE global_position = ${e.position}`);
-    expect(r.problems.find((p) => p.position !== null && p.position > e.position)).toMatchObject({ problem: expect.stringMatching(/has no hash/) });
+    expect(r.problems.find((p) => p.position !== null && p.position > e.position)).toMatchObject({
+      problem: expect.stringMatching(/has no hash/),
+    });
   });
 
   it("catches two events of a stream swapped in the log (reordered)", async () => {
@@ -200,7 +243,10 @@ describe("when the log was changed with the append-only trigger off", () => {
       UPDATE events SET global_position = -1 WHERE global_position = ${a!.position};
       UPDATE events SET global_position = ${a!.position} WHERE global_position = ${b!.position};
       UPDATE events SET global_position = ${b!.position} WHERE global_position = -1;`);
-    expect(r.problems[0]).toMatchObject({ position: a!.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(r.problems[0]).toMatchObject({
+      position: a!.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
     expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/goes back from version|jumps from version/);
   });
 
@@ -221,8 +267,14 @@ describe("when the log was changed with the append-only trigger off", () => {
     const r = await tampered(`
       UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e.position};
       UPDATE events e SET hash = ${STREAM_LINK_SQL} WHERE e.global_position = ${e.position};`);
-    expect(r.problems.find((p) => p.position === e.position && /hash does not follow/.test(p.problem)), "its own link follows").toBeUndefined();
-    expect(r.problems).toContainEqual({ position: next.position, problem: expect.stringMatching(/hash does not follow/) });
+    expect(
+      r.problems.find((p) => p.position === e.position && /hash does not follow/.test(p.problem)),
+      "its own link follows",
+    ).toBeUndefined();
+    expect(r.problems).toContainEqual({
+      position: next.position,
+      problem: expect.stringMatching(/hash does not follow/),
+    });
     expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match/);
   });
 
@@ -231,7 +283,9 @@ describe("when the log was changed with the append-only trigger off", () => {
     const e = ends[0]!;
     const r = await tampered(`DELETE FROM events WHERE global_position = ${e.position}`);
     expect(r.ok).toBe(false);
-    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(/the seal over positions \d+ to \d+ does not match the events there/);
+    expect(r.problems.map((p) => p.problem).join("\n")).toMatch(
+      /the seal over positions \d+ to \d+ does not match the events there/,
+    );
   });
 
   it("catches an edited hash, a row that no longer decodes, and a moved chain start", async () => {
@@ -248,9 +302,13 @@ describe("when the log was changed with the append-only trigger off", () => {
 
   it("reports the append-only trigger left disabled, or dropped", async () => {
     const off = await tampered("ALTER TABLE events DISABLE TRIGGER actorzero_events_append_only");
-    expect(off.problems).toEqual([{ position: null, problem: expect.stringMatching(/trigger actorzero_events_append_only is disabled/) }]);
+    expect(off.problems).toEqual([
+      { position: null, problem: expect.stringMatching(/trigger actorzero_events_append_only is disabled/) },
+    ]);
     const dropped = await tampered("DROP TRIGGER actorzero_events_append_only ON events");
-    expect(dropped.problems).toEqual([{ position: null, problem: expect.stringMatching(/trigger actorzero_events_append_only is missing/) }]);
+    expect(dropped.problems).toEqual([
+      { position: null, problem: expect.stringMatching(/trigger actorzero_events_append_only is missing/) },
+    ]);
   });
 
   it("passes a chain rewritten from the edit on, which only an anchor kept outside the log catches", async () => {
@@ -258,11 +316,16 @@ describe("when the log was changed with the append-only trigger off", () => {
     const anchor = { position: untouched.head.position, hash: untouched.head.hash! };
     const e = first("RunCompleted");
     const dir = await copy();
-    await tamper(dir, `UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position}; ${rechain(e.position)}`);
+    await tamper(
+      dir,
+      `UPDATE events SET data = jsonb_set(data, '{response}', '"All is well."') WHERE global_position = ${e.position}; ${rechain(e.position)}`,
+    );
     expect((await verify(dir)).problems.filter((p) => /hash|seal/.test(p.problem))).toEqual([]);
     const since = await verify(dir, { since: anchor });
     expect(since.ok).toBe(false);
-    expect(since.problems.map((p) => p.problem).join("\n")).toMatch(/seal's hash is .*, not the anchor's .*: the log before the anchor was changed/);
+    expect(since.problems.map((p) => p.problem).join("\n")).toMatch(
+      /seal's hash is .*, not the anchor's .*: the log before the anchor was changed/,
+    );
   });
 });
 
@@ -283,7 +346,9 @@ describe("actorzero verify-log", () => {
     const before = await verify(dir);
     const head = `${before.head.position}:${before.head.hash}`;
     const store = await openPgliteStore({ dataDir: dir });
-    await store.append(events[0]!.streamId, [{ type: "ContextRenamed", data: { name: "later", label: "later" } }], { expectedVersion: "any" });
+    await store.append(events[0]!.streamId, [{ type: "ContextRenamed", data: { name: "later", label: "later" } }], {
+      expectedVersion: "any",
+    });
     await store.close();
     const since = await cli(["verify-log", "--since", head, "--data-dir", dir]);
     expect(since.code, since.stdout + since.stderr).toBe(0);
@@ -295,7 +360,10 @@ describe("actorzero verify-log", () => {
     let dir: string;
     beforeAll(async () => {
       dir = await copy();
-      await tamper(dir, `UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e().position}`);
+      await tamper(
+        dir,
+        `UPDATE events SET data = jsonb_set(data, '{model}', '"gpt-cheap"') WHERE global_position = ${e().position}`,
+      );
     });
 
     it("exits 1 and names the first bad position in JSON", async () => {
@@ -313,14 +381,20 @@ describe("actorzero verify-log", () => {
     it("ends audit with a line saying the log did not verify, and where", async () => {
       const audit = await cli(["audit", events[0]!.streamId, "--data-dir", dir]);
       expect(audit.code, audit.stderr).toBe(0);
-      expect(audit.stdout.trim().split("\n").at(-1)).toMatch(new RegExp(`^log NOT verified: position ${e().position}: its hash does not follow`));
+      expect(audit.stdout.trim().split("\n").at(-1)).toMatch(
+        new RegExp(`^log NOT verified: position ${e().position}: its hash does not follow`),
+      );
     });
   });
 
   it("ends audit with a line saying the log verified", async () => {
     const audit = await cli(["audit", events[0]!.streamId, "--data-dir", await copy()]);
     expect(audit.code, audit.stderr).toBe(0);
-    expect(audit.stdout.trim().split("\n").at(-1)).toMatch(new RegExp(`^log verified: hash chain intact over ${events.length} events, head ${last().position}:[0-9a-f]{16}…$`));
+    expect(audit.stdout.trim().split("\n").at(-1)).toMatch(
+      new RegExp(
+        `^log verified: hash chain intact over ${events.length} events, head ${last().position}:[0-9a-f]{16}…$`,
+      ),
+    );
   });
 
   it("exits 2 with one clear line for a directory that is not a log, writing nothing", async () => {
@@ -337,13 +411,22 @@ describe("actorzero verify-log", () => {
     // Another application's database: an events table of its own, no actorzero schema.
     const foreign = await copyPgliteTemplate();
     dirs.push(foreign);
-    await tamper(foreign, `DROP TABLE events, actorzero_schema_migrations, actorzero_chain, actorzero_stream_chains, actorzero_seals, actorzero_verified CASCADE;
-      CREATE TABLE events (id serial PRIMARY KEY, body text);`);
+    await tamper(
+      foreign,
+      `DROP TABLE events, actorzero_schema_migrations, actorzero_chain, actorzero_stream_chains, actorzero_seals, actorzero_verified CASCADE;
+      CREATE TABLE events (id serial PRIMARY KEY, body text);`,
+    );
     const r = await cli(["verify-log", "--data-dir", foreign]);
     expect(r.code).toBe(2);
     expect(expectOneLineError(r)).toMatch(/holds no actorzero event log/);
     const after = await PGlite.create({ dataDir: foreign, startParams: pgliteStartParams(walSegmentBytes(foreign)) });
-    expect((await after.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'actorzero%' OR tablename LIKE 'projection%'")).rows[0]!.n).toBe(0);
+    expect(
+      (
+        await after.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'actorzero%' OR tablename LIKE 'projection%'",
+        )
+      ).rows[0]!.n,
+    ).toBe(0);
     await after.close();
   });
 
@@ -362,7 +445,9 @@ describe("actorzero fork", () => {
   let dir: string;
   let forkId: string;
   const root = () => events[0]!.streamId;
-  const cutAt = () => first("RunCompleted", (e) => e.streamId === root())?.position ?? events.filter((e) => e.streamId === root()).at(-1)!.position;
+  const cutAt = () =>
+    first("RunCompleted", (e) => e.streamId === root())?.position ??
+    events.filter((e) => e.streamId === root()).at(-1)!.position;
   beforeAll(async () => {
     dir = await copy();
   });
@@ -388,6 +473,8 @@ describe("actorzero fork", () => {
     const other = events.find((e) => e.streamId !== root())!.position;
     const r = await cli(["fork", root().slice(0, 8), "--at", String(other), "--data-dir", dir]);
     expect(r.code).toBe(1);
-    expect(expectOneLineError(r)).toMatch(new RegExp(`at: expected the log position of an event of context ${root()}.*got ${other}`));
+    expect(expectOneLineError(r)).toMatch(
+      new RegExp(`at: expected the log position of an event of context ${root()}.*got ${other}`),
+    );
   });
 });

@@ -33,7 +33,8 @@ describe("when the endpoint refuses a request our count let through", () => {
   it("compacts once (trigger `endpoint`), retries at once, and completes the turn", async () => {
     server.window = WINDOW;
     const root = await rt.createContext();
-    for (let turn = 1; turn <= 4; turn++) expect(await rt.send(root.id, `turn ${turn}`)).toMatchObject({ status: "completed" });
+    for (let turn = 1; turn <= 4; turn++)
+      expect(await rt.send(root.id, `turn ${turn}`)).toMatchObject({ status: "completed" });
     expect(server.refused).toBe(0);
     // The next request grows past what the server now takes, though the runtime's window would let it through.
     server.window = server.largest + MAX_OUTPUT + 5;
@@ -43,7 +44,9 @@ describe("when the endpoint refuses a request our count let through", () => {
     // The child, whose history is as long, may be refused too and compacts the same way on its own.
     expect(server.refused).toBeGreaterThanOrEqual(1);
     const failed = events.filter((e) => e.type === "ModelCallFailed");
-    expect(failed.map((e) => e.data)).toMatchObject([{ step: 1, attempt: 1, reason: "context_overflow", retryable: false, retryInMs: 0 }]);
+    expect(failed.map((e) => e.data)).toMatchObject([
+      { step: 1, attempt: 1, reason: "context_overflow", retryable: false, retryInMs: 0 },
+    ]);
     const compacted = events.filter((e) => e.type === "HistoryCompacted");
     expect(compacted.map((e) => e.data)).toMatchObject([{ step: 1, trigger: "endpoint" }]);
     // The retry went at once, and after the compaction.

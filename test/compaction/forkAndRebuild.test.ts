@@ -61,7 +61,9 @@ describe("when a compacted context is forked and its history rebuilt", () => {
     const entry = runs.flatMap((r) => r.entries).find((e) => e.kind === "compaction");
     expect(entry).toMatchObject({ kind: "compaction", position: compaction!.globalPosition, trigger: "threshold" });
     const rows = timelineRows({ runs }) as { kind: string; text: string }[];
-    expect(rows.find((r) => r.kind === "compaction")?.text).toMatch(/^compaction · step \d+ · \d+ topic\(s\) summarised .* → \d+ tokens/);
+    expect(rows.find((r) => r.kind === "compaction")?.text).toMatch(
+      /^compaction · step \d+ · \d+ topic\(s\) summarised .* → \d+ tokens/,
+    );
     // Bad options are refused with the field named.
     await expect(rt.history(root.id, { full: "yes" } as never)).rejects.toThrow(/full: expected true or false/);
     // The live view (the runtime's projection) equals a fold of the log from zero.

@@ -48,7 +48,9 @@ describe(`when a root talks for ${TURNS} turns, delegating each to a reused chil
     expect(compactions(childEvents).length).toBeGreaterThan(0);
     // The log keeps every original message; the model's view is the compacted one.
     const full = await rt.history(root.id, { full: true });
-    expect(full.filter((m) => m.role === "user").map((m) => m.content)).toEqual(Array.from({ length: TURNS }, (_, i) => `turn ${i + 1}: please handle this`));
+    expect(full.filter((m) => m.role === "user").map((m) => m.content)).toEqual(
+      Array.from({ length: TURNS }, (_, i) => `turn ${i + 1}: please handle this`),
+    );
     const seen = await rt.history(root.id);
     expect(seen.length).toBeLessThan(full.length);
     expect(String(seen[0]!.content)).toMatch(/^Summary of the earlier conversation/);
@@ -57,7 +59,9 @@ describe(`when a root talks for ${TURNS} turns, delegating each to a reused chil
     expect(full.some((m) => childSummaries.includes(String(m.content)))).toBe(false);
     // The compaction calls are model calls in the usage.
     const usage = await rt.usage(root.id);
-    const calls = rootEvents.filter((e) => e.type === "ModelReplied").length + compactions(rootEvents).reduce((n, e) => n + (e.type === "HistoryCompacted" ? e.data.calls : 0), 0);
+    const calls =
+      rootEvents.filter((e) => e.type === "ModelReplied").length +
+      compactions(rootEvents).reduce((n, e) => n + (e.type === "HistoryCompacted" ? e.data.calls : 0), 0);
     expect(usage.own?.modelCalls).toBe(calls);
   }, 600_000);
 });

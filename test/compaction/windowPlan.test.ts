@@ -11,12 +11,21 @@ import { messagesOf, summaryMessage, topicsOf, type TopicView } from "../../src/
 import { transcriptOf, transcriptProjection } from "../../src/projections/transcript.ts";
 import { MAX_ROUNDS } from "../../src/actors/compaction.ts";
 import { capSummary, summaryChunks, summaryPrompt } from "../../src/actors/summaryRequest.ts";
-import { applyPlan, KEPT_TURNS, planWindow, requestTokens, summaryCap, type WindowSettings } from "../../src/actors/windowPlan.ts";
+import {
+  applyPlan,
+  KEPT_TURNS,
+  planWindow,
+  requestTokens,
+  summaryCap,
+  type WindowSettings,
+} from "../../src/actors/windowPlan.ts";
 import { logBuilder } from "../../src/testing/recorded.ts";
 
 const C = "ctx-w" as ContextId;
 const SYSTEM = "You are A0. Use tools; answer with `response`.";
-const TOOLS = [{ name: "search", description: "Searches.", parameters: { type: "object", properties: { q: { type: "string" } } } }];
+const TOOLS = [
+  { name: "search", description: "Searches.", parameters: { type: "object", properties: { q: { type: "string" } } } },
+];
 let counter: TokenCounter;
 beforeAll(async () => {
   counter = await tokenCounterFor("gpt-4o-mini");
@@ -29,8 +38,15 @@ type Turn = { text: string | null; calls: Call[] };
 type TopicSpec = { message: string; turns: Turn[]; answer: string };
 
 const callArb = fc.record({ size: fc.oneof(fc.nat({ max: 20 }), fc.integer({ min: 60, max: 900 })) });
-const turnArb = fc.record({ text: fc.option(fc.lorem({ maxCount: 8 }), { nil: null }), calls: fc.array(callArb, { minLength: 1, maxLength: 3 }) });
-const topicArb = fc.record({ message: fc.lorem({ maxCount: 30 }), turns: fc.array(turnArb, { maxLength: 5 }), answer: fc.lorem({ maxCount: 20 }) });
+const turnArb = fc.record({
+  text: fc.option(fc.lorem({ maxCount: 8 }), { nil: null }),
+  calls: fc.array(callArb, { minLength: 1, maxLength: 3 }),
+});
+const topicArb = fc.record({
+  message: fc.lorem({ maxCount: 30 }),
+  turns: fc.array(turnArb, { maxLength: 5 }),
+  answer: fc.lorem({ maxCount: 20 }),
+});
 const historyArb = fc.record({ sealed: fc.array(topicArb, { maxLength: 10 }), current: topicArb });
 const windowArb: fc.Arbitrary<WindowSettings> = fc.record({
   contextWindow: fc.integer({ min: 1200, max: 16_000 }),
@@ -47,17 +63,30 @@ const eventsOf = (h: { sealed: TopicSpec[]; current: TopicSpec }): DomainEvent[]
     out.push({ type: "MessageReceived", data: { runId, text: t.message, sender: "user" } });
     out.push({ type: "RunStarted", data: { runId, model: "gpt-4o-mini", superior: null } });
     t.turns.forEach((turn, s) => {
-      const calls = turn.calls.map((_, c) => ({ id: `call-${i}-${s}-${c}`, name: "search", arguments: { q: `q${c}` } }));
+      const calls = turn.calls.map((_, c) => ({
+        id: `call-${i}-${s}-${c}`,
+        name: "search",
+        arguments: { q: `q${c}` },
+      }));
       out.push({ type: "ModelCalled", data: { runId, step: s + 1, attempt: 1, model: "gpt-4o-mini" } });
       out.push({ type: "ModelReplied", data: { runId, step: s + 1, text: turn.text, toolCalls: calls, usage: null } });
       turn.calls.forEach((call, c) => {
-        out.push({ type: "ToolCalled", data: { runId, step: s + 1, toolCallId: calls[c]!.id, name: "search", arguments: calls[c]!.arguments } });
-        out.push({ type: "ToolReturned", data: { runId, toolCallId: calls[c]!.id, name: "search", result: words(call.size, i + s + c) } });
+        out.push({
+          type: "ToolCalled",
+          data: { runId, step: s + 1, toolCallId: calls[c]!.id, name: "search", arguments: calls[c]!.arguments },
+        });
+        out.push({
+          type: "ToolReturned",
+          data: { runId, toolCallId: calls[c]!.id, name: "search", result: words(call.size, i + s + c) },
+        });
       });
     });
     if (i < h.sealed.length) {
       out.push({ type: "ModelCalled", data: { runId, step: t.turns.length + 1, attempt: 1, model: "gpt-4o-mini" } });
-      out.push({ type: "ModelReplied", data: { runId, step: t.turns.length + 1, text: t.answer, toolCalls: [], usage: null } });
+      out.push({
+        type: "ModelReplied",
+        data: { runId, step: t.turns.length + 1, text: t.answer, toolCalls: [], usage: null },
+      });
       out.push({ type: "RunCompleted", data: { runId, response: t.answer } });
     } else {
       out.push({ type: "ModelCalled", data: { runId, step: t.turns.length + 1, attempt: 1, model: "gpt-4o-mini" } });
@@ -66,7 +95,8 @@ const eventsOf = (h: { sealed: TopicSpec[]; current: TopicSpec }): DomainEvent[]
   return out;
 };
 
-const viewOf = (events: readonly RecordedEvent[]): TopicView => topicsOf(foldEvents(transcriptProjection, events).values());
+const viewOf = (events: readonly RecordedEvent[]): TopicView =>
+  topicsOf(foldEvents(transcriptProjection, events).values());
 
 /** Every tool call is answered right after its reply, and every result answers a call of the reply before it. */
 const wellFormed = (messages: readonly ChatMessage[]): boolean => {
@@ -75,10 +105,14 @@ const wellFormed = (messages: readonly ChatMessage[]): boolean => {
     if (m.role === "assistant" && m.tool_calls) {
       const ids = m.tool_calls.map((c) => c.id);
       const answers = messages.slice(i + 1, i + 1 + ids.length);
-      if (answers.length !== ids.length || answers.some((a, k) => a.role !== "tool" || a.tool_call_id !== ids[k])) return false;
+      if (answers.length !== ids.length || answers.some((a, k) => a.role !== "tool" || a.tool_call_id !== ids[k]))
+        return false;
     }
     if (m.role === "tool") {
-      const before = messages.slice(0, i).reverse().find((x) => x.role !== "tool");
+      const before = messages
+        .slice(0, i)
+        .reverse()
+        .find((x) => x.role !== "tool");
       if (before?.role !== "assistant" || !before.tool_calls?.some((c) => c.id === m.tool_call_id)) return false;
     }
   }
@@ -91,7 +125,11 @@ const isNote = (m: ChatMessage) => m.role === "tool" && m.content.startsWith("[O
  * Compacts as the runtime does (compaction.ts), with summaries of random lengths: plan, summarise (held to the
  * cap), record HistoryCompacted, read the view back from the log. Checks every rule on the way.
  */
-const compactUntilDone = (h: { sealed: TopicSpec[]; current: TopicSpec }, w: WindowSettings, summaryWords: number[]) => {
+const compactUntilDone = (
+  h: { sealed: TopicSpec[]; current: TopicSpec },
+  w: WindowSettings,
+  summaryWords: number[],
+) => {
   const log = logBuilder();
   for (const e of eventsOf(h)) log.add(C, e);
   const original = viewOf(log.events);
@@ -124,9 +162,14 @@ const compactUntilDone = (h: { sealed: TopicSpec[]; current: TopicSpec }, w: Win
     const cap = summaryCap(w);
     const running = capSummary(words(4 * cap, 3), cap, counter);
     for (const chunk of plan.summarise.length > 0 ? summaryChunks(plan.summarise, w, counter) : []) {
-      expect(counter.request({ messages: summaryPrompt(running, chunk), tools: [] }) + cap).toBeLessThanOrEqual(w.contextWindow);
+      expect(counter.request({ messages: summaryPrompt(running, chunk), tools: [] }) + cap).toBeLessThanOrEqual(
+        w.contextWindow,
+      );
     }
-    const summary = plan.summarise.length > 0 ? capSummary(words(summaryWords[round % summaryWords.length]!, round), cap, counter) : null;
+    const summary =
+      plan.summarise.length > 0
+        ? capSummary(words(summaryWords[round % summaryWords.length]!, round), cap, counter)
+        : null;
     const predicted = applyPlan(view, plan.summarise, plan.elide, summary);
     log.add(C, {
       type: "HistoryCompacted",
@@ -171,16 +214,21 @@ describe("given random histories, windows and tool-call shapes", () => {
   it("compaction keeps every rule and ends in a request that fits, or in a stated overflow", () => {
     const seen = { compactedThenFit: 0, overflow: 0, fitAtOnce: 0 };
     fc.assert(
-      fc.property(historyArb, windowArb, fc.array(fc.integer({ min: 1, max: 2000 }), { minLength: 1, maxLength: 3 }), (h, w, sizes) => {
-        const done = compactUntilDone(h, w, sizes);
-        if (done.outcome === "overflow") seen.overflow++;
-        else if (done.rounds > 1) seen.compactedThenFit++;
-        else seen.fitAtOnce++;
-        // The log keeps every original message: the full history is the uncompacted one.
-        const plain = logBuilder();
-        for (const e of eventsOf(h)) plain.add(C, e);
-        expect(transcriptOf(done.log.events, { full: true })).toEqual(transcriptOf(plain.events));
-      }),
+      fc.property(
+        historyArb,
+        windowArb,
+        fc.array(fc.integer({ min: 1, max: 2000 }), { minLength: 1, maxLength: 3 }),
+        (h, w, sizes) => {
+          const done = compactUntilDone(h, w, sizes);
+          if (done.outcome === "overflow") seen.overflow++;
+          else if (done.rounds > 1) seen.compactedThenFit++;
+          else seen.fitAtOnce++;
+          // The log keeps every original message: the full history is the uncompacted one.
+          const plain = logBuilder();
+          for (const e of eventsOf(h)) plain.add(C, e);
+          expect(transcriptOf(done.log.events, { full: true })).toEqual(transcriptOf(plain.events));
+        },
+      ),
       { numRuns: 120 },
     );
     // The generated shapes exercise every outcome.
@@ -210,9 +258,31 @@ describe("given random histories, windows and tool-call shapes", () => {
 
   it("the summary leads the request, standing for the topics it covers", () => {
     const log = logBuilder();
-    const h = { sealed: [{ message: "first", turns: [], answer: "one" }, { message: "second", turns: [], answer: "two" }], current: { message: "third", turns: [], answer: "" } };
+    const h = {
+      sealed: [
+        { message: "first", turns: [], answer: "one" },
+        { message: "second", turns: [], answer: "two" },
+      ],
+      current: { message: "third", turns: [], answer: "" },
+    };
     for (const e of eventsOf(h)) log.add(C, e);
-    log.add(C, { type: "HistoryCompacted", data: { runId: "run-2" as RunId, step: 1, model: "m", topics: ["run-0" as RunId], summary: "S", elided: [], tokensBefore: 9, tokensAfter: 5, trigger: "threshold", usage: null, calls: 1, durationMs: 0 } });
+    log.add(C, {
+      type: "HistoryCompacted",
+      data: {
+        runId: "run-2" as RunId,
+        step: 1,
+        model: "m",
+        topics: ["run-0" as RunId],
+        summary: "S",
+        elided: [],
+        tokensBefore: 9,
+        tokensAfter: 5,
+        trigger: "threshold",
+        usage: null,
+        calls: 1,
+        durationMs: 0,
+      },
+    });
     expect(transcriptOf(log.events)).toEqual([
       summaryMessage("S"),
       { role: "user", content: "second" },

@@ -29,20 +29,28 @@ afterEach(closeRuntimes);
 
 /** A0 makes the calls in `script` one per step, then answers "done"; every child answers "ok: <its message>". */
 const a0Script =
-  (script: ((req: ModelRequest) => ReturnType<typeof call>)[], child: Handler = (req) => ({ text: `ok: ${last(req).content}` })): Handler =>
+  (
+    script: ((req: ModelRequest) => ReturnType<typeof call>)[],
+    child: Handler = (req) => ({ text: `ok: ${last(req).content}` }),
+  ): Handler =>
   (req) => {
     if (req.agentNumber > 0) return child(req);
     const step = script[repliesSoFar(req)];
     return step ? step(req) : { text: "done" };
   };
 
-const requestsOf = (requests: readonly ModelRequest[], contextId: string) => requests.filter((r) => r.contextId === contextId);
+const requestsOf = (requests: readonly ModelRequest[], contextId: string) =>
+  requests.filter((r) => r.contextId === contextId);
 
 describe("when A0 delegates and its child delegates again", () => {
   it("creates A1 under A0 and A2 under A1, numbered, linked to their parents and to the root", async () => {
     const { rt, model } = await runtimeWith(store, (req) => {
-      if (req.agentNumber === 0) return isFirstStep(req) ? call("call_subordinate", { message: "plan the trip" }) : { text: `A0 got: ${last(req).content}` };
-      if (req.agentNumber === 1) return isFirstStep(req) ? call("call_subordinate", { message: "book the train" }) : { text: "A1 done" };
+      if (req.agentNumber === 0)
+        return isFirstStep(req)
+          ? call("call_subordinate", { message: "plan the trip" })
+          : { text: `A0 got: ${last(req).content}` };
+      if (req.agentNumber === 1)
+        return isFirstStep(req) ? call("call_subordinate", { message: "book the train" }) : { text: "A1 done" };
       return { text: "A2 booked it" };
     });
     const root = await rt.createContext({ name: "boss" });
@@ -52,9 +60,33 @@ describe("when A0 delegates and its child delegates again", () => {
     const [a2, ...moreA2] = await rt.children(a1!.id);
     expect(moreA1).toEqual([]);
     expect(moreA2).toEqual([]);
-    expect(root).toMatchObject({ agentNumber: 0, depth: 0, parentContextId: null, rootContextId: root.id, kind: "root" });
-    expect(a1).toMatchObject({ agentNumber: 1, depth: 1, parentContextId: root.id, parentAgentNumber: 0, rootContextId: root.id, kind: "subordinate", slot: "default", status: "idle" });
-    expect(a2).toMatchObject({ agentNumber: 2, depth: 2, parentContextId: a1!.id, parentAgentNumber: 1, rootContextId: root.id, kind: "subordinate", slot: "default", status: "idle" });
+    expect(root).toMatchObject({
+      agentNumber: 0,
+      depth: 0,
+      parentContextId: null,
+      rootContextId: root.id,
+      kind: "root",
+    });
+    expect(a1).toMatchObject({
+      agentNumber: 1,
+      depth: 1,
+      parentContextId: root.id,
+      parentAgentNumber: 0,
+      rootContextId: root.id,
+      kind: "subordinate",
+      slot: "default",
+      status: "idle",
+    });
+    expect(a2).toMatchObject({
+      agentNumber: 2,
+      depth: 2,
+      parentContextId: a1!.id,
+      parentAgentNumber: 1,
+      rootContextId: root.id,
+      kind: "subordinate",
+      slot: "default",
+      status: "idle",
+    });
     expect(await rt.children(a2!.id)).toEqual([]);
 
     // Each level's model is asked as its own agent, with the assignment as its message, and sees the result below it.
@@ -72,7 +104,10 @@ describe("when A0 delegates and its child delegates again", () => {
   });
 
   it("records the child's run in the child's own stream, from its message to its end, and the call and its return in the caller's", async () => {
-    const { rt } = await runtimeWith(store, a0Script([() => call("call_subordinate", { message: "count to three" }, "c_count")]));
+    const { rt } = await runtimeWith(
+      store,
+      a0Script([() => call("call_subordinate", { message: "count to three" }, "c_count")]),
+    );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
     const [a1] = await rt.children(root.id);
@@ -87,12 +122,24 @@ describe("when A0 delegates and its child delegates again", () => {
       "RunCompleted",
     ]);
     const [childStart] = await eventsOf(rt, a1!.id, "RunStarted");
-    expect(childStart!.data.superior).toEqual({ contextId: root.id, runId: runs[0]!.data.runId, toolCallId: "c_count", jobId: null });
+    expect(childStart!.data.superior).toEqual({
+      contextId: root.id,
+      runId: runs[0]!.data.runId,
+      toolCallId: "c_count",
+      jobId: null,
+    });
     expect((await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => e.data)).toEqual([
       { runId: runs[0]!.data.runId, toolCallId: "c_count", childContextId: a1!.id, fresh: true, jobId: null },
     ]);
     expect((await eventsOf(rt, root.id, "SubordinateReturned")).map((e) => e.data)).toEqual([
-      { runId: runs[0]!.data.runId, toolCallId: "c_count", childContextId: a1!.id, outcome: "completed", result: "ok: count to three", reason: null },
+      {
+        runId: runs[0]!.data.runId,
+        toolCallId: "c_count",
+        childContextId: a1!.id,
+        outcome: "completed",
+        result: "ok: count to three",
+        reason: null,
+      },
     ]);
   });
 });
@@ -102,9 +149,15 @@ describe("when A0 creates two children and each delegates", () => {
     const { rt } = await runtimeWith(
       store,
       a0Script(
-        [() => call("call_subordinate", { message: "north", reset: true }), () => call("call_subordinate", { message: "south", reset: true })],
+        [
+          () => call("call_subordinate", { message: "north", reset: true }),
+          () => call("call_subordinate", { message: "south", reset: true }),
+        ],
         (req) => {
-          if (req.agentNumber === 1) return isFirstStep(req) ? call("call_subordinate", { message: `survey the ${last(req).content}` }) : { text: "surveyed" };
+          if (req.agentNumber === 1)
+            return isFirstStep(req)
+              ? call("call_subordinate", { message: `survey the ${last(req).content}` })
+              : { text: "surveyed" };
           return { text: `A2: ${last(req).content}` };
         },
       ),
@@ -138,7 +191,10 @@ describe("when the caller sets reset", () => {
   ] as const)("reset=%j makes the second call a %s child", async (reset, expected) => {
     const { rt, model } = await runtimeWith(
       store,
-      a0Script([() => call("call_subordinate", { message: "first" }), () => call("call_subordinate", { message: "second", reset })]),
+      a0Script([
+        () => call("call_subordinate", { message: "first" }),
+        () => call("call_subordinate", { message: "second", reset }),
+      ]),
     );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
@@ -174,7 +230,9 @@ describe("when the caller continues by context_id", () => {
     expect(more).toEqual([]);
     expect(userMessages(requestsOf(model.requests, first!.id).at(-1)!)).toEqual(["first", "third"]);
     expect(userMessages(requestsOf(model.requests, second!.id).at(-1)!)).toEqual(["second"]);
-    expect((await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => [e.data.childContextId, e.data.fresh])).toEqual([
+    expect(
+      (await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => [e.data.childContextId, e.data.fresh]),
+    ).toEqual([
       [first!.id, true],
       [second!.id, true],
       [first!.id, false],
@@ -213,7 +271,11 @@ describe("when the caller continues without context_id", () => {
 
   it("continues its child across runs of the caller", async () => {
     const { rt, model } = await runtimeWith(store, (req) =>
-      req.agentNumber > 0 ? { text: "ok" } : isFirstStep(req) ? call("call_subordinate", { message: `about ${last(req).content}` }) : { text: "done" },
+      req.agentNumber > 0
+        ? { text: "ok" }
+        : isFirstStep(req)
+          ? call("call_subordinate", { message: `about ${last(req).content}` })
+          : { text: "done" },
     );
     const root = await rt.createContext();
     await rt.send(root.id, "monday");
@@ -260,13 +322,18 @@ describe("when the call is refused", () => {
   ])("refuses %s before anything is created", async (_what, args) => {
     const { rt, model } = await setup({ c_empty: args });
     const root = await rt.createContext();
-    expect(await refusalSeen(rt, root.id, "c_empty", model)).toBe(refused("call_subordinate", "call_subordinate requires a non-empty `message`."));
+    expect(await refusalSeen(rt, root.id, "c_empty", model)).toBe(
+      refused("call_subordinate", "call_subordinate requires a non-empty `message`."),
+    );
     expect(await rt.children(root.id)).toEqual([]);
     expect(await rt.contexts({ rootContextId: root.id })).toHaveLength(1);
   });
 
   it("refuses an unknown profile, listing the available ones sorted with their titles", async () => {
-    const { rt, model } = await setup({ c_prof: { message: "fly", profile: "astronaut" }, c_alias: { message: "fly", agent_profile: "astronaut" } });
+    const { rt, model } = await setup({
+      c_prof: { message: "fly", profile: "astronaut" },
+      c_alias: { message: "fly", agent_profile: "astronaut" },
+    });
     const root = await rt.createContext();
     const expected = refused(
       "call_subordinate",
@@ -293,10 +360,16 @@ describe("when the call is refused", () => {
       const root = await rt.createContext({ project: "acme" });
       const available = "default (Default), developer (Developer), tester";
       expect(await refusalSeen(rt, root.id, "c_disabled", model)).toBe(
-        refused("call_subordinate", `Agent profile 'researcher' not found. Use one of the available profiles: ${available}.`),
+        refused(
+          "call_subordinate",
+          `Agent profile 'researcher' not found. Use one of the available profiles: ${available}.`,
+        ),
       );
       expect(await refusalSeen(rt, root.id, "c_retired", model)).toBe(
-        refused("call_subordinate", `Agent profile 'retired' not found. Use one of the available profiles: ${available}.`),
+        refused(
+          "call_subordinate",
+          `Agent profile 'retired' not found. Use one of the available profiles: ${available}.`,
+        ),
       );
       expect(await rt.contexts({ rootContextId: root.id })).toHaveLength(1);
     } finally {
@@ -339,11 +412,19 @@ describe("when the call is refused", () => {
       }
       if (!isFirstStep(req)) {
         const n = req.messages.filter((m) => m.role === "tool").length;
-        return text === "build" && n === 1 ? call("call_subordinate", { message: "right", reset: true }) : { text: "A0 done" };
+        return text === "build" && n === 1
+          ? call("call_subordinate", { message: "right", reset: true })
+          : { text: "A0 done" };
       }
       if (text === "build") return call("call_subordinate", { message: "left", reset: true });
-      if (text === "grandchild") return call("call_subordinate", { message: "skip a level", context_id: a2 }, "c_grand");
-      if (text === "unknown") return call("call_subordinate", { message: "who", context_id: "00000000-0000-4000-8000-000000000000" }, "c_unknown");
+      if (text === "grandchild")
+        return call("call_subordinate", { message: "skip a level", context_id: a2 }, "c_grand");
+      if (text === "unknown")
+        return call(
+          "call_subordinate",
+          { message: "who", context_id: "00000000-0000-4000-8000-000000000000" },
+          "c_unknown",
+        );
       if (text === "sibling") return call("call_subordinate", { message: "poach", context_id: rightId }, "c_sibling");
       return { text: "?" };
     });
@@ -361,7 +442,9 @@ describe("when the call is refused", () => {
         .filter((r) => r.contextId === id)
         .at(-1)!
         .messages.find((m) => m.role === "tool" && m.tool_call_id === toolCallId)?.content;
-    expect(seenBy(root.id, "c_grand")).toBe(refused("call_subordinate", `Subordinate context '${a2}' was not found under A0.`));
+    expect(seenBy(root.id, "c_grand")).toBe(
+      refused("call_subordinate", `Subordinate context '${a2}' was not found under A0.`),
+    );
 
     await rt.send(root.id, "unknown");
     expect(seenBy(root.id, "c_unknown")).toBe(
@@ -369,7 +452,9 @@ describe("when the call is refused", () => {
     );
 
     await rt.send(root.id, "sibling");
-    expect(seenBy(rightId, "c_poach")).toBe(refused("call_subordinate", `Subordinate context '${a2}' was not found under A1.`));
+    expect(seenBy(rightId, "c_poach")).toBe(
+      refused("call_subordinate", `Subordinate context '${a2}' was not found under A1.`),
+    );
 
     expect(await rt.contexts({ rootContextId: root.id })).toHaveLength(before);
     expect(requestsOf(model.requests, a2)).toHaveLength(1);
@@ -398,7 +483,9 @@ describe("when the call is refused", () => {
     expect(await refusalSeen(rt, root.id, "c_byslot", model)).toBe(expected);
     // The same profile continues.
     await rt.send(root.id, "refuse c_same");
-    expect((await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => [e.data.childContextId, e.data.fresh])).toEqual([
+    expect(
+      (await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => [e.data.childContextId, e.data.fresh]),
+    ).toEqual([
       [childId, true],
       [childId, false],
     ]);
@@ -410,7 +497,10 @@ describe("when the call is refused", () => {
     const root = await rt.createContext();
     await rt.send(root.id, "plain child");
     expect(await refusalSeen(rt, root.id, "c_dev", model)).toBe(
-      refused("call_subordinate", "Subordinate already uses profile 'default'. Set reset=true and omit `context_id` to switch to 'developer'."),
+      refused(
+        "call_subordinate",
+        "Subordinate already uses profile 'default'. Set reset=true and omit `context_id` to switch to 'developer'.",
+      ),
     );
   });
 
@@ -436,7 +526,10 @@ describe("when the call is refused", () => {
     const direct = rt.send(childId, "direct work");
     await busy.promise;
     expect(await refusalSeen(rt, root.id, "c_busy", model)).toBe(
-      refused("call_subordinate", `Subordinate context '${childId}' is still running. Wait for it to finish or stop it before continuing it.`),
+      refused(
+        "call_subordinate",
+        `Subordinate context '${childId}' is still running. Wait for it to finish or stop it before continuing it.`,
+      ),
     );
     held.open();
     expect(await direct).toMatchObject({ status: "completed", response: "child answer" });
@@ -446,14 +539,18 @@ describe("when the call is refused", () => {
 
 describe("when a child is named", () => {
   it("uses `name` for its name and label", async () => {
-    const { rt } = await runtimeWith(store, a0Script([() => call("call_subordinate", { message: "look around", name: "  Scout  " })]));
+    const { rt } = await runtimeWith(
+      store,
+      a0Script([() => call("call_subordinate", { message: "look around", name: "  Scout  " })]),
+    );
     const root = await rt.createContext({ name: "boss" });
     await rt.send(root.id, "go");
     expect((await rt.children(root.id))[0]).toMatchObject({ name: "Scout", label: "Scout" });
   });
 
   it("without `name`, uses the message's first 80 characters with whitespace collapsed", async () => {
-    const message = "  Compare   the\tthree\n\nvendors offers for the new CRM system, then list the risks, costs and timelines of each  ";
+    const message =
+      "  Compare   the\tthree\n\nvendors offers for the new CRM system, then list the risks, costs and timelines of each  ";
     const { rt } = await runtimeWith(store, a0Script([() => call("call_subordinate", { message })]));
     const root = await rt.createContext();
     await rt.send(root.id, "go");
@@ -484,7 +581,9 @@ describe("when a child is named", () => {
     await rt.send(root.id, "omit");
     await rt.send(root.id, "blank");
     expect(await rt.context(childId)).toMatchObject({ name: "Editor", label: "Editor" });
-    expect((await eventsOf(rt, childId, "ContextRenamed")).map((e) => e.data)).toEqual([{ name: "Editor", label: "Editor" }]);
+    expect((await eventsOf(rt, childId, "ContextRenamed")).map((e) => e.data)).toEqual([
+      { name: "Editor", label: "Editor" },
+    ]);
 
     expect(await rt.children(root.id)).toHaveLength(1);
     expect(await rt.context(root.id)).toMatchObject({ name: "boss", label: "boss" });
@@ -498,7 +597,10 @@ describe("when the child's answer is long", () => {
 
   it("adds no hint below LEN_MIN (499 characters)", async () => {
     const answer = "x".repeat(499);
-    const { rt, model } = await runtimeWith(store, a0Script([() => call("call_subordinate", { message: "write" }, "c_499")], () => ({ text: answer })));
+    const { rt, model } = await runtimeWith(
+      store,
+      a0Script([() => call("call_subordinate", { message: "write" }, "c_499")], () => ({ text: answer })),
+    );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
     const [child] = await rt.children(root.id);
@@ -520,15 +622,24 @@ describe("when the child's answer is long", () => {
     });
     const { rt, model } = await runtimeWith(
       store,
-      a0Script([() => call("call_subordinate", { message: "write" }, "c_500"), () => call("save", { text: "report: §§result(c_500)" }, "c_save")], () => ({
-        text: answer,
-      })),
+      a0Script(
+        [
+          () => call("call_subordinate", { message: "write" }, "c_500"),
+          () => call("save", { text: "report: §§result(c_500)" }, "c_save"),
+        ],
+        () => ({
+          text: answer,
+        }),
+      ),
       { tools: [save] },
     );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
     const [child] = await rt.children(root.id);
-    expect(toolResults(model.requests.at(-1)!)).toEqual([answer + footer(1, child!.id) + hint("c_500"), "saved 508 characters"]);
+    expect(toolResults(model.requests.at(-1)!)).toEqual([
+      answer + footer(1, child!.id) + hint("c_500"),
+      "saved 508 characters",
+    ]);
     expect(received).toEqual([`report: ${answer}`]);
   });
 });
@@ -538,8 +649,11 @@ describe("when a guard refuses", () => {
     const { rt, model } = await runtimeWith(
       store,
       (req) => {
-        if (req.agentNumber === 0) return isFirstStep(req) ? call("call_subordinate", { message: "go deep" }) : { text: "A0 done" };
-        return isFirstStep(req) ? call("call_subordinate", { message: "deeper" }, "c_deep") : { text: `A1 saw: ${last(req).content}` };
+        if (req.agentNumber === 0)
+          return isFirstStep(req) ? call("call_subordinate", { message: "go deep" }) : { text: "A0 done" };
+        return isFirstStep(req)
+          ? call("call_subordinate", { message: "deeper" }, "c_deep")
+          : { text: `A1 saw: ${last(req).content}` };
       },
       { limits: { maxDepth: 1 } },
     );
@@ -548,7 +662,10 @@ describe("when a guard refuses", () => {
     const [a1] = await rt.children(root.id);
     expect(await rt.children(a1!.id)).toEqual([]);
     expect(last(requestsOf(model.requests, a1!.id).at(-1)!).content).toBe(
-      refused("call_subordinate", "Cannot create A2: the maximum delegation depth is 1. Do this part yourself or give it back to your superior."),
+      refused(
+        "call_subordinate",
+        "Cannot create A2: the maximum delegation depth is 1. Do this part yourself or give it back to your superior.",
+      ),
     );
     expect((await eventsOf(rt, a1!.id, "ToolFailed")).map((e) => e.data.repairable)).toEqual([true]);
   });
@@ -566,7 +683,10 @@ describe("when a guard refuses", () => {
         }
         switch (repliesSoFar(req)) {
           case 0:
-            return call("parallel", { tool_calls: [{ name: "call_subordinate", arguments: { message: "slow" } }], wait: false });
+            return call("parallel", {
+              tool_calls: [{ name: "call_subordinate", arguments: { message: "slow" } }],
+              wait: false,
+            });
           case 1:
             await childRunning.promise;
             return call("call_subordinate", { message: "another", reset: true }, "c_extra");
@@ -583,7 +703,10 @@ describe("when a guard refuses", () => {
     expect(await rt.send(root.id, "go")).toMatchObject({ status: "completed", response: "A0 done" });
     const results = toolResults(model.requests.at(-1)!);
     expect(results[1]).toBe(
-      refused("call_subordinate", "Cannot start another subordinate: this run already has 1 running, the maximum. Wait for one to finish."),
+      refused(
+        "call_subordinate",
+        "Cannot start another subordinate: this run already has 1 running, the maximum. Wait for one to finish.",
+      ),
     );
     expect(JSON.parse(results[2]!)).toMatchObject({ status: "success", jobs: [{ status: "success" }] });
     expect((await rt.children(root.id)).map((c) => c.name)).toEqual(["slow"]);

@@ -3,7 +3,19 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ModelError, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
 import { storeForFile } from "../support/storeForFile.ts";
-import { call, closeRuntimes, eventsOf, footer, isFirstStep, last, refused, runtimeWith, toolResults, typesOf, userMessages } from "./support.ts";
+import {
+  call,
+  closeRuntimes,
+  eventsOf,
+  footer,
+  isFirstStep,
+  last,
+  refused,
+  runtimeWith,
+  toolResults,
+  typesOf,
+  userMessages,
+} from "./support.ts";
 
 let store: EventStore;
 storeForFile((s) => (store = s));
@@ -17,7 +29,8 @@ const chain = async (holdAt: number) => {
       held.open();
       await new Promise(() => undefined); // the scripted model rejects this call with "aborted" when the run is stopped
     }
-    if (req.agentNumber < holdAt && isFirstStep(req)) return call("call_subordinate", { message: `work for A${req.agentNumber + 1}` }, `c_from_A${req.agentNumber}`);
+    if (req.agentNumber < holdAt && isFirstStep(req))
+      return call("call_subordinate", { message: `work for A${req.agentNumber + 1}` }, `c_from_A${req.agentNumber}`);
     return { text: `A${req.agentNumber} carried on after: ${last(req).content}` };
   });
   const root = await rt.createContext();
@@ -98,7 +111,10 @@ describe("when the root is stopped while A1 and A2 run", () => {
       expect((await eventsOf(rt, id, "RunStopped")).map((e) => e.data.by)).toEqual([by]);
       expect((await lastEvent(rt, id)).type).toBe("RunStopped");
     }
-    expect([...(await eventsOf(rt, a0, "SubordinateReturned")), ...(await eventsOf(rt, a1, "SubordinateReturned"))]).toEqual([]);
+    expect([
+      ...(await eventsOf(rt, a0, "SubordinateReturned")),
+      ...(await eventsOf(rt, a1, "SubordinateReturned")),
+    ]).toEqual([]);
   });
 });
 
@@ -115,7 +131,9 @@ describe("when only the child is stopped", () => {
     expect((await eventsOf(rt, a0, "SubordinateReturned")).map((e) => e.data)).toMatchObject([
       { childContextId: a1, outcome: "stopped", result: null, reason: null },
     ]);
-    expect((await eventsOf(rt, a0, "ToolFailed")).map((e) => [e.data.error, e.data.repairable])).toEqual([[seen, true]]);
+    expect((await eventsOf(rt, a0, "ToolFailed")).map((e) => [e.data.error, e.data.repairable])).toEqual([
+      [seen, true],
+    ]);
     expect(await rt.context(a0)).toMatchObject({ status: "idle" });
   });
 });
@@ -147,7 +165,12 @@ describe("when the child's model fails", () => {
       failure: { reason: "model_error", message: "Model call failed (authentication, not retryable): bad key" },
     });
     expect((await eventsOf(rt, root.id, "SubordinateReturned")).map((e) => e.data)).toMatchObject([
-      { childContextId: childId, outcome: "failed", result: null, reason: "model_error: Model call failed (authentication, not retryable): bad key" },
+      {
+        childContextId: childId,
+        outcome: "failed",
+        result: null,
+        reason: "model_error: Model call failed (authentication, not retryable): bad key",
+      },
     ]);
 
     const second = await rt.send(root.id, "second");

@@ -19,11 +19,12 @@ const recordingStore = (after?: (a: Append) => Promise<void>) => {
   const store = new Proxy(base, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
-      if (prop !== "append" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      if (prop !== "append" || typeof value !== "function")
+        return typeof value === "function" ? value.bind(target) : value;
       return async (streamId: string, events: NewEvent[], opts: { expectedVersion: unknown }) => {
         const a = { streamId, types: events.map((e) => e.type), expectedVersion: opts.expectedVersion };
         appends.push(a);
-        const result = await ((value as (...args: unknown[]) => Promise<unknown>).call(target, streamId, events, opts));
+        const result = await (value as (...args: unknown[]) => Promise<unknown>).call(target, streamId, events, opts);
         await after?.(a);
         return result;
       };
@@ -36,14 +37,20 @@ describe("when A0 delegates to a fresh child", () => {
   it("records the child's ContextCreated with its run's start and first model call, in one append after A0's SubordinateCalled", async () => {
     const { store, appends } = recordingStore();
     const { rt } = await runtimeWith(store, (req) =>
-      req.agentNumber === 0 && isFirstStep(req) ? call("call_subordinate", { message: "look it up", reset: true }, "d1") : { text: "done" },
+      req.agentNumber === 0 && isFirstStep(req)
+        ? call("call_subordinate", { message: "look it up", reset: true }, "d1")
+        : { text: "done" },
     );
     const root = await rt.createContext({ name: "root" });
     expect((await rt.send(root.id, "delegate")).status).toBe("completed");
 
     const [child] = (await rt.contexts({ rootContextId: root.id })).filter((c) => c.agentNumber === 1);
     const ofChild = appends.filter((a) => a.streamId === child!.id);
-    expect(ofChild[0]).toEqual({ streamId: child!.id, types: ["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled"], expectedVersion: "no_stream" });
+    expect(ofChild[0]).toEqual({
+      streamId: child!.id,
+      types: ["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled"],
+      expectedVersion: "no_stream",
+    });
     // Its first append, then its end: nothing else is written to the child's stream.
     expect(ofChild).toHaveLength(2);
     const calledAt = appends.findIndex((a) => a.streamId === root.id && a.types.includes("SubordinateCalled"));
@@ -74,7 +81,9 @@ describe("when A0 is stopped while its fresh child is being set up", () => {
     });
     const { rt } = await runtimeWith(store, (req) => {
       if (req.agentNumber > 0) childModelCalls += 1;
-      return req.agentNumber === 0 && isFirstStep(req) ? call("call_subordinate", { message: "look it up", reset: true }, "d1") : { text: `ok: ${last(req).content}` };
+      return req.agentNumber === 0 && isFirstStep(req)
+        ? call("call_subordinate", { message: "look it up", reset: true }, "d1")
+        : { text: `ok: ${last(req).content}` };
     });
     const root = await rt.createContext({ name: "root" });
     rootId = root.id;
@@ -84,7 +93,9 @@ describe("when A0 is stopped while its fresh child is being set up", () => {
     const called = (await rt.events({ contextId: root.id })).find((e) => e.type === "SubordinateCalled");
     if (called?.type !== "SubordinateCalled") throw new Error("no SubordinateCalled");
     const childId = called.data.childContextId;
-    expect(appends.filter((a) => a.streamId === childId)).toEqual([{ streamId: childId, types: ["ContextCreated"], expectedVersion: "no_stream" }]);
+    expect(appends.filter((a) => a.streamId === childId)).toEqual([
+      { streamId: childId, types: ["ContextCreated"], expectedVersion: "no_stream" },
+    ]);
     expect(childModelCalls).toBe(0);
     expect((await rt.context(childId))?.status).toBe("idle");
     await assertInvariants(rt, { rootContextId: root.id });

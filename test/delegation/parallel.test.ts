@@ -1,11 +1,31 @@
 // DESIGN §6 through the public API: call_subordinate jobs, their ids and snapshots, refusals, start/await/collect/cancel, timeouts, restart.
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, defineTool, openPgliteStore, scriptedModel, type EventStore, type ModelRequest } from "../../src/index.ts";
+import {
+  createRuntime,
+  defineTool,
+  openPgliteStore,
+  scriptedModel,
+  type EventStore,
+  type ModelRequest,
+} from "../../src/index.ts";
 import { gate } from "../support/async.ts";
 import { copyPgliteTemplate, freshPgliteStore, removeDir } from "../support/pglite.ts";
 import { storeForFile } from "../support/storeForFile.ts";
-import { call, closeRuntimes, eventsOf, footer, holdingStore, last, refused, repliesSoFar, runtimeWith, toolResults, userMessages, type Handler } from "./support.ts";
+import {
+  call,
+  closeRuntimes,
+  eventsOf,
+  footer,
+  holdingStore,
+  last,
+  refused,
+  repliesSoFar,
+  runtimeWith,
+  toolResults,
+  userMessages,
+  type Handler,
+} from "./support.ts";
 
 let store: EventStore;
 storeForFile((s) => (store = s));
@@ -15,13 +35,20 @@ type Snapshot = { job_id: string; tool: string; status: string; context_id?: str
 type Output = { status: string; jobs: Snapshot[] };
 
 const JOB_ID = /^callsubordin-[0-9a-f]{8}$/;
-const job = (message: string, extra: Record<string, unknown> = {}) => ({ name: "call_subordinate", arguments: { message, ...extra } });
-const outputs = (req: ModelRequest): Output[] => toolResults(req).flatMap((r) => (r.startsWith("{") ? [JSON.parse(r) as Output] : []));
+const job = (message: string, extra: Record<string, unknown> = {}) => ({
+  name: "call_subordinate",
+  arguments: { message, ...extra },
+});
+const outputs = (req: ModelRequest): Output[] =>
+  toolResults(req).flatMap((r) => (r.startsWith("{") ? [JSON.parse(r) as Output] : []));
 const requestsOf = (requests: readonly ModelRequest[], id: string) => requests.filter((r) => r.contextId === id);
 
 /** A0 makes the calls in `steps` one per reply, then answers "done"; children answer with `child`. */
 const a0Steps =
-  (steps: ((req: ModelRequest) => ReturnType<typeof call> | Promise<ReturnType<typeof call>>)[], child: Handler = (req) => ({ text: `ok: ${last(req).content}` })): Handler =>
+  (
+    steps: ((req: ModelRequest) => ReturnType<typeof call> | Promise<ReturnType<typeof call>>)[],
+    child: Handler = (req) => ({ text: `ok: ${last(req).content}` }),
+  ): Handler =>
   (req) => {
     if (req.agentNumber > 0) return child(req);
     const step = steps[repliesSoFar(req)];
@@ -30,7 +57,10 @@ const a0Steps =
 
 describe("when A0 runs two call_subordinate jobs in parallel", () => {
   it("gives each job its own child, a job id distinct from the child's context id, and the child's slot is its job id", async () => {
-    const { rt, model } = await runtimeWith(store, a0Steps([() => call("parallel", { tool_calls: [job("alpha"), job("beta")] }, "c_par")]));
+    const { rt, model } = await runtimeWith(
+      store,
+      a0Steps([() => call("parallel", { tool_calls: [job("alpha"), job("beta")] }, "c_par")]),
+    );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
 
@@ -42,8 +72,20 @@ describe("when A0 runs two call_subordinate jobs in parallel", () => {
     const byName = Object.fromEntries(children.map((c) => [c.name, c]));
     expect(out.status).toBe("success");
     expect(out.jobs).toEqual([
-      { job_id: expect.stringMatching(JOB_ID), tool: "call_subordinate", status: "success", context_id: byName.alpha!.id, result: `ok: alpha${footer(1, byName.alpha!.id)}` },
-      { job_id: expect.stringMatching(JOB_ID), tool: "call_subordinate", status: "success", context_id: byName.beta!.id, result: `ok: beta${footer(1, byName.beta!.id)}` },
+      {
+        job_id: expect.stringMatching(JOB_ID),
+        tool: "call_subordinate",
+        status: "success",
+        context_id: byName.alpha!.id,
+        result: `ok: alpha${footer(1, byName.alpha!.id)}`,
+      },
+      {
+        job_id: expect.stringMatching(JOB_ID),
+        tool: "call_subordinate",
+        status: "success",
+        context_id: byName.beta!.id,
+        result: `ok: beta${footer(1, byName.beta!.id)}`,
+      },
     ]);
     const [a, b] = out.jobs as [Snapshot, Snapshot];
     expect(a.job_id).not.toBe(b.job_id);
@@ -64,7 +106,11 @@ describe("when A0 runs two call_subordinate jobs in parallel", () => {
         { runId, jobId: b.job_id, status: "success", result: b.result, error: null, contextId: b.context_id },
       ].sort((x, y) => x.jobId.localeCompare(y.jobId)),
     );
-    expect((await eventsOf(rt, root.id, "SubordinateCalled")).map((e) => [e.data.jobId, e.data.childContextId, e.data.fresh]).sort()).toEqual(
+    expect(
+      (await eventsOf(rt, root.id, "SubordinateCalled"))
+        .map((e) => [e.data.jobId, e.data.childContextId, e.data.fresh])
+        .sort(),
+    ).toEqual(
       [
         [a.job_id, a.context_id, true],
         [b.job_id, b.context_id, true],
@@ -101,9 +147,21 @@ describe("when A0 runs two call_subordinate jobs in parallel", () => {
 
 describe("when a parallel call is refused", () => {
   it.each([
-    ["more than 8 calls", Array.from({ length: 9 }, (_, i) => job(`task ${i}`)), "parallel takes at most 8 tool calls; got 9. Split them into several parallel calls."],
-    ["a nested parallel", [job("ok"), { name: "parallel", arguments: { tool_calls: [job("inner")] } }], "parallel cannot run `parallel` inside itself: list all the calls in one parallel call."],
-    ["response inside", [job("ok"), { name: "response", arguments: { text: "bye" } }], "`response` cannot run inside parallel: collect the jobs, then give your final answer yourself."],
+    [
+      "more than 8 calls",
+      Array.from({ length: 9 }, (_, i) => job(`task ${i}`)),
+      "parallel takes at most 8 tool calls; got 9. Split them into several parallel calls.",
+    ],
+    [
+      "a nested parallel",
+      [job("ok"), { name: "parallel", arguments: { tool_calls: [job("inner")] } }],
+      "parallel cannot run `parallel` inside itself: list all the calls in one parallel call.",
+    ],
+    [
+      "response inside",
+      [job("ok"), { name: "response", arguments: { text: "bye" } }],
+      "`response` cannot run inside parallel: collect the jobs, then give your final answer yourself.",
+    ],
   ])("refuses %s, verbatim, and starts no job", async (_what, toolCalls, message) => {
     const { rt, model } = await runtimeWith(store, a0Steps([() => call("parallel", { tool_calls: toolCalls })]));
     const root = await rt.createContext();
@@ -114,7 +172,10 @@ describe("when a parallel call is refused", () => {
   });
 
   it("takes exactly 8 calls", async () => {
-    const { rt, model } = await runtimeWith(store, a0Steps([() => call("parallel", { tool_calls: Array.from({ length: 8 }, (_, i) => job(`task ${i}`)) })]));
+    const { rt, model } = await runtimeWith(
+      store,
+      a0Steps([() => call("parallel", { tool_calls: Array.from({ length: 8 }, (_, i) => job(`task ${i}`)) })]),
+    );
     const root = await rt.createContext();
     await rt.send(root.id, "go");
     expect(outputs(model.requests.at(-1)!)[0]!.jobs.map((j) => j.status)).toEqual(Array(8).fill("success"));
@@ -152,7 +213,12 @@ describe("when jobs are started without waiting", () => {
     const root = await rt.createContext();
     expect(await rt.send(root.id, "go")).toMatchObject({ status: "completed", response: "done" });
 
-    const [started, collected, awaited, collectedAfter] = outputs(model.requests.at(-1)!) as [Output, Output, Output, Output];
+    const [started, collected, awaited, collectedAfter] = outputs(model.requests.at(-1)!) as [
+      Output,
+      Output,
+      Output,
+      Output,
+    ];
     expect(started.status).toBe("waiting");
     expect(started.jobs.map((j) => [j.tool, j.status])).toEqual([
       ["call_subordinate", "running"],
@@ -164,8 +230,20 @@ describe("when jobs are started without waiting", () => {
     expect(awaited).toEqual({
       status: "success",
       jobs: [
-        { job_id: started.jobs[0]!.job_id, tool: "call_subordinate", status: "success", context_id: children["slow one"], result: `ok: slow one${footer(1, children["slow one"]!)}` },
-        { job_id: started.jobs[1]!.job_id, tool: "call_subordinate", status: "success", context_id: children["slow two"], result: `ok: slow two${footer(1, children["slow two"]!)}` },
+        {
+          job_id: started.jobs[0]!.job_id,
+          tool: "call_subordinate",
+          status: "success",
+          context_id: children["slow one"],
+          result: `ok: slow one${footer(1, children["slow one"]!)}`,
+        },
+        {
+          job_id: started.jobs[1]!.job_id,
+          tool: "call_subordinate",
+          status: "success",
+          context_id: children["slow two"],
+          result: `ok: slow two${footer(1, children["slow two"]!)}`,
+        },
       ],
     });
     expect(collectedAfter).toEqual(awaited);
@@ -195,12 +273,15 @@ describe("when jobs are started without waiting", () => {
     const [started, cancelled] = outputs(model.requests.at(-1)!) as [Output, Output];
     const [child] = await rt.children(root.id);
     const jobId = started.jobs[0]!.job_id;
-    expect(cancelled).toEqual({ status: "cancelled", jobs: [{ job_id: jobId, tool: "call_subordinate", status: "cancelled", context_id: child!.id, error: "stopped" }] });
+    expect(cancelled).toEqual({
+      status: "cancelled",
+      jobs: [{ job_id: jobId, tool: "call_subordinate", status: "cancelled", context_id: child!.id, error: "stopped" }],
+    });
     expect(await rt.context(child!.id)).toMatchObject({ status: "stopped" });
     expect((await eventsOf(rt, child!.id, "RunStopped")).map((e) => e.data.by)).toEqual(["superior"]);
-    expect((await eventsOf(rt, root.id, "ParallelJobFinished")).map((e) => [e.data.jobId, e.data.status, e.data.contextId])).toEqual([
-      [jobId, "cancelled", child!.id],
-    ]);
+    expect(
+      (await eventsOf(rt, root.id, "ParallelJobFinished")).map((e) => [e.data.jobId, e.data.status, e.data.contextId]),
+    ).toEqual([[jobId, "cancelled", child!.id]]);
   });
 
   it("cancels jobs still running when the caller's run ends, and stops their children", async () => {
@@ -226,14 +307,19 @@ describe("when jobs are started without waiting", () => {
     const [child] = await rt.children(root.id);
     expect(await rt.context(child!.id)).toMatchObject({ status: "stopped" });
     expect((await eventsOf(rt, child!.id, "RunStopped")).map((e) => e.data.by)).toEqual(["superior"]);
-    expect((await eventsOf(rt, root.id, "ParallelJobFinished")).map((e) => [e.data.status, e.data.contextId])).toEqual([["cancelled", child!.id]]);
+    expect((await eventsOf(rt, root.id, "ParallelJobFinished")).map((e) => [e.data.status, e.data.contextId])).toEqual([
+      ["cancelled", child!.id],
+    ]);
   });
 
   it("cancels a job whose child is not running yet when the caller's run ends, and the child never runs on", async () => {
     // A0 answers at once, while the job is still creating its child.
     const { rt } = await runtimeWith(
       store,
-      a0Steps([() => call("parallel", { tool_calls: [job("too late")], wait: false })], () => new Promise(() => undefined)),
+      a0Steps(
+        [() => call("parallel", { tool_calls: [job("too late")], wait: false })],
+        () => new Promise(() => undefined),
+      ),
     );
     const root = await rt.createContext();
     expect(await rt.send(root.id, "go")).toMatchObject({ status: "completed", response: "done" });
@@ -244,7 +330,8 @@ describe("when jobs are started without waiting", () => {
     const { rt: after } = await runtimeWith(store, () => new Promise(() => undefined));
     for (const child of await after.children(root.id)) {
       expect(child.status).not.toBe("running");
-      if (child.lastRun) expect((await eventsOf(after, child.id, "RunStopped")).map((e) => e.data.by)).toEqual(["superior"]);
+      if (child.lastRun)
+        expect((await eventsOf(after, child.id, "RunStopped")).map((e) => e.data.by)).toEqual(["superior"]);
     }
     expect((await after.events({ contextId: root.id })).at(-1)!.type).toBe("RunCompleted");
   });
@@ -278,7 +365,15 @@ describe("when a wait times out", () => {
     expect(timedOut.jobs.map((j) => j.status)).toEqual(["running"]);
     expect(awaited).toEqual({
       status: "success",
-      jobs: [{ job_id: timedOut.jobs[0]!.job_id, tool: "call_subordinate", status: "success", context_id: child!.id, result: `ok: slow${footer(1, child!.id)}` }],
+      jobs: [
+        {
+          job_id: timedOut.jobs[0]!.job_id,
+          tool: "call_subordinate",
+          status: "success",
+          context_id: child!.id,
+          result: `ok: slow${footer(1, child!.id)}`,
+        },
+      ],
     });
     expect((await eventsOf(rt, root.id, "ParallelJobFinished")).map((e) => e.data.status)).toEqual(["success"]);
   });
@@ -316,7 +411,11 @@ describe("when a job's subordinate returns while the caller's append is in fligh
       a0Steps([
         () => ({
           toolCalls: [
-            { id: "c_start", name: "parallel", arguments: JSON.stringify({ tool_calls: [job("background")], wait: false }) },
+            {
+              id: "c_start",
+              name: "parallel",
+              arguments: JSON.stringify({ tool_calls: [job("background")], wait: false }),
+            },
             { id: "c_probe", name: "probe", arguments: "{}" },
           ],
         }),
@@ -360,8 +459,14 @@ const startHeldJob = async (dataDir: string) => {
 const expectInterruptedAfterReopen = async (dataDir: string, rootId: string, childId: string, jobId: string) => {
   const store2 = await openPgliteStore({ dataDir });
   try {
-    const rt2 = await createRuntime({ store: store2, model: scriptedModel(() => ({ text: "after restart" })), recovery: "interrupt" });
-    expect((await eventsOf(rt2, rootId, "ParallelJobFinished")).map((e) => [e.data.jobId, e.data.status])).toEqual([[jobId, "interrupted"]]);
+    const rt2 = await createRuntime({
+      store: store2,
+      model: scriptedModel(() => ({ text: "after restart" })),
+      recovery: "interrupt",
+    });
+    expect((await eventsOf(rt2, rootId, "ParallelJobFinished")).map((e) => [e.data.jobId, e.data.status])).toEqual([
+      [jobId, "interrupted"],
+    ]);
     for (const id of [rootId, childId]) {
       expect(await eventsOf(rt2, id, "RunInterrupted")).toHaveLength(1);
       expect((await rt2.events({ contextId: id })).at(-1)!.type).toBe("RunInterrupted");

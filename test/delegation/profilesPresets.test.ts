@@ -4,7 +4,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type EventStore, type ModelOverride, type ModelRequest, type Presets, type Projects } from "../../src/index.ts";
+import {
+  type EventStore,
+  type ModelOverride,
+  type ModelRequest,
+  type Presets,
+  type Projects,
+} from "../../src/index.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { call, closeRuntimes, eventsOf, isFirstStep, last, runtimeWith } from "./support.ts";
 
@@ -86,16 +92,72 @@ type Row = {
 
 describe("when the caller has a model override", () => {
   it.each<Row>([
-    { case: "a default-profile child (configured Default) copies a preset override", override: { preset: "Fast" }, rootModel: "fast-model", childOverride: { preset: "Fast" }, childModel: "fast-model" },
-    { case: "a child whose profile sets a preset does not copy it", override: { preset: "Fast" }, profile: "coder", rootModel: "fast-model", childOverride: null, childModel: "smart-model", childBaseURL: "http://smart.example/v1" },
-    { case: "a child whose profile names an unknown preset (so Default) copies it", override: { preset: "Fast" }, profile: "drifter", rootModel: "fast-model", childOverride: { preset: "Fast" }, childModel: "fast-model" },
-    { case: "a default-profile child copies a raw {model, baseURL} override", override: { model: "raw-model", baseURL: "http://raw.example/v1" }, rootModel: "raw-model", childOverride: { model: "raw-model", baseURL: "http://raw.example/v1" }, childModel: "raw-model", childBaseURL: "http://raw.example/v1" },
-    { case: "a child whose project sets a preset for its profile does not copy it", override: { model: "raw-model" }, project: "beta", profile: "developer", rootModel: "raw-model", childOverride: null, childModel: "smart-model", childBaseURL: "http://smart.example/v1" },
-    { case: "a child of another profile in that project copies it", override: { model: "raw-model" }, project: "beta", profile: "researcher", rootModel: "raw-model", childOverride: { model: "raw-model" }, childModel: "raw-model" },
-    { case: "a child whose project sets a preset does not copy it", override: { preset: "Fast" }, project: "gamma", rootModel: "fast-model", childOverride: null, childModel: "smart-model", childBaseURL: "http://smart.example/v1" },
+    {
+      case: "a default-profile child (configured Default) copies a preset override",
+      override: { preset: "Fast" },
+      rootModel: "fast-model",
+      childOverride: { preset: "Fast" },
+      childModel: "fast-model",
+    },
+    {
+      case: "a child whose profile sets a preset does not copy it",
+      override: { preset: "Fast" },
+      profile: "coder",
+      rootModel: "fast-model",
+      childOverride: null,
+      childModel: "smart-model",
+      childBaseURL: "http://smart.example/v1",
+    },
+    {
+      case: "a child whose profile names an unknown preset (so Default) copies it",
+      override: { preset: "Fast" },
+      profile: "drifter",
+      rootModel: "fast-model",
+      childOverride: { preset: "Fast" },
+      childModel: "fast-model",
+    },
+    {
+      case: "a default-profile child copies a raw {model, baseURL} override",
+      override: { model: "raw-model", baseURL: "http://raw.example/v1" },
+      rootModel: "raw-model",
+      childOverride: { model: "raw-model", baseURL: "http://raw.example/v1" },
+      childModel: "raw-model",
+      childBaseURL: "http://raw.example/v1",
+    },
+    {
+      case: "a child whose project sets a preset for its profile does not copy it",
+      override: { model: "raw-model" },
+      project: "beta",
+      profile: "developer",
+      rootModel: "raw-model",
+      childOverride: null,
+      childModel: "smart-model",
+      childBaseURL: "http://smart.example/v1",
+    },
+    {
+      case: "a child of another profile in that project copies it",
+      override: { model: "raw-model" },
+      project: "beta",
+      profile: "researcher",
+      rootModel: "raw-model",
+      childOverride: { model: "raw-model" },
+      childModel: "raw-model",
+    },
+    {
+      case: "a child whose project sets a preset does not copy it",
+      override: { preset: "Fast" },
+      project: "gamma",
+      rootModel: "fast-model",
+      childOverride: null,
+      childModel: "smart-model",
+      childBaseURL: "http://smart.example/v1",
+    },
   ])("$case", async (row) => {
     const { rt, model } = await delegating();
-    const root = await rt.createContext({ ...(row.project ? { project: row.project } : {}), ...(row.override ? { modelOverride: row.override } : {}) });
+    const root = await rt.createContext({
+      ...(row.project ? { project: row.project } : {}),
+      ...(row.override ? { modelOverride: row.override } : {}),
+    });
     await rt.send(root.id, JSON.stringify({ message: "work", ...(row.profile ? { profile: row.profile } : {}) }));
 
     const [child] = await rt.children(root.id);
@@ -105,7 +167,10 @@ describe("when the caller has a model override", () => {
     expect(childRequest.model).toBe(row.childModel);
     expect(childRequest.baseURL).toBe(row.childBaseURL);
     expect((await eventsOf(rt, child!.id, "RunStarted"))[0]!.data.model).toBe(row.childModel);
-    expect(model.requests.filter((r) => r.contextId === root.id).map((r) => r.model)).toEqual([row.rootModel, row.rootModel]);
+    expect(model.requests.filter((r) => r.contextId === root.id).map((r) => r.model)).toEqual([
+      row.rootModel,
+      row.rootModel,
+    ]);
     // The caller's own override never changes.
     expect((await rt.context(root.id))!.modelOverride).toEqual(row.override);
     expect(await eventsOf(rt, root.id, "ModelOverrideSet")).toEqual([]);
@@ -143,8 +208,14 @@ describe("when the caller continues a child", () => {
     expect(await rt.children(root.id)).toHaveLength(2);
     expect((await rt.context(coder!.id))!.modelOverride).toBeNull();
     expect((await rt.context(plain!.id))!.modelOverride).toEqual({ preset: "Fast" });
-    expect(model.requests.filter((r) => r.contextId === coder!.id).map((r) => r.model)).toEqual(["smart-model", "smart-model"]);
-    expect(model.requests.filter((r) => r.contextId === plain!.id).map((r) => r.model)).toEqual(["fast-model", "fast-model"]);
+    expect(model.requests.filter((r) => r.contextId === coder!.id).map((r) => r.model)).toEqual([
+      "smart-model",
+      "smart-model",
+    ]);
+    expect(model.requests.filter((r) => r.contextId === plain!.id).map((r) => r.model)).toEqual([
+      "fast-model",
+      "fast-model",
+    ]);
     for (const id of [root.id, coder!.id, plain!.id]) expect(await eventsOf(rt, id, "ModelOverrideSet")).toEqual([]);
     expect((await rt.context(root.id))!.modelOverride).toEqual({ preset: "Fast" });
   });

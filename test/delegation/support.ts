@@ -1,9 +1,20 @@
 // Shared by the delegation tests: a runtime on the file's store, tool calls as a model sends them, and readers of what the model saw.
-import { createRuntime, scriptedModel, type EventStore, type ModelRequest, type Runtime, type RuntimeOptions } from "../../src/index.ts";
+import {
+  createRuntime,
+  scriptedModel,
+  type EventStore,
+  type ModelRequest,
+  type Runtime,
+  type RuntimeOptions,
+} from "../../src/index.ts";
 import type { ModelTurn } from "../../src/index.ts";
 
 /** A model turn with one tool call, its arguments as the JSON string a real model sends. */
-export const call = (name: string, args: unknown, id = `c_${name}_${Math.random().toString(16).slice(2, 10)}`): ModelTurn => ({
+export const call = (
+  name: string,
+  args: unknown,
+  id = `c_${name}_${Math.random().toString(16).slice(2, 10)}`,
+): ModelTurn => ({
   toolCalls: [{ id, name, arguments: typeof args === "string" ? args : JSON.stringify(args) }],
 });
 
@@ -62,13 +73,22 @@ export const refused = (_tool: string, message: string) => message;
 export const typesOf = async (rt: Runtime, id: string) => (await rt.events({ contextId: id })).map((e) => e.type);
 
 export const eventsOf = async <T extends string>(rt: Runtime, id: string, type: T) =>
-  (await rt.events({ contextId: id })).filter((e) => e.type === type) as Extract<Awaited<ReturnType<Runtime["events"]>>[number], { type: T }>[];
+  (await rt.events({ contextId: id })).filter((e) => e.type === type) as Extract<
+    Awaited<ReturnType<Runtime["events"]>>[number],
+    { type: T }
+  >[];
 
 /** The store, except that an append for which `hold` returns a promise waits for it before going to the database. */
-export const holdingStore = (store: EventStore, hold: (streamId: string, types: string[]) => Promise<void> | undefined): EventStore => ({
+export const holdingStore = (
+  store: EventStore,
+  hold: (streamId: string, types: string[]) => Promise<void> | undefined,
+): EventStore => ({
   sql: store.sql,
   append: async (streamId, events, options) => {
-    await hold(streamId, events.map((e) => e.type));
+    await hold(
+      streamId,
+      events.map((e) => e.type),
+    );
     return store.append(streamId, events, options);
   },
   readStream: (streamId, fromVersion) => store.readStream(streamId, fromVersion),

@@ -10,9 +10,20 @@ import { NOTIFY_CHANNEL, NOTIFY_SETTING, SCHEMA_VERSION } from "../../src/events
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
-const message = (text: string): NewEvent => ({ type: "MessageReceived", data: { runId: asRunId("run-1"), text, sender: "user" } });
+const message = (text: string): NewEvent => ({
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text, sender: "user" },
+});
 const EVENTS_JSON = (text: string) =>
-  JSON.stringify([{ event_id: crypto.randomUUID(), type: "MessageReceived", schema_version: 1, data: { runId: "run-1", text, sender: "user" }, metadata: { correlationId: null, causationId: null, actor: null } }]);
+  JSON.stringify([
+    {
+      event_id: crypto.randomUUID(),
+      type: "MessageReceived",
+      schema_version: 1,
+      data: { runId: "run-1", text, sender: "user" },
+      metadata: { correlationId: null, causationId: null, actor: null },
+    },
+  ]);
 
 /** Schema version 4's INSERT trigger, as that version created it. */
 const V4_TRIGGER = `
@@ -42,10 +53,20 @@ describe("given a PGlite log of schema version 4, whose INSERT trigger notified"
 
       const store = await openPgliteStore({ dataDir });
       try {
-        expect((await store.sql.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations")).rows[0]!.version).toBe(SCHEMA_VERSION);
+        expect(
+          (
+            await store.sql.query<{ version: number }>(
+              "SELECT max(version) AS version FROM actorzero_schema_migrations",
+            )
+          ).rows[0]!.version,
+        ).toBe(SCHEMA_VERSION);
         expect((await insertTriggers(store)).rows).toEqual([]);
-        expect((await store.sql.query("SELECT 1 FROM pg_proc WHERE proname = 'actorzero_before_insert'")).rows).toEqual([]);
-        expect((await store.sql.query<{ v: string }>(`SELECT current_setting('${NOTIFY_SETTING}', true) AS v`)).rows[0]!.v).toBe("off");
+        expect((await store.sql.query("SELECT 1 FROM pg_proc WHERE proname = 'actorzero_before_insert'")).rows).toEqual(
+          [],
+        );
+        expect(
+          (await store.sql.query<{ v: string }>(`SELECT current_setting('${NOTIFY_SETTING}', true) AS v`)).rows[0]!.v,
+        ).toBe("off");
         await store.append("old", [message("after the upgrade")], { expectedVersion: 1 });
         const result = await store.verify();
         expect(result).toMatchObject({ ok: true, events: 2, head: { position: 2 } });

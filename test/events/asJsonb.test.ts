@@ -16,7 +16,8 @@ const reference = (value: unknown): unknown => {
     const out: Record<string, unknown> = {};
     for (const k of Object.keys(v).sort(order)) {
       const item = sortKeys((v as Record<string, unknown>)[k]);
-      if (k === "__proto__") Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
+      if (k === "__proto__")
+        Object.defineProperty(out, k, { value: item, enumerable: true, writable: true, configurable: true });
       else out[k] = item;
     }
     return out;
@@ -29,9 +30,21 @@ const jsValue = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
     fc.jsonValue({ maxDepth: 2 }),
-    fc.constantFrom(undefined, Number.NaN, Number.POSITIVE_INFINITY, -0, () => 1, new Date(0), Object(7), Object("s"), Object(false)),
+    fc.constantFrom(
+      undefined,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      -0,
+      () => 1,
+      new Date(0),
+      Object(7),
+      Object("s"),
+      Object(false),
+    ),
     fc.array(tie("value"), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom("__proto__", "é", "zz", "a", "ab")), tie("value"), { maxKeys: 5 }),
+    fc.dictionary(fc.oneof(fc.string(), fc.constantFrom("__proto__", "é", "zz", "a", "ab")), tie("value"), {
+      maxKeys: 5,
+    }),
   ),
 })).value;
 
@@ -58,8 +71,12 @@ describe("asJsonb", () => {
   it("matches what PGlite's JSONB gives back for the same JSON text", async () => {
     const store = await openPgliteStore();
     try {
-      const samples = fc.sample(fc.jsonValue({ maxDepth: 3 }), 300).filter((v) => !JSON.stringify(v).includes("\\u0000"));
-      const { rows } = await store.sql.query<{ v: unknown }>(`SELECT v FROM jsonb_array_elements($1::jsonb) AS x(v)`, [JSON.stringify(samples)]);
+      const samples = fc
+        .sample(fc.jsonValue({ maxDepth: 3 }), 300)
+        .filter((v) => !JSON.stringify(v).includes("\\u0000"));
+      const { rows } = await store.sql.query<{ v: unknown }>(`SELECT v FROM jsonb_array_elements($1::jsonb) AS x(v)`, [
+        JSON.stringify(samples),
+      ]);
       expect(rows.map((r) => JSON.stringify(r.v))).toEqual(samples.map((s) => JSON.stringify(asJsonb(s))));
     } finally {
       await store.close();

@@ -10,9 +10,13 @@ export type Child = {
 };
 
 export const startStoreChild = (mode: "append" | "hold", dataDir: string): Child => {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("./storeChild.ts", import.meta.url).pathname, mode, dataDir], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./storeChild.ts", import.meta.url).pathname, mode, dataDir],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   let buffer = "";
@@ -37,11 +41,15 @@ export const startStoreChild = (mode: "append" | "hold", dataDir: string): Child
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`child (${mode}) printed no matching line in ${timeoutMs} ms; got: ${lines.slice(-3).join(" | ")}`));
+        reject(
+          new Error(`child (${mode}) printed no matching line in ${timeoutMs} ms; got: ${lines.slice(-3).join(" | ")}`),
+        );
       }, timeoutMs);
       const onExit = () => {
         done();
-        reject(new Error(`child (${mode}) exited before printing a matching line; got: ${lines.slice(-3).join(" | ")}`));
+        reject(
+          new Error(`child (${mode}) exited before printing a matching line; got: ${lines.slice(-3).join(" | ")}`),
+        );
       };
       const done = () => {
         clearTimeout(timer);

@@ -6,8 +6,19 @@ import { EventDecodeError } from "../../src/events/errors.ts";
 import { EVENT_TYPES } from "../../src/events/schema.ts";
 
 // One frozen file per batch of types: rows are never regenerated, types added later get their own file.
-const frozen = (name: string) => (JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as { rows: EventRow[] }).rows;
-const fixture = { rows: [...frozen("events-v1.json"), ...frozen("events-v1-approvals.json"), ...frozen("events-v1-control.json"), ...frozen("events-v1-compaction.json"), ...frozen("events-v1-budgets.json"), ...frozen("events-v1-flow.json"), ...frozen("events-v1-remote.json")] };
+const frozen = (name: string) =>
+  (JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")) as { rows: EventRow[] }).rows;
+const fixture = {
+  rows: [
+    ...frozen("events-v1.json"),
+    ...frozen("events-v1-approvals.json"),
+    ...frozen("events-v1-control.json"),
+    ...frozen("events-v1-compaction.json"),
+    ...frozen("events-v1-budgets.json"),
+    ...frozen("events-v1-flow.json"),
+    ...frozen("events-v1-remote.json"),
+  ],
+};
 
 const row = (over: Partial<EventRow>): EventRow => ({
   global_position: "41",
@@ -49,21 +60,31 @@ describe("when a row of an older schema version is read", () => {
   it("upcasts it one version at a time, then validates it against today's schema", () => {
     const e = decodeRow(row({ data: { title: "planner" } }), evolved);
     expect(e).toMatchObject({ type: "ContextRenamed", data: { name: "planner", label: "planner" }, schemaVersion: 3 });
-    expect(decodeRow(row({ schema_version: 2, data: { name: "p2" } }), evolved).data).toEqual({ name: "p2", label: "p2" });
+    expect(decodeRow(row({ schema_version: 2, data: { name: "p2" } }), evolved).data).toEqual({
+      name: "p2",
+      label: "p2",
+    });
   });
 
   it("refuses a version with no upcaster, naming the row's global position", () => {
     const missing: SchemaVersions = { current: evolved.current, upcasters: {} };
     expect(() => decodeRow(row({ data: { title: "x" } }), missing)).toThrow(EventDecodeError);
-    expect(() => decodeRow(row({ data: { title: "x" } }), missing)).toThrow(/global_position 41 .*no upcaster from version 1/);
+    expect(() => decodeRow(row({ data: { title: "x" } }), missing)).toThrow(
+      /global_position 41 .*no upcaster from version 1/,
+    );
   });
 
   it("refuses a version newer than this runtime knows", () => {
-    expect(() => decodeRow(row({ schema_version: 9, data: { name: "n", label: "l" } }))).toThrow(/newer than this runtime knows/);
+    expect(() => decodeRow(row({ schema_version: 9, data: { name: "n", label: "l" } }))).toThrow(
+      /newer than this runtime knows/,
+    );
   });
 
   it("refuses an upcast result that does not match today's schema", () => {
-    const broken: SchemaVersions = { current: evolved.current, upcasters: { ContextRenamed: { 1: (d) => d, 2: (d) => d } } };
+    const broken: SchemaVersions = {
+      current: evolved.current,
+      upcasters: { ContextRenamed: { 1: (d) => d, 2: (d) => d } },
+    };
     expect(() => decodeRow(row({ data: { title: "x" } }), broken)).toThrow(/global_position 41/);
   });
 });
@@ -73,8 +94,20 @@ describe("when a row at today's version is read (a row the store wrote is truste
     row({
       type: "ContextCreated",
       data: {
-        contextId: "ctx-1", name: "n", label: "n", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
-        parentContextId: null, parentAgentNumber: null, rootContextId: "ctx-1", slot: null, modelOverride: null, ...data,
+        contextId: "ctx-1",
+        name: "n",
+        label: "n",
+        profile: "default",
+        project: null,
+        agentNumber: 0,
+        depth: 0,
+        kind: "root",
+        parentContextId: null,
+        parentAgentNumber: null,
+        rootContextId: "ctx-1",
+        slot: null,
+        modelOverride: null,
+        ...data,
       },
     });
 
@@ -85,9 +118,11 @@ describe("when a row at today's version is read (a row the store wrote is truste
     expect(() => decodeRow(created({ depth: undefined }))).toThrow(/data\.depth: required, missing/);
     expect(() => decodeRow(created({ name: null }))).toThrow(/data\.name: expected string, received null/);
     expect(() => decodeRow(row({ data: "not an object" }))).toThrow(/data: expected an object, received string/);
-    expect(() => decodeRow(row({ data: { name: "a", label: "b" }, metadata: { correlationId: 3, causationId: null, actor: null } }))).toThrow(
-      /metadata\.correlationId: expected string, received number/,
-    );
+    expect(() =>
+      decodeRow(
+        row({ data: { name: "a", label: "b" }, metadata: { correlationId: 3, causationId: null, actor: null } }),
+      ),
+    ).toThrow(/metadata\.correlationId: expected string, received number/);
   });
 
   it("leaves what only a full parse finds (formats, enums, nested shapes) to verifyRow, which names the position", () => {

@@ -44,7 +44,8 @@ const fillLeaving = (leave: number) => {
   const fd = fs.openSync(filler, "w");
   const chunk = Buffer.alloc(1024 * 1024, 1);
   try {
-    for (let left = freeBytes(mountPoint) - leave; left > 0; left -= chunk.length) fs.writeSync(fd, chunk, 0, Math.min(left, chunk.length));
+    for (let left = freeBytes(mountPoint) - leave; left > 0; left -= chunk.length)
+      fs.writeSync(fd, chunk, 0, Math.min(left, chunk.length));
   } finally {
     fs.closeSync(fd);
   }
@@ -71,7 +72,9 @@ describe.skipIf(notMounted !== null)(`given a store on a ${SIZE_MB} MB tmpfs`, (
     let version = 0;
     const append = async (i: number) => {
       const events = Array.from({ length: 5 }, (_, k) => event(i * 5 + k));
-      const result = await store.append("disk-stream", events, { expectedVersion: version === 0 ? "no_stream" : version });
+      const result = await store.append("disk-stream", events, {
+        expectedVersion: version === 0 ? "no_stream" : version,
+      });
       version = result.nextExpectedVersion;
       acknowledged.push(...result.events.map((e) => e.eventId));
     };

@@ -29,7 +29,9 @@ describe("when the process appending to a data dir is killed with SIGKILL", () =
     const acked = child.lines.filter((l) => l.startsWith("ack ")).map((l) => l.split(" ").map(Number));
     expect(acked.length).toBeGreaterThanOrEqual(60);
     // The killed process could not release its lock.
-    expect(JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), "utf8"))).toMatchObject({ pid: child.process.pid });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, LOCK_FILE_NAME), "utf8"))).toMatchObject({
+      pid: child.process.pid,
+    });
 
     const store = await openPgliteStore({ dataDir: dir });
     try {
@@ -69,7 +71,12 @@ describe("when a second process opens a data dir that a live process holds", () 
     const store = await openPgliteStore({ dataDir: dir });
     try {
       const events = await store.readStream("ctx-held");
-      expect(events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type))).toEqual(["h1", "h2", "h3", "h4"]);
+      expect(events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type))).toEqual([
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+      ]);
     } finally {
       await store.close();
     }

@@ -36,10 +36,20 @@ describe("group commit on the PGlite store", () => {
    * transactions the appends went in; nothing else writes to this store meanwhile.
    */
   const nextXid = async () =>
-    Number((await store.sql.query<{ xid: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid")).rows[0]!.xid);
+    Number(
+      (await store.sql.query<{ xid: string }>("SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xid")).rows[0]!
+        .xid,
+    );
 
   const count = async (eventIds: readonly string[]) =>
-    Number((await store.sql.query<{ n: string | number }>("SELECT count(*) AS n FROM events WHERE event_id = ANY($1::uuid[])", [eventIds])).rows[0]!.n);
+    Number(
+      (
+        await store.sql.query<{ n: string | number }>(
+          "SELECT count(*) AS n FROM events WHERE event_id = ANY($1::uuid[])",
+          [eventIds],
+        )
+      ).rows[0]!.n,
+    );
 
   describe("when 64 contexts append at the same moment", () => {
     it("stores every append, in call order, in fewer transactions than appends, and the chain verifies", async () => {
@@ -48,7 +58,9 @@ describe("group commit on the PGlite store", () => {
       const before = await nextXid();
 
       const results = await Promise.all(
-        streams.map((id, i) => store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" })),
+        streams.map((id, i) =>
+          store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" }),
+        ),
       );
 
       const transactions = (await nextXid()) - before;
@@ -81,12 +93,16 @@ describe("group commit on the PGlite store", () => {
         streams.map(
           (id, i) =>
             new Promise<AppendResult>((resolve, reject) => {
-              setImmediate(() => void store.append(id, [message(`${i}`)], { expectedVersion: "no_stream" }).then(resolve, reject));
+              setImmediate(
+                () => void store.append(id, [message(`${i}`)], { expectedVersion: "no_stream" }).then(resolve, reject),
+              );
             }),
         ),
       );
       expect((await nextXid()) - before).toBe(1);
-      results.forEach((result, i) => expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([[streams[i], 1]]));
+      results.forEach((result, i) =>
+        expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([[streams[i], 1]]),
+      );
       expect(await store.verify()).toMatchObject({ ok: true, problems: [] });
     });
   });
@@ -96,7 +112,8 @@ describe("group commit on the PGlite store", () => {
       const owner = newStream();
       const taken = randomUUID();
       await store.append(owner, [message("owner", taken)], { expectedVersion: "no_stream" });
-      const reused = (id: string) => store.append(id, [message("reuses an id", taken)], { expectedVersion: "no_stream" });
+      const reused = (id: string) =>
+        store.append(id, [message("reuses an id", taken)], { expectedVersion: "no_stream" });
       const stale = () => store.append(owner, [message("stale")], { expectedVersion: 5 });
       const reusedAlone = await reused(newStream()).catch((e: unknown) => e);
       const staleAlone = await stale().catch((e: unknown) => e);
@@ -105,7 +122,8 @@ describe("group commit on the PGlite store", () => {
 
       const head = await store.headPosition();
       const good = range(0, 16).map(() => ({ id: newStream(), eventId: randomUUID() }));
-      const append = (g: (typeof good)[number]) => store.append(g.id, [message(g.id, g.eventId)], { expectedVersion: "no_stream" });
+      const append = (g: (typeof good)[number]) =>
+        store.append(g.id, [message(g.id, g.eventId)], { expectedVersion: "no_stream" });
       const reusedIn = newStream();
       const settled = await Promise.allSettled([
         ...good.slice(0, 6).map(append),
@@ -117,7 +135,10 @@ describe("group commit on the PGlite store", () => {
 
       const reusedError = (settled[6] as PromiseRejectedResult).reason;
       expect(reusedError).toBeInstanceOf(StoreError);
-      expect(reusedError).toMatchObject({ reason: (reusedAlone as StoreError).reason, message: (reusedAlone as StoreError).message.replace(/'ctx-[^']*'/, `'${reusedIn}'`) });
+      expect(reusedError).toMatchObject({
+        reason: (reusedAlone as StoreError).reason,
+        message: (reusedAlone as StoreError).message.replace(/'ctx-[^']*'/, `'${reusedIn}'`),
+      });
       const staleError = (settled[12] as PromiseRejectedResult).reason;
       expect(staleError).toBeInstanceOf(ConcurrencyError);
       expect(staleError).toMatchObject({ actualVersion: 1, expectedVersion: 5 });
@@ -134,8 +155,13 @@ describe("group commit on the PGlite store", () => {
 
   describe("when appends already stored are sent again with expected version any, among new ones", () => {
     it("answers each re-append with its original positions and stores only the new events", async () => {
-      const first = range(0, 8).map(() => ({ id: newStream(), batch: [message("a", randomUUID()), message("b", randomUUID())] }));
-      const original = await Promise.all(first.map((f) => store.append(f.id, f.batch, { expectedVersion: "no_stream" })));
+      const first = range(0, 8).map(() => ({
+        id: newStream(),
+        batch: [message("a", randomUUID()), message("b", randomUUID())],
+      }));
+      const original = await Promise.all(
+        first.map((f) => store.append(f.id, f.batch, { expectedVersion: "no_stream" })),
+      );
       const head = await store.headPosition();
       const fresh = range(0, 4).map(() => ({ id: newStream(), batch: [message("new", randomUUID())] }));
       // The same new append twice in one group: the second finds the first's events.
@@ -166,10 +192,18 @@ describe("group commit on the PGlite store", () => {
       const transaction = store.sql.transaction(async (tx) => {
         entered.open();
         await release.promise;
-        return Number((await tx.query<{ n: string | number }>("SELECT count(*) AS n FROM events WHERE global_position > $1", [head])).rows[0]!.n);
+        return Number(
+          (
+            await tx.query<{ n: string | number }>("SELECT count(*) AS n FROM events WHERE global_position > $1", [
+              head,
+            ])
+          ).rows[0]!.n,
+        );
       });
       await entered.promise;
-      const appends = range(0, 8).map((i) => store.append(newStream(), [message(`${i}`)], { expectedVersion: "no_stream" }));
+      const appends = range(0, 8).map((i) =>
+        store.append(newStream(), [message(`${i}`)], { expectedVersion: "no_stream" }),
+      );
       release.open();
 
       expect(await transaction).toBe(0);
@@ -221,14 +255,26 @@ describe("the append batcher", () => {
     const answers = await Promise.all(statements.map((s) => batcher.run(s)));
     expect(answers).toEqual(statements.map((s) => [s]));
     // Joined by ";\n": "s1;\ns2;\ns3" is 10 characters and 3 statements; "s4;\ns5;\nlonger" would be 14.
-    expect(messages).toEqual([["s0"], ["s1", "s2", "s3"], ["s4", "s5"], ["longer", "s7"], ["s8"], ["longer than the limit"]]);
+    expect(messages).toEqual([
+      ["s0"],
+      ["s1", "s2", "s3"],
+      ["s4", "s5"],
+      ["longer", "s7"],
+      ["s8"],
+      ["longer than the limit"],
+    ]);
   });
 
   it("sends each member of a failed group again alone, in order, so only the bad one fails", async () => {
     const { exec, messages } = fakeExec();
     const batcher = appendBatcher(exec);
     const settled = await Promise.allSettled(["first", "x", "bad", "y"].map((s) => batcher.run(s)));
-    expect(settled.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as Error).message))).toEqual([["first"], ["x"], "refused: bad", ["y"]]);
+    expect(settled.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as Error).message))).toEqual([
+      ["first"],
+      ["x"],
+      "refused: bad",
+      ["y"],
+    ]);
     expect(messages).toEqual([["first"], ["x", "bad", "y"], ["x"], ["bad"], ["y"]]);
   });
 });
@@ -241,7 +287,11 @@ describeWithPostgres("group commit on the PostgreSQL store", () => {
     const store = await openPostgresStore({ url });
     try {
       const streams = range(0, 64).map(newStream);
-      const results = await Promise.all(streams.map((id, i) => store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" })));
+      const results = await Promise.all(
+        streams.map((id, i) =>
+          store.append(id, [message(`${i}.1`), message(`${i}.2`)], { expectedVersion: "no_stream" }),
+        ),
+      );
       // The rows a transaction inserted share its id (xmin): one per group.
       const { rows } = await store.sql.query<{ n: number }>("SELECT count(DISTINCT xmin::text)::int AS n FROM events");
       // Alone, each append is a transaction of its own: 64.
@@ -249,9 +299,14 @@ describeWithPostgres("group commit on the PostgreSQL store", () => {
       expect(rows[0]!.n).toBeGreaterThan(1);
       results.forEach((result, i) => {
         expect(result.nextExpectedVersion).toBe(2);
-        expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([[streams[i], 1], [streams[i], 2]]);
+        expect(result.events.map((e) => [e.streamId, e.streamVersion])).toEqual([
+          [streams[i], 1],
+          [streams[i], 2],
+        ]);
       });
-      const stale = await store.append(streams[0]!, [message("stale")], { expectedVersion: 5 }).catch((e: unknown) => e);
+      const stale = await store
+        .append(streams[0]!, [message("stale")], { expectedVersion: 5 })
+        .catch((e: unknown) => e);
       expect(stale).toBeInstanceOf(ConcurrencyError);
       expect(await store.verify()).toMatchObject({ ok: true, problems: [], events: 128 });
     } finally {

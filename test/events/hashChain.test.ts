@@ -12,7 +12,10 @@ import type { EventStore } from "../../src/events/store.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 
-const message = (text: string): NewEvent => ({ type: "MessageReceived", data: { runId: asRunId("run-1"), text, sender: "user" } });
+const message = (text: string): NewEvent => ({
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text, sender: "user" },
+});
 
 const INSERT_V1 = `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
   SELECT gen_random_uuid(), 'old', g, 'MessageReceived', 1, '{"runId":"run-1","text":"old","sender":"user"}'::jsonb,
@@ -32,8 +35,16 @@ describe("given a log written before the hash chain (schema version 1)", () => {
 
       const store = await openPgliteStore({ dataDir });
       try {
-        expect((await store.sql.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations")).rows[0]!.version).toBe(SCHEMA_VERSION);
-        expect((await store.sql.query<{ after: number }>("SELECT after_position::int AS after FROM actorzero_chain")).rows).toEqual([{ after: 5 }]);
+        expect(
+          (
+            await store.sql.query<{ version: number }>(
+              "SELECT max(version) AS version FROM actorzero_schema_migrations",
+            )
+          ).rows[0]!.version,
+        ).toBe(SCHEMA_VERSION);
+        expect(
+          (await store.sql.query<{ after: number }>("SELECT after_position::int AS after FROM actorzero_chain")).rows,
+        ).toEqual([{ after: 5 }]);
         const { positions } = await store.append("new", [message("a"), message("b")], { expectedVersion: "no_stream" });
         expect(positions).toEqual([6, 7]);
         const result = await store.verify();
@@ -71,24 +82,43 @@ describe("given a log written with the chain of the whole log (schema 5)", () =>
     try {
       const before = await openPgliteStore({ dataDir });
       await before.sql.exec(BACK_TO_V5);
-      const oldHead = (await before.sql.query<{ hash: string }>("SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position = 6")).rows[0]!.hash;
+      const oldHead = (
+        await before.sql.query<{ hash: string }>(
+          "SELECT encode(hash, 'hex') AS hash FROM events WHERE global_position = 6",
+        )
+      ).rows[0]!.hash;
       await before.close();
 
       const old = await openPgliteStore({ dataDir, schema: "existing" });
       try {
-        expect(await old.verify()).toMatchObject({ ok: true, events: 6, head: { position: 6, hash: oldHead }, unsealed: 0 });
+        expect(await old.verify()).toMatchObject({
+          ok: true,
+          events: 6,
+          head: { position: 6, hash: oldHead },
+          unsealed: 0,
+        });
       } finally {
         await old.close();
       }
       const store = await openPgliteStore({ dataDir });
       try {
-        expect((await store.sql.query<{ after: number }>("SELECT after_position::int AS after FROM actorzero_stream_chains")).rows).toEqual([{ after: 6 }]);
+        expect(
+          (await store.sql.query<{ after: number }>("SELECT after_position::int AS after FROM actorzero_stream_chains"))
+            .rows,
+        ).toEqual([{ after: 6 }]);
         await store.append("odd", [message("new odd")], { expectedVersion: 3 });
         await store.append("even", [message("new even")], { expectedVersion: 3 });
         await store.append("fresh", [message("new")], { expectedVersion: "no_stream" });
         const result = await store.verify({ since: { position: 6, hash: oldHead } });
         expect(result.problems).toEqual([]);
-        expect(result).toMatchObject({ ok: true, events: 9, unchained: 0, lastPosition: 9, head: { position: 9 }, unsealed: 0 });
+        expect(result).toMatchObject({
+          ok: true,
+          events: 9,
+          unchained: 0,
+          lastPosition: 9,
+          head: { position: 9 },
+          unsealed: 0,
+        });
       } finally {
         await store.close();
       }
@@ -98,7 +128,10 @@ describe("given a log written with the chain of the whole log (schema 5)", () =>
       await edited.close();
       const reader = await openPgliteStore({ dataDir, readOnly: true });
       try {
-        expect((await reader.verify()).problems).toContainEqual({ position: 3, problem: expect.stringMatching(/hash does not follow/) });
+        expect((await reader.verify()).problems).toContainEqual({
+          position: 3,
+          problem: expect.stringMatching(/hash does not follow/),
+        });
       } finally {
         await reader.close();
       }
@@ -118,7 +151,11 @@ const appendOne = async (open: () => Promise<EventStore>, stream: string) => {
   }
 };
 
-const refusal = (opening: Promise<EventStore>) => opening.then(async (s) => (await s.close(), null), (e: unknown) => e);
+const refusal = (opening: Promise<EventStore>) =>
+  opening.then(
+    async (s) => (await s.close(), null),
+    (e: unknown) => e,
+  );
 
 describe("opening a PGlite log for writing", () => {
   it("checks what was added since the last check, refuses a changed log naming the position, and still opens it to read", async () => {
@@ -132,11 +169,16 @@ describe("opening a PGlite log for writing", () => {
       const raw = await openPgliteStore({ dataDir, readOnly: true });
       await raw.sql.exec(`SET session_replication_role = replica;
         UPDATE events SET data = jsonb_set(data, '{text}', '"forged"') WHERE global_position = ${third}`);
-      expect((await raw.sql.query<{ up_to: number }>("SELECT up_to::int AS up_to FROM actorzero_verified")).rows).toEqual([{ up_to: second }]);
+      expect(
+        (await raw.sql.query<{ up_to: number }>("SELECT up_to::int AS up_to FROM actorzero_verified")).rows,
+      ).toEqual([{ up_to: second }]);
       await raw.close();
       const refused = await refusal(open());
       expect(refused).toBeInstanceOf(StoreError);
-      expect(refused).toMatchObject({ reason: "tampered", message: expect.stringMatching(new RegExp(`changed at position ${third}: its hash does not follow`)) });
+      expect(refused).toMatchObject({
+        reason: "tampered",
+        message: expect.stringMatching(new RegExp(`changed at position ${third}: its hash does not follow`)),
+      });
       const reader = await openPgliteStore({ dataDir, readOnly: true });
       try {
         expect((await reader.readStream("b")).length).toBe(2);
@@ -158,7 +200,8 @@ describeWithPostgres("opening a PostgreSQL log for writing", () => {
     const open = () => openPostgresStore({ url, poolSize: 2 });
     const writer = await open();
     const positions: number[] = [];
-    for (const stream of ["a", "b", "a"]) positions.push((await writer.append(stream, [message(stream)], { expectedVersion: "any" })).positions[0]!);
+    for (const stream of ["a", "b", "a"])
+      positions.push((await writer.append(stream, [message(stream)], { expectedVersion: "any" })).positions[0]!);
     expect((await writer.verify()).ok).toBe(true);
     await writer.close();
     const later = await open();
@@ -168,12 +211,17 @@ describeWithPostgres("opening a PostgreSQL log for writing", () => {
     await client.connect();
     try {
       await client.query(`SET session_replication_role = replica`);
-      await client.query(`UPDATE events SET metadata = jsonb_set(metadata, '{actor}', '"someone"') WHERE global_position = ${last}`);
+      await client.query(
+        `UPDATE events SET metadata = jsonb_set(metadata, '{actor}', '"someone"') WHERE global_position = ${last}`,
+      );
     } finally {
       await client.end();
     }
     const refused = await refusal(open());
-    expect(refused).toMatchObject({ reason: "tampered", message: expect.stringMatching(new RegExp(`changed at position ${last}: its hash does not follow`)) });
+    expect(refused).toMatchObject({
+      reason: "tampered",
+      message: expect.stringMatching(new RegExp(`changed at position ${last}: its hash does not follow`)),
+    });
     const reader = await openPostgresStore({ url, readOnly: true });
     try {
       expect(await reader.headPosition()).toBe(last);
@@ -188,16 +236,24 @@ describeWithPostgres("the hash chain with many writers on PostgreSQL", () => {
 
   it("given six processes appending at once to their own and shared streams, every stream chain and the seals verify", async () => {
     const url = await db.fresh();
-    const stores: EventStore[] = await Promise.all(Array.from({ length: 6 }, () => openPostgresStore({ url, poolSize: 4 })));
+    const stores: EventStore[] = await Promise.all(
+      Array.from({ length: 6 }, () => openPostgresStore({ url, poolSize: 4 })),
+    );
     try {
       await Promise.all(
         stores.flatMap((store, w) =>
           Array.from({ length: 4 }, async (_, lane) => {
             for (let i = 0; i < 10; i++) {
               const stream = i % 3 === 0 ? "shared" : `w${w}-${lane}`;
-              await store.append(stream, i % 2 === 0 ? [message(`${w}.${lane}.${i}`)] : [message(`${w}.${lane}.${i}a`), message(`${w}.${lane}.${i}b`)], {
-                expectedVersion: "any",
-              });
+              await store.append(
+                stream,
+                i % 2 === 0
+                  ? [message(`${w}.${lane}.${i}`)]
+                  : [message(`${w}.${lane}.${i}a`), message(`${w}.${lane}.${i}b`)],
+                {
+                  expectedVersion: "any",
+                },
+              );
             }
           }),
         ),

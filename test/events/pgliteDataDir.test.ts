@@ -78,7 +78,9 @@ describe("given a data dir that is not an event log", () => {
     fs.rmSync(path.join(dir, "actorzero.lock"), { force: true });
     const { PGlite } = await import("@electric-sql/pglite");
     const db = await PGlite.create({ dataDir: dir });
-    const { rows } = await db.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations");
+    const { rows } = await db.query<{ version: number }>(
+      "SELECT max(version) AS version FROM actorzero_schema_migrations",
+    );
     await db.close();
     expect(rows[0]?.version).toBe(999);
   });
@@ -89,7 +91,9 @@ describe("given an empty or missing data dir", () => {
     const dir = path.join(tempDir(), "new");
     const store = await openPgliteStore({ dataDir: dir });
     try {
-      const { rows } = await store.sql.query<{ version: number }>("SELECT max(version) AS version FROM actorzero_schema_migrations");
+      const { rows } = await store.sql.query<{ version: number }>(
+        "SELECT max(version) AS version FROM actorzero_schema_migrations",
+      );
       expect(rows[0]?.version).toBeGreaterThanOrEqual(1);
       expect(await store.headPosition()).toBe(0);
     } finally {
@@ -139,12 +143,21 @@ describe("given a tarball with a name that leaves the target dir", () => {
   });
 });
 
-
 describe("given no data dir", () => {
   it("starts each in-memory store from the image on its own copy: what one writes, the next does not see", async () => {
     const first = await openPgliteStore();
     try {
-      await first.append("s-1", [{ type: "MessageReceived", data: { runId: asRunId("r-1"), text: "hello", sender: "user" }, metadata: { correlationId: "r-1", causationId: null, actor: "test" } }], { expectedVersion: "no_stream" });
+      await first.append(
+        "s-1",
+        [
+          {
+            type: "MessageReceived",
+            data: { runId: asRunId("r-1"), text: "hello", sender: "user" },
+            metadata: { correlationId: "r-1", causationId: null, actor: "test" },
+          },
+        ],
+        { expectedVersion: "no_stream" },
+      );
       // A row on a page the image already has: PostgreSQL writes that file in place.
       await first.sql.exec("INSERT INTO actorzero_schema_migrations (version) VALUES (-1); CHECKPOINT");
       expect(await first.headPosition()).toBe(1);
@@ -154,7 +167,9 @@ describe("given no data dir", () => {
     const second = await openPgliteStore();
     try {
       expect(await second.headPosition()).toBe(0);
-      const { rows } = await second.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM actorzero_schema_migrations WHERE version = -1");
+      const { rows } = await second.sql.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM actorzero_schema_migrations WHERE version = -1",
+      );
       expect(rows[0]?.n).toBe(0);
     } finally {
       await second.close();

@@ -28,15 +28,24 @@ describe("execRaw on an in-memory PGlite", () => {
   });
 
   it("answers every row of a statement, and an empty result for a statement that returns none", async () => {
-    const results = await execRaw(db, `CREATE TEMP TABLE raw_rows (a int); INSERT INTO raw_rows SELECT g FROM generate_series(1, 3) g; SELECT a FROM raw_rows ORDER BY a`);
+    const results = await execRaw(
+      db,
+      `CREATE TEMP TABLE raw_rows (a int); INSERT INTO raw_rows SELECT g FROM generate_series(1, 3) g; SELECT a FROM raw_rows ORDER BY a`,
+    );
     expect(results).toEqual([{ rows: [] }, { rows: [] }, { rows: [{ a: "1" }, { a: "2" }, { a: "3" }] }]);
   });
 
   it("rejects with the server's error, runs nothing after it and commits nothing of the message", async () => {
-    const failing = execRaw(db, `CREATE TABLE raw_cut (a int); INSERT INTO raw_cut VALUES (1); SELECT 1 / 0; CREATE TABLE raw_after (a int)`);
+    const failing = execRaw(
+      db,
+      `CREATE TABLE raw_cut (a int); INSERT INTO raw_cut VALUES (1); SELECT 1 / 0; CREATE TABLE raw_after (a int)`,
+    );
     await expect(failing).rejects.toBeInstanceOf(PgliteServerError);
     await expect(failing).rejects.toMatchObject({ code: "22012", message: "division by zero", severity: "ERROR" });
-    const [{ rows }] = (await execRaw(db, `SELECT to_regclass('raw_cut')::text AS cut, to_regclass('raw_after')::text AS after`)) as [{ rows: unknown[] }];
+    const [{ rows }] = (await execRaw(
+      db,
+      `SELECT to_regclass('raw_cut')::text AS cut, to_regclass('raw_after')::text AS after`,
+    )) as [{ rows: unknown[] }];
     expect(rows).toEqual([{ cut: null, after: null }]);
   });
 
@@ -84,14 +93,22 @@ describe("the PGlite the raw path was written for", () => {
   // must come with a fresh look at those members: this pins the version and the members it uses.
   it("is the exact PGlite version the package pins, with the members execRaw calls", async () => {
     const { readFileSync } = await import("node:fs");
-    const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { dependencies: Record<string, string> };
-    const installed = JSON.parse(readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8")) as { version: string };
-    expect(manifest.dependencies["@electric-sql/pglite"], "pin PGlite exactly: the raw path was checked against one version").toBe("0.5.17");
+    const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const installed = JSON.parse(
+      readFileSync(new URL("../../node_modules/@electric-sql/pglite/package.json", import.meta.url), "utf8"),
+    ) as { version: string };
+    expect(
+      manifest.dependencies["@electric-sql/pglite"],
+      "pin PGlite exactly: the raw path was checked against one version",
+    ).toBe("0.5.17");
     expect(installed.version).toBe("0.5.17");
     const store = await openPgliteStore();
     try {
       const db = (store as unknown as { db: PGlite }).db as unknown as Record<string, unknown>;
-      for (const member of ["_runExclusiveTransaction", "_runExclusiveQuery", "execProtocolRawStream"]) expect(typeof db[member], member).toBe("function");
+      for (const member of ["_runExclusiveTransaction", "_runExclusiveQuery", "execProtocolRawStream"])
+        expect(typeof db[member], member).toBe("function");
     } finally {
       await store.close();
     }

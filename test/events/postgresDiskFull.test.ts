@@ -43,50 +43,57 @@ const event = (i: number): NewEvent => ({
 describeWithPostgres("PostgreSQL on a full disk", () => {
   const db = usePostgresDatabase("actorzero_disk");
 
-  it.skipIf(whyNot !== null)("when the server's disk fills, then an append fails with disk_full, and goes through once space is freed", async () => {
-    const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), "actorzero-pg-small-disk-"));
-    const tablespace = `actorzero_small_${process.pid}`;
-    const filler = path.join(mountPoint, "filler");
-    const url = await db.fresh();
-    let store: EventStore | undefined;
-    let mounted = false;
-    let created = false;
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=16M,mode=755", "tmpfs", mountPoint]);
-      mounted = true;
-      const spaceDir = path.join(mountPoint, "space");
-      fs.mkdirSync(spaceDir, { mode: 0o700 });
-      execFileSync("chown", ["postgres:postgres", spaceDir]);
-      await admin(`CREATE TABLESPACE ${tablespace} LOCATION '${spaceDir}'`);
-      created = true;
-      store = await openPostgresStore({ url });
-      await store.sql.exec(`ALTER TABLE events SET TABLESPACE ${tablespace}`);
-      const chunk = Buffer.alloc(1024 * 1024, 1);
-      fs.writeFileSync(filler, Buffer.alloc(0));
-      while (freeBytes(mountPoint) > 2 * chunk.length) fs.appendFileSync(filler, chunk);
+  it.skipIf(whyNot !== null)(
+    "when the server's disk fills, then an append fails with disk_full, and goes through once space is freed",
+    async () => {
+      const mountPoint = fs.mkdtempSync(path.join(os.tmpdir(), "actorzero-pg-small-disk-"));
+      const tablespace = `actorzero_small_${process.pid}`;
+      const filler = path.join(mountPoint, "filler");
+      const url = await db.fresh();
+      let store: EventStore | undefined;
+      let mounted = false;
+      let created = false;
+      try {
+        execFileSync("mount", ["-t", "tmpfs", "-o", "size=16M,mode=755", "tmpfs", mountPoint]);
+        mounted = true;
+        const spaceDir = path.join(mountPoint, "space");
+        fs.mkdirSync(spaceDir, { mode: 0o700 });
+        execFileSync("chown", ["postgres:postgres", spaceDir]);
+        await admin(`CREATE TABLESPACE ${tablespace} LOCATION '${spaceDir}'`);
+        created = true;
+        store = await openPostgresStore({ url });
+        await store.sql.exec(`ALTER TABLE events SET TABLESPACE ${tablespace}`);
+        const chunk = Buffer.alloc(1024 * 1024, 1);
+        fs.writeFileSync(filler, Buffer.alloc(0));
+        while (freeBytes(mountPoint) > 2 * chunk.length) fs.appendFileSync(filler, chunk);
 
-      const acknowledged: string[] = [];
-      let version = 0;
-      const append = async (i: number) => {
-        const result = await store!.append("pg-disk", Array.from({ length: 5 }, (_, k) => event(i * 5 + k)), { expectedVersion: version === 0 ? "no_stream" : version });
-        version = result.nextExpectedVersion;
-        acknowledged.push(...result.events.map((e) => e.eventId));
-      };
-      let refused: unknown = null;
-      for (let i = 0; i < 5000 && refused === null; i++) await append(i).catch((e) => (refused = e));
-      expect(refused).toBeInstanceOf(StoreError);
-      expect((refused as StoreError).reason).toBe("disk_full");
-      expect(acknowledged.length).toBeGreaterThan(0);
+        const acknowledged: string[] = [];
+        let version = 0;
+        const append = async (i: number) => {
+          const result = await store!.append(
+            "pg-disk",
+            Array.from({ length: 5 }, (_, k) => event(i * 5 + k)),
+            { expectedVersion: version === 0 ? "no_stream" : version },
+          );
+          version = result.nextExpectedVersion;
+          acknowledged.push(...result.events.map((e) => e.eventId));
+        };
+        let refused: unknown = null;
+        for (let i = 0; i < 5000 && refused === null; i++) await append(i).catch((e) => (refused = e));
+        expect(refused).toBeInstanceOf(StoreError);
+        expect((refused as StoreError).reason).toBe("disk_full");
+        expect(acknowledged.length).toBeGreaterThan(0);
 
-      fs.rmSync(filler);
-      await append(9000);
-      expect((await store.readStream("pg-disk")).map((e) => e.eventId)).toEqual(acknowledged);
-    } finally {
-      await store?.close();
-      await dropDatabase(url);
-      if (created) await admin(`DROP TABLESPACE ${tablespace}`);
-      if (mounted) execFileSync("umount", [mountPoint]);
-      fs.rmSync(mountPoint, { recursive: true, force: true });
-    }
-  });
+        fs.rmSync(filler);
+        await append(9000);
+        expect((await store.readStream("pg-disk")).map((e) => e.eventId)).toEqual(acknowledged);
+      } finally {
+        await store?.close();
+        await dropDatabase(url);
+        if (created) await admin(`DROP TABLESPACE ${tablespace}`);
+        if (mounted) execFileSync("umount", [mountPoint]);
+        fs.rmSync(mountPoint, { recursive: true, force: true });
+      }
+    },
+  );
 });

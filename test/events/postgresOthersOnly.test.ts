@@ -43,12 +43,20 @@ describeWithPostgres("when a subscription asks for other processes' events only"
     await mine.append("a", [message("mine 4")], { expectedVersion: 2 });
     await theirs.append("b", [message("theirs 4")], { expectedVersion: 2 });
     await eventually(() => everything.length === 8, 15_000, "the full subscription saw all eight events");
-    await eventually(() => seen.some((e) => e.type === "MessageReceived" && e.data.text === "theirs 4"), 15_000, "the last event of the other store");
+    await eventually(
+      () => seen.some((e) => e.type === "MessageReceived" && e.data.text === "theirs 4"),
+      15_000,
+      "the last event of the other store",
+    );
     stop();
     stopAll();
     expect(texts(seen)).toEqual(["theirs 1", "theirs 2", "theirs 3", "theirs 4"]);
     expect(seen.map((e) => e.globalPosition)).toEqual([...seen.map((e) => e.globalPosition)].sort((a, b) => a - b));
     // The full subscription beside it is untouched: it gets this store's appends too.
-    expect(texts(everything).filter((t) => t.startsWith("mine")).sort()).toEqual(["mine 1", "mine 2", "mine 3", "mine 4"]);
+    expect(
+      texts(everything)
+        .filter((t) => t.startsWith("mine"))
+        .sort(),
+    ).toEqual(["mine 1", "mine 2", "mine 3", "mine 4"]);
   }, 60_000);
 });

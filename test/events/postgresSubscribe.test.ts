@@ -20,10 +20,24 @@ const message = (text: string): NewEvent => ({
  */
 const INSERT_IN_TX = `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
   VALUES ($1, $2, 1, 'MessageReceived', 1, $3::jsonb, $4::jsonb, now()) RETURNING global_position`;
-const raw = (streamId: string, text: string) => [crypto.randomUUID(), streamId, JSON.stringify(message(text).data), JSON.stringify(message(text).metadata)];
+const raw = (streamId: string, text: string) => [
+  crypto.randomUUID(),
+  streamId,
+  JSON.stringify(message(text).data),
+  JSON.stringify(message(text).metadata),
+];
 /** The append function itself inside a transaction of the SQL door. */
 const APPEND_IN_TX = `SELECT actorzero_append($1, -2, $2::jsonb, now()) AS result`;
-const row = (text: string) => JSON.stringify([{ event_id: crypto.randomUUID(), type: "MessageReceived", schema_version: 1, data: message(text).data, metadata: message(text).metadata }]);
+const row = (text: string) =>
+  JSON.stringify([
+    {
+      event_id: crypto.randomUUID(),
+      type: "MessageReceived",
+      schema_version: 1,
+      data: message(text).data,
+      metadata: message(text).metadata,
+    },
+  ]);
 
 const until = (check: () => boolean, what: string, timeoutMs = 15_000) => eventually(check, timeoutMs, what);
 
@@ -120,7 +134,9 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
       try {
         await until(() => taken, "the doomed append");
         after = await writer.append("after", [message("kept")], { expectedVersion: "no_stream" });
-        expect(await reader.settledPosition!(), "the open transaction's position holds the horizon back").toBeLessThan(after.positions[0]!);
+        expect(await reader.settledPosition!(), "the open transaction's position holds the horizon back").toBeLessThan(
+          after.positions[0]!,
+        );
         expect(sub.seen).toEqual([]);
       } finally {
         release.open();
@@ -150,11 +166,15 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
       await until(() => heldPosition > 0, "the held append");
       // Other contexts, from this process and another one, append and commit while it is held.
       const later = await Promise.all(
-        [writer, other, writer, other].map((s, i) => s.append(`later-${i}`, [message(`later ${i}`)], { expectedVersion: "no_stream" })),
+        [writer, other, writer, other].map((s, i) =>
+          s.append(`later-${i}`, [message(`later ${i}`)], { expectedVersion: "no_stream" }),
+        ),
       );
       const laterPositions = later.map((r) => r.positions[0]!).sort((a, b) => a - b);
       expect(laterPositions.every((p) => p > heldPosition)).toBe(true);
-      expect(await reader.settledPosition!(), "nothing above the held position is final while it is open").toBeLessThan(heldPosition);
+      expect(await reader.settledPosition!(), "nothing above the held position is final while it is open").toBeLessThan(
+        heldPosition,
+      );
       expect(sub.seen).toEqual([]);
       release.open();
       await held;
@@ -199,7 +219,10 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
     const all = (await reader.readAll(0, 10_000)).map((e) => e.globalPosition);
     expect(all).toHaveLength(total.appended);
     const lastPosition = all.at(-1)!;
-    await until(() => sub.positions().includes(lastPosition) && sub2.positions().includes(lastPosition), "the last event");
+    await until(
+      () => sub.positions().includes(lastPosition) && sub2.positions().includes(lastPosition),
+      "the last event",
+    );
     expect(sub.positions()).toEqual(all);
     expect(sub2.positions()).toEqual(all);
     expect(ascendingOnce(sub.positions())).toBe(true);
@@ -219,10 +242,14 @@ describeWithPostgres("a live subscription on PostgreSQL", () => {
           [LISTENER_APPLICATION_NAME],
         )
       ).rows;
-    const rows = await eventually(async () => {
-      const cutRows = await cut();
-      return cutRows.length > 0 ? cutRows : undefined;
-    }, 5_000, "the listener's connection");
+    const rows = await eventually(
+      async () => {
+        const cutRows = await cut();
+        return cutRows.length > 0 ? cutRows : undefined;
+      },
+      5_000,
+      "the listener's connection",
+    );
     expect(rows).toEqual([{ cut: true }]);
     await writer.append("a", [message("meanwhile")], { expectedVersion: 1 });
     await until(() => sub.seen.length === 2, "the event appended while disconnected");

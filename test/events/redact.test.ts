@@ -22,7 +22,9 @@ describe("given texts holding secrets", () => {
       expect(out).toContain("http://alice:***@models.local/v1");
       expect(out).toContain("postgres://bob@db.local:5432/log?sslmode=disable&password=***");
       expect(redactSecrets(out)).toBe(out);
-      expect(redactSecrets("a plain sentence, https://example.test/a?b=c")).toBe("a plain sentence, https://example.test/a?b=c");
+      expect(redactSecrets("a plain sentence, https://example.test/a?b=c")).toBe(
+        "a plain sentence, https://example.test/a?b=c",
+      );
     } finally {
       if (before === undefined) delete process.env["PGPASSWORD"];
       else process.env["PGPASSWORD"] = before;
@@ -49,11 +51,16 @@ const request: ModelRequest = {
 describe("given a model endpoint whose base URL carries credentials", () => {
   it("when the endpoint's error text echoes credentials, then the ModelError (what is stored) holds none", async () => {
     server = await startFakeOpenAIServer();
-    server.reply({ status: 400, message: `bad request to http://alice:s3cret-userinfo@models.local/v1 (db postgres://u@h/d?password=qwerty-query-pw)` });
-    const error = await openAIModel({ apiKey: "sk-test-key-0123456789", baseURL: server.baseURL }).call(request).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    server.reply({
+      status: 400,
+      message: `bad request to http://alice:s3cret-userinfo@models.local/v1 (db postgres://u@h/d?password=qwerty-query-pw)`,
+    });
+    const error = await openAIModel({ apiKey: "sk-test-key-0123456789", baseURL: server.baseURL })
+      .call(request)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toBeInstanceOf(ModelError);
     const text = `${(error as Error).message} ${JSON.stringify(error)}`;
     expect(text).toContain("bad request");
@@ -67,10 +74,12 @@ describe("given a model endpoint whose base URL carries credentials", () => {
     server = undefined;
     gone.username = "alice";
     gone.password = "s3cret-userinfo";
-    const error = await openAIModel({ apiKey: "sk-test-key-0123456789", baseURL: gone.toString() }).call(request).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const error = await openAIModel({ apiKey: "sk-test-key-0123456789", baseURL: gone.toString() })
+      .call(request)
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(error).toMatchObject({ reason: "connection" });
     expect(`${(error as Error).message} ${JSON.stringify(error)}`).not.toContain("s3cret-userinfo");
   });
@@ -81,12 +90,18 @@ describe("given secret values from configuration", () => {
     const { addSecrets } = await import("../../src/events/redact.ts");
     const { mcpSecretValues } = await import("../../src/tools/mcpConfig.ts");
     const values = mcpSecretValues({
-      web: { type: "http", url: "http://127.0.0.1:1/mcp", headers: { Authorization: "Token hdr-secret-123", Accept: "json" } },
+      web: {
+        type: "http",
+        url: "http://127.0.0.1:1/mcp",
+        headers: { Authorization: "Token hdr-secret-123", Accept: "json" },
+      },
       local: { type: "stdio", command: "x", env: { API_TOKEN: "env-secret-456", DEBUG: "1" } },
     });
     expect(values).toEqual(["Token hdr-secret-123", "hdr-secret-123", "json", "env-secret-456", "1"]);
     expect(redactSecrets("sent Token hdr-secret-123 and env-secret-456")).toContain("hdr-secret-123");
     addSecrets(values);
-    expect(redactSecrets("sent Token hdr-secret-123 and env-secret-456 as json, DEBUG=1")).toBe("sent *** and *** as json, DEBUG=1");
+    expect(redactSecrets("sent Token hdr-secret-123 and env-secret-456 as json, DEBUG=1")).toBe(
+      "sent *** and *** as json, DEBUG=1",
+    );
   });
 });

@@ -11,12 +11,17 @@ import type { NewEvent } from "../../src/events/schema.ts";
 const [mode, dataDir] = process.argv.slice(2);
 if (!dataDir || (mode !== "append" && mode !== "hold")) throw new Error("usage: storeChild.ts append|hold <dataDir>");
 
-const event = (text: string): NewEvent => ({ type: "MessageReceived", data: { runId: asRunId("run-1"), text, sender: "user" } });
+const event = (text: string): NewEvent => ({
+  type: "MessageReceived",
+  data: { runId: asRunId("run-1"), text, sender: "user" },
+});
 const store = await openPgliteStore({ dataDir });
 
 if (mode === "append") {
   for (let version = 1; ; version++) {
-    const { positions } = await store.append("ctx-durable", [event(`m${version}`)], { expectedVersion: version === 1 ? "no_stream" : version - 1 });
+    const { positions } = await store.append("ctx-durable", [event(`m${version}`)], {
+      expectedVersion: version === 1 ? "no_stream" : version - 1,
+    });
     process.stdout.write(`ack ${version} ${positions[0]}\n`);
   }
 } else {

@@ -20,7 +20,8 @@ const message = (text: string, eventId?: string): NewEvent => ({
   ...(eventId === undefined ? {} : { eventId: asEventId(eventId) }),
 });
 
-const texts = (events: readonly RecordedEvent[]) => events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type));
+const texts = (events: readonly RecordedEvent[]) =>
+  events.map((e) => (e.type === "MessageReceived" ? e.data.text : e.type));
 
 const newStream = () => `ctx-${randomUUID()}`;
 
@@ -63,14 +64,20 @@ export const storeContract = (name: string, open: StoreOpener) => {
 
       it("numbers each stream's events 1, 2, 3 … without gaps, and readStream starts at fromVersion", async () => {
         const id = newStream();
-        const first = await store.append(id, [message("1"), message("2"), message("3")], { expectedVersion: "no_stream" });
+        const first = await store.append(id, [message("1"), message("2"), message("3")], {
+          expectedVersion: "no_stream",
+        });
         const second = await store.append(id, [message("4")], { expectedVersion: first.nextExpectedVersion });
         await store.append(id, [message("5"), message("6")], { expectedVersion: second.nextExpectedVersion });
 
         const events = await store.readStream(id);
         expect(events.map((e) => e.streamVersion)).toEqual([1, 2, 3, 4, 5, 6]);
         expect(texts(events)).toEqual(["1", "2", "3", "4", "5", "6"]);
-        expect(first).toEqual({ nextExpectedVersion: 3, positions: events.slice(0, 3).map((e) => e.globalPosition), events: events.slice(0, 3) });
+        expect(first).toEqual({
+          nextExpectedVersion: 3,
+          positions: events.slice(0, 3).map((e) => e.globalPosition),
+          events: events.slice(0, 3),
+        });
         expect(texts(await store.readStream(id, 5))).toEqual(["5", "6"]);
         expect(await store.streamVersion(id)).toBe(6);
         expect(await store.streamVersion(newStream())).toBe(0);
@@ -80,7 +87,12 @@ export const storeContract = (name: string, open: StoreOpener) => {
         const id = newStream();
         await store.append(id, [message("x")], { expectedVersion: "no_stream" });
         const [event] = await store.readStream(id);
-        expect(event).toMatchObject({ streamId: id, streamVersion: 1, schemaVersion: 1, recordedAt: fixedNow.toISOString() });
+        expect(event).toMatchObject({
+          streamId: id,
+          streamVersion: 1,
+          schemaVersion: 1,
+          recordedAt: fixedNow.toISOString(),
+        });
         expect(event!.eventId).toMatch(/^[0-9a-f-]{36}$/);
         expect(event!.metadata).toEqual({ correlationId: null, causationId: null, actor: null });
       });
@@ -95,7 +107,7 @@ export const storeContract = (name: string, open: StoreOpener) => {
             runId: asRunId("run-1"),
             step: 1,
             text: "a\u0000b",
-            toolCalls: [{ id: "c1", name: "t", arguments: { zeta: 1, a: { yy: "\uD800", b: [1, { "é": 1, z: 2 }] } } }],
+            toolCalls: [{ id: "c1", name: "t", arguments: { zeta: 1, a: { yy: "\uD800", b: [1, { é: 1, z: 2 }] } } }],
             usage: null,
           },
         };
@@ -104,7 +116,11 @@ export const storeContract = (name: string, open: StoreOpener) => {
         expect(result.events).toEqual(read);
         // toEqual ignores key order; the model sees the arguments as JSON text, so the order must match too.
         expect(JSON.stringify(result.events)).toBe(JSON.stringify(read));
-        expect(result.events[0]).toMatchObject({ schemaVersion: 1, recordedAt: fixedNow.toISOString(), streamVersion: 1 });
+        expect(result.events[0]).toMatchObject({
+          schemaVersion: 1,
+          recordedAt: fixedNow.toISOString(),
+          streamVersion: 1,
+        });
         expect((result.events[0]!.data as { text: string }).text).toBe("a\uFFFDb");
       });
     });
@@ -121,7 +137,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
         expect(texts(read)).toEqual([text, "'", "\\"]);
         expect(await store.headPosition()).toBe(head + 3);
 
-        await expect(store.append(`ctx-\u0000-${randomUUID()}`, [message("x")], { expectedVersion: "no_stream" })).rejects.toThrow();
+        await expect(
+          store.append(`ctx-\u0000-${randomUUID()}`, [message("x")], { expectedVersion: "no_stream" }),
+        ).rejects.toThrow();
         expect(await store.headPosition()).toBe(head + 3);
       });
     });
@@ -130,7 +148,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
       it("appends when the stream is at that version and refuses with ConcurrencyError otherwise", async () => {
         const id = newStream();
         await store.append(id, [message("1"), message("2")], { expectedVersion: "no_stream" });
-        await expect(store.append(id, [message("3")], { expectedVersion: 2 })).resolves.toMatchObject({ nextExpectedVersion: 3 });
+        await expect(store.append(id, [message("3")], { expectedVersion: 2 })).resolves.toMatchObject({
+          nextExpectedVersion: 3,
+        });
 
         const error = await store.append(id, [message("stale")], { expectedVersion: 2 }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(ConcurrencyError);
@@ -141,7 +161,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
       it("refuses a version ahead of the stream too (no gap is ever written)", async () => {
         const id = newStream();
         await store.append(id, [message("1")], { expectedVersion: "no_stream" });
-        await expect(store.append(id, [message("x")], { expectedVersion: 5 })).rejects.toMatchObject({ actualVersion: 1 });
+        await expect(store.append(id, [message("x")], { expectedVersion: 5 })).rejects.toMatchObject({
+          actualVersion: 1,
+        });
         expect(await store.streamVersion(id)).toBe(1);
       });
 
@@ -157,16 +179,24 @@ export const storeContract = (name: string, open: StoreOpener) => {
 
       it("with any, appends on top whatever the version", async () => {
         const id = newStream();
-        await expect(store.append(id, [message("1")], { expectedVersion: "any" })).resolves.toMatchObject({ nextExpectedVersion: 1 });
-        await expect(store.append(id, [message("2"), message("3")], { expectedVersion: "any" })).resolves.toMatchObject({
-          nextExpectedVersion: 3,
+        await expect(store.append(id, [message("1")], { expectedVersion: "any" })).resolves.toMatchObject({
+          nextExpectedVersion: 1,
         });
+        await expect(store.append(id, [message("2"), message("3")], { expectedVersion: "any" })).resolves.toMatchObject(
+          {
+            nextExpectedVersion: 3,
+          },
+        );
         expect((await store.readStream(id)).map((e) => e.streamVersion)).toEqual([1, 2, 3]);
       });
 
       it("refuses a malformed expected version before writing", async () => {
-        await expect(store.append(newStream(), [message("x")], { expectedVersion: -1 })).rejects.toBeInstanceOf(RangeError);
-        await expect(store.append(newStream(), [message("x")], { expectedVersion: 1.5 })).rejects.toBeInstanceOf(RangeError);
+        await expect(store.append(newStream(), [message("x")], { expectedVersion: -1 })).rejects.toBeInstanceOf(
+          RangeError,
+        );
+        await expect(store.append(newStream(), [message("x")], { expectedVersion: 1.5 })).rejects.toBeInstanceOf(
+          RangeError,
+        );
       });
     });
 
@@ -185,7 +215,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
         expect(lost[0]!.reason).toBeInstanceOf(ConcurrencyError);
         const stored = await store.readStream(id);
         expect((lost[0]!.reason as ConcurrencyError).actualVersion).toBe(stored.length);
-        expect(texts(stored).slice(1)).toSatisfy((t: string[]) => t.join() === "left" || t.join() === "right-1,right-2");
+        expect(texts(stored).slice(1)).toSatisfy(
+          (t: string[]) => t.join() === "left" || t.join() === "right-1,right-2",
+        );
       });
 
       it("with any, both land, one after the other", async () => {
@@ -211,7 +243,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
         await expect(store.append(id, batch, { expectedVersion: "no_stream" })).resolves.toEqual(first);
         await expect(store.append(id, batch, { expectedVersion: "any" })).resolves.toEqual(first);
         // The rows answered are the stored ones, not the ones sent again.
-        const resent = await store.append(id, [message("changed", ids[0]), message("too", ids[1])], { expectedVersion: 0 });
+        const resent = await store.append(id, [message("changed", ids[0]), message("too", ids[1])], {
+          expectedVersion: 0,
+        });
         expect(texts(resent.events)).toEqual(["1", "2"]);
         expect(resent.events).toEqual((await store.readStream(id)).slice(0, 2));
         expect(await store.headPosition()).toBe(head);
@@ -227,11 +261,15 @@ export const storeContract = (name: string, open: StoreOpener) => {
         const id = newStream();
         const stored = randomUUID();
         await store.append(id, [message("1", stored)], { expectedVersion: "no_stream" });
-        await expect(store.append(newStream(), [message("1", stored)], { expectedVersion: "any" })).rejects.toMatchObject({
+        await expect(
+          store.append(newStream(), [message("1", stored)], { expectedVersion: "any" }),
+        ).rejects.toMatchObject({
           _tag: "StoreError",
           reason: "refused",
         });
-        await expect(store.append(id, [message("1", stored), message("new")], { expectedVersion: "any" })).rejects.toMatchObject({
+        await expect(
+          store.append(id, [message("1", stored), message("new")], { expectedVersion: "any" }),
+        ).rejects.toMatchObject({
           reason: "refused",
         });
         expect(await store.streamVersion(id)).toBe(1);
@@ -242,7 +280,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
       it("refuses UPDATE, DELETE and TRUNCATE of events in the database itself", async () => {
         const id = newStream();
         await store.append(id, [message("keep me")], { expectedVersion: "no_stream" });
-        await expect(store.sql.query("UPDATE events SET type = 'X' WHERE stream_id = $1", [id])).rejects.toThrow(/append-only/);
+        await expect(store.sql.query("UPDATE events SET type = 'X' WHERE stream_id = $1", [id])).rejects.toThrow(
+          /append-only/,
+        );
         await expect(store.sql.exec(`DELETE FROM events WHERE stream_id = '${id}'`)).rejects.toThrow(/append-only/);
         await expect(store.sql.exec("DELETE FROM events")).rejects.toThrow(/append-only/);
         await expect(store.sql.exec("TRUNCATE events")).rejects.toThrow(/append-only/);
@@ -265,7 +305,15 @@ export const storeContract = (name: string, open: StoreOpener) => {
           );
           expect(rows.map((r) => r.linked)).toEqual([true, true, true, true]);
           const result = await fresh.verify();
-          expect(result).toMatchObject({ ok: true, events: 4, problems: [], unchained: 0, lastPosition: positions[0], head: { position: positions[0] }, unsealed: 0 });
+          expect(result).toMatchObject({
+            ok: true,
+            events: 4,
+            problems: [],
+            unchained: 0,
+            lastPosition: positions[0],
+            head: { position: positions[0] },
+            unsealed: 0,
+          });
           expect(result.head.hash).toMatch(/^[0-9a-f]{64}$/);
         } finally {
           await fresh.close();
@@ -277,7 +325,13 @@ export const storeContract = (name: string, open: StoreOpener) => {
         try {
           const id = newStream();
           await fresh.append(id, [message("one")], { expectedVersion: "no_stream" });
-          const raw = await fresh.sql.query<{ global_position: string }>(INSERT_ROW, [randomUUID(), id, 3, "MessageReceived", JSON.stringify({ runId: "run-1", text: "x", sender: "user" })]);
+          const raw = await fresh.sql.query<{ global_position: string }>(INSERT_ROW, [
+            randomUUID(),
+            id,
+            3,
+            "MessageReceived",
+            JSON.stringify({ runId: "run-1", text: "x", sender: "user" }),
+          ]);
           const result = await fresh.verify();
           expect(result.ok).toBe(false);
           const at = Number(raw.rows[0]!.global_position);
@@ -295,8 +349,13 @@ export const storeContract = (name: string, open: StoreOpener) => {
       it("refuses the whole append with EventValidationError and writes nothing", async () => {
         const id = newStream();
         const head = await store.headPosition();
-        const bad = { type: "MessageReceived", data: { runId: "run-1", text: 42, sender: "user" } } as unknown as NewEvent;
-        const error = await store.append(id, [message("fine"), bad], { expectedVersion: "no_stream" }).catch((e: unknown) => e);
+        const bad = {
+          type: "MessageReceived",
+          data: { runId: "run-1", text: 42, sender: "user" },
+        } as unknown as NewEvent;
+        const error = await store
+          .append(id, [message("fine"), bad], { expectedVersion: "no_stream" })
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(EventValidationError);
         expect((error as EventValidationError).message).toMatch(/MessageReceived.*text/);
         await expect(
@@ -350,7 +409,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
 
       it("starts after the given position, skipping what came before", async () => {
         const id = newStream();
-        const { positions } = await store.append(id, [message("old"), message("new")], { expectedVersion: "no_stream" });
+        const { positions } = await store.append(id, [message("old"), message("new")], {
+          expectedVersion: "no_stream",
+        });
         const seen: string[] = [];
         const unsubscribe = store.subscribe(positions[0]!, (e) => {
           if (e.streamId === id) seen.push(texts([e])[0]!);
@@ -434,15 +495,22 @@ export const storeContract = (name: string, open: StoreOpener) => {
             // The counters of this session's transaction so far (PostgreSQL may also hold a previous
             // transaction's there until it reports them): the test reads what the appends add.
             const counts = async () => {
-              const row = (await tx.query<{ seq_scan: string | number; idx_scan: string | number }>(
-                `SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'events'`,
-              )).rows[0]!;
+              const row = (
+                await tx.query<{ seq_scan: string | number; idx_scan: string | number }>(
+                  `SELECT seq_scan, idx_scan FROM pg_stat_xact_user_tables WHERE relname = 'events'`,
+                )
+              ).rows[0]!;
               return { seq: Number(row.seq_scan), idx: Number(row.idx_scan) };
             };
             const before = await counts();
             const append = async (stream: string, expected: number | "no_stream", text: string) => {
               const rows = appendRows(stream, [message(text)], expected);
-              await tx.query(APPEND_SQL, [stream, encodeExpectedVersion(expected), JSON.stringify(rows), new Date().toISOString()]);
+              await tx.query(APPEND_SQL, [
+                stream,
+                encodeExpectedVersion(expected),
+                JSON.stringify(rows),
+                new Date().toISOString(),
+              ]);
             };
             // PL/pgSQL plans the function's statements on its first calls, while the log is nearly
             // empty, and keeps those plans for the session; then the log grows under them.
@@ -532,7 +600,9 @@ export const storeContract = (name: string, open: StoreOpener) => {
           () => s.sql.query("SELECT 1"),
         ];
         for (const call of calls) {
-          const error = await Promise.resolve().then(call).catch((e: unknown) => e);
+          const error = await Promise.resolve()
+            .then(call)
+            .catch((e: unknown) => e);
           expect(error).toBeInstanceOf(StoreError);
           expect(error).toMatchObject({ reason: "closed" });
         }

@@ -54,7 +54,7 @@ describe("when a 64-leaf fan-out runs with the runtime's calls capped at 2", () 
     const queued = events.filter((e) => e.type === "ModelCallQueued");
     const admitted = events.filter((e) => e.type === "ModelCallAdmitted");
     // Most calls had to wait, and every wait ended with its call admitted.
-    expect(queued.length).toBeGreaterThan(FAN * FAN / 2);
+    expect(queued.length).toBeGreaterThan((FAN * FAN) / 2);
     expect(admitted.length).toBe(queued.length);
     expect((await rt.contexts({ rootContextId: root.id })).some((c) => c.queued)).toBe(false);
   }, 60_000);
@@ -63,7 +63,9 @@ describe("when a 64-leaf fan-out runs with the runtime's calls capped at 2", () 
 describe("when a preset caps its own calls at 3", () => {
   it("never has more than 3 of its calls in flight", async () => {
     const { seen, model } = counting(fanOutModel);
-    const { rt } = await runtimeWith(store, model, { presets: { Default: { model: "gpt-4o-mini", maxConcurrent: 3 } } });
+    const { rt } = await runtimeWith(store, model, {
+      presets: { Default: { model: "gpt-4o-mini", maxConcurrent: 3 } },
+    });
     const root = await rt.createContext({});
     expect(await rt.send(root.id, "split the work")).toMatchObject({ status: "completed" });
     expect(seen.calls).toBe(ALL_CALLS);
@@ -82,7 +84,12 @@ describe("when calls wait behind one that holds the only place", () => {
       async (req) => {
         if (req.agentNumber === 0) {
           if (repliesSoFar(req) > 0) return { text: "all done" };
-          return call("parallel", { tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i}`, name: `part ${i}` } })) });
+          return call("parallel", {
+            tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
+              name: "call_subordinate",
+              arguments: { message: `part ${i}`, name: `part ${i}` },
+            })),
+          });
         }
         order.push(req.contextId);
         if (order.length === 1) {
@@ -97,10 +104,14 @@ describe("when calls wait behind one that holds the only place", () => {
     const started = await rt.start(root.id, "split the work");
     const holder = await first.promise;
     // The other children wait behind the one holding the place, and their views say so.
-    const waiting = await eventually(async () => {
-      const q = (await rt.contexts({ rootContextId: root.id })).filter((c) => c.queued);
-      return q.length === CHILDREN - 1 ? q : null;
-    }, 10_000, "the other children to be queued");
+    const waiting = await eventually(
+      async () => {
+        const q = (await rt.contexts({ rootContextId: root.id })).filter((c) => c.queued);
+        return q.length === CHILDREN - 1 ? q : null;
+      },
+      10_000,
+      "the other children to be queued",
+    );
     return { rt, model, root, started, hold, order, holder, waiting };
   };
 
@@ -117,13 +128,22 @@ describe("when calls wait behind one that holds the only place", () => {
     const fold = new TreeFold();
     fold.apply(log);
     const { statusWord } = (await import(FORMAT_JS)) as { statusWord: (row: unknown) => string };
-    const onPage = fold.rows().filter((r) => statusWord(r) === "queued").map((r) => r.id);
+    const onPage = fold
+      .rows()
+      .filter((r) => statusWord(r) === "queued")
+      .map((r) => r.id);
     expect(onPage.sort()).toEqual(waiting.map((c) => c.id).sort());
     hold.open();
     expect(await started.ended).toMatchObject({ status: "completed", response: "all done" });
     const events = await treeEvents(rt, root.id);
-    const queuedOrder = events.filter((e) => e.type === "ModelCallQueued").sort((a, b) => a.globalPosition - b.globalPosition).map((e) => e.streamId);
-    const admittedOrder = events.filter((e) => e.type === "ModelCallAdmitted").sort((a, b) => a.globalPosition - b.globalPosition).map((e) => e.streamId);
+    const queuedOrder = events
+      .filter((e) => e.type === "ModelCallQueued")
+      .sort((a, b) => a.globalPosition - b.globalPosition)
+      .map((e) => e.streamId);
+    const admittedOrder = events
+      .filter((e) => e.type === "ModelCallAdmitted")
+      .sort((a, b) => a.globalPosition - b.globalPosition)
+      .map((e) => e.streamId);
     expect(queuedOrder).toHaveLength(CHILDREN - 1);
     expect(admittedOrder).toEqual(queuedOrder);
     // The model saw them in that order too, after the holder.
@@ -139,7 +159,9 @@ describe("when calls wait behind one that holds the only place", () => {
     const view = (await rt.context(victim))!;
     expect(view).toMatchObject({ status: "stopped", queued: false });
     const failed = (await rt.events({ contextId: victim })).filter((e) => e.type === "ModelCallFailed");
-    expect(failed.map((e) => e.type === "ModelCallFailed" && e.data.message)).toEqual([expect.stringMatching(/waited in the queue; it was not sent/)]);
+    expect(failed.map((e) => e.type === "ModelCallFailed" && e.data.message)).toEqual([
+      expect.stringMatching(/waited in the queue; it was not sent/),
+    ]);
     hold.open();
     expect(await started.ended).toMatchObject({ status: "completed", response: "all done" });
     expect(order).not.toContain(victim);

@@ -26,7 +26,15 @@ beforeAll(async () => {
   rt = await createRuntime({
     store,
     model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL, fetch }),
-    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, requestsPerMinute: 400, rateWindowMs: RATE_WINDOW_MS } },
+    presets: {
+      Default: {
+        model: "gpt-4o-mini",
+        contextWindow: WINDOW,
+        maxOutputTokens: MAX_OUTPUT,
+        requestsPerMinute: 400,
+        rateWindowMs: RATE_WINDOW_MS,
+      },
+    },
     limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50 },
   });
 });

@@ -34,7 +34,12 @@ const runFanOut = async (presets: Presets) => {
     const sentAt = Date.now();
     const res = await globalThis.fetch(input, init);
     const retry = res.headers.get("retry-after-ms");
-    exchanges.push({ sentAt, answeredAt: Date.now(), status: res.status, retryAfterMs: retry === null ? null : Number(retry) });
+    exchanges.push({
+      sentAt,
+      answeredAt: Date.now(),
+      status: res.status,
+      retryAfterMs: retry === null ? null : Number(retry),
+    });
     return res;
   };
   rt = await createRuntime({
@@ -53,7 +58,9 @@ const runFanOut = async (presets: Presets) => {
 
 describe("when the preset knows the provider's limit", () => {
   it("completes the 64-leaf fan-out without a single 429: the server never sees more than its limit", async () => {
-    const { outcome, contexts, events, rollup, server } = await runFanOut({ Default: { model: "m", requestsPerMinute: 600, rateWindowMs: WINDOW_MS } });
+    const { outcome, contexts, events, rollup, server } = await runFanOut({
+      Default: { model: "m", requestsPerMinute: 600, rateWindowMs: WINDOW_MS },
+    });
     expect(outcome).toMatchObject({ status: "completed", response: "all parts done" });
     expect(contexts).toHaveLength(1 + FAN + FAN * FAN);
     expect(events.filter((e) => e.type === "RunFailed")).toEqual([]);
@@ -61,7 +68,11 @@ describe("when the preset knows the provider's limit", () => {
     expect(server.maxInWindow).toBeLessThanOrEqual(LIMIT);
     expect(server.accepted).toBe(ALL_CALLS);
     // Every call billed once: the usage folded from the log is what the server reported.
-    expect(rollup).toMatchObject({ modelCalls: server.accepted, inputTokens: server.usage.inputTokens, outputTokens: server.usage.outputTokens });
+    expect(rollup).toMatchObject({
+      modelCalls: server.accepted,
+      inputTokens: server.usage.inputTokens,
+      outputTokens: server.usage.outputTokens,
+    });
     // Calls past the limit waited, visibly.
     expect(events.filter((e) => e.type === "ModelCallQueued").length).toBeGreaterThan(ALL_CALLS - 2 * LIMIT);
   }, 60_000);
@@ -71,17 +82,27 @@ describe("when only the provider knows its limit and answers 429 beyond it", () 
   it("pauses every caller on a 429, retries without failing a run, and bills each call once", async () => {
     const { outcome, contexts, events, rollup, exchanges, server } = await runFanOut({ Default: { model: "m" } });
     expect(outcome).toMatchObject({ status: "completed", response: "all parts done" });
-    expect(contexts.filter((c) => !(c.status === "idle" && c.lastRun?.status === "completed")).map((c) => ({ id: c.id, status: c.status, failure: c.failure, lastRun: c.lastRun?.status }))).toEqual([]);
+    expect(
+      contexts
+        .filter((c) => !(c.status === "idle" && c.lastRun?.status === "completed"))
+        .map((c) => ({ id: c.id, status: c.status, failure: c.failure, lastRun: c.lastRun?.status })),
+    ).toEqual([]);
     expect(events.filter((e) => e.type === "RunFailed")).toEqual([]);
     expect(server.refused).toBeGreaterThan(0);
     // Each 429 is on the log as a retried failure; each call was answered once and billed once.
     const limited = events.filter((e) => e.type === "ModelCallFailed" && e.data.reason === "rate_limited");
     expect(limited).toHaveLength(server.refused);
     expect(server.accepted).toBe(ALL_CALLS);
-    expect(rollup).toMatchObject({ modelCalls: server.accepted, inputTokens: server.usage.inputTokens, outputTokens: server.usage.outputTokens });
+    expect(rollup).toMatchObject({
+      modelCalls: server.accepted,
+      inputTokens: server.usage.inputTokens,
+      outputTokens: server.usage.outputTokens,
+    });
     // The pause is the provider's, not the call's: no request left while one was on (50 ms allowed for a call
     // admitted just before the 429 came back).
-    const pauses = exchanges.filter((x) => x.status === 429 && x.retryAfterMs !== null && x.retryAfterMs > 120).map((x) => ({ from: x.answeredAt + 50, to: x.answeredAt + x.retryAfterMs! - 20 }));
+    const pauses = exchanges
+      .filter((x) => x.status === 429 && x.retryAfterMs !== null && x.retryAfterMs > 120)
+      .map((x) => ({ from: x.answeredAt + 50, to: x.answeredAt + x.retryAfterMs! - 20 }));
     expect(pauses.length).toBeGreaterThan(0);
     const sentInPause = exchanges.filter((x) => pauses.some((p) => x.sentAt > p.from && x.sentAt < p.to));
     expect(sentInPause).toEqual([]);

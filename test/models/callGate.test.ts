@@ -146,7 +146,10 @@ describe("when a call gets a 429", () => {
     const retry = queuedOf(gate.enter("p", { retry: true }));
     expect(retry.ahead).toBe(0);
     const order: string[] = [];
-    const done = [fresh.admitted().then((t) => (order.push("fresh"), t.done())), retry.admitted().then((t) => (order.push("retry"), t.done()))];
+    const done = [
+      fresh.admitted().then((t) => (order.push("fresh"), t.done())),
+      retry.admitted().then((t) => (order.push("retry"), t.done())),
+    ];
     holder.done();
     await Promise.all(done);
     expect(order).toEqual(["retry", "fresh"]);

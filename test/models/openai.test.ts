@@ -73,18 +73,30 @@ describe("given an endpoint that answers", () => {
     const messages: ModelRequest["messages"] = [
       { role: "system", content: "sys" },
       { role: "user", content: "go" },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "t", arguments: "{}" } }],
+      },
       { role: "tool", tool_call_id: "c1", content: "result" },
     ];
 
-    await model.call(request({ model: "gpt-test-1", messages, tools: [{ name: "call_subordinate", description: "Delegate.", parameters }] }));
+    await model.call(
+      request({
+        model: "gpt-test-1",
+        messages,
+        tools: [{ name: "call_subordinate", description: "Delegate.", parameters }],
+      }),
+    );
 
     const [seen] = server.requests;
     expect(seen?.path).toBe("/v1/chat/completions");
     expect(seen?.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(seen?.body.model).toBe("gpt-test-1");
     expect(seen?.body.messages).toEqual(messages);
-    expect(seen?.body.tools).toEqual([{ type: "function", function: { name: "call_subordinate", description: "Delegate.", parameters } }]);
+    expect(seen?.body.tools).toEqual([
+      { type: "function", function: { name: "call_subordinate", description: "Delegate.", parameters } },
+    ]);
     expect(seen?.body.stream).toBeFalsy();
   });
 
@@ -153,7 +165,9 @@ describe("given an endpoint that fails", () => {
     expect(error).toMatchObject({ reason: "authentication", retryable: false, status: 401 });
     expect(error.message).toContain("Incorrect API key provided");
     expect(error.message).not.toContain(API_KEY);
-    expect(JSON.stringify({ ...error, message: error.message, stack: error.stack, cause: String(error.cause) })).not.toContain(API_KEY);
+    expect(
+      JSON.stringify({ ...error, message: error.message, stack: error.stack, cause: String(error.cause) }),
+    ).not.toContain(API_KEY);
   });
 
   it.each([

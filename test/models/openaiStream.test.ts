@@ -39,7 +39,9 @@ describe("given a request with an onDelta listener", () => {
     server.reply({ text: "hello streaming world", chunkSize: 4, usage: { inputTokens: 21, outputTokens: 5 } });
     const deltas: ModelDelta[] = [];
 
-    const turn = await openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(request({ onDelta: (d) => deltas.push(d) }));
+    const turn = await openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(
+      request({ onDelta: (d) => deltas.push(d) }),
+    );
 
     expect(turn).toEqual({ text: "hello streaming world", usage: { inputTokens: 21, outputTokens: 5 } });
     expect(deltas.length).toBe(Math.ceil("hello streaming world".length / 4));
@@ -59,7 +61,9 @@ describe("given a request with an onDelta listener", () => {
     });
     const deltas: ModelDelta[] = [];
 
-    const turn = await openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(request({ onDelta: (d) => deltas.push(d) }));
+    const turn = await openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(
+      request({ onDelta: (d) => deltas.push(d) }),
+    );
 
     expect(turn.text).toBeNull();
     expect(turn.toolCalls).toEqual([
@@ -67,7 +71,10 @@ describe("given a request with an onDelta listener", () => {
       { id: "call_b", name: "response", arguments: second },
     ]);
     const argsOf = (index: number) =>
-      deltas.filter((d) => d.kind === "tool_call" && d.index === index).map((d) => (d.kind === "tool_call" ? d.arguments : "")).join("");
+      deltas
+        .filter((d) => d.kind === "tool_call" && d.index === index)
+        .map((d) => (d.kind === "tool_call" ? d.arguments : ""))
+        .join("");
     expect(argsOf(0)).toBe(first);
     expect(argsOf(1)).toBe(second);
   });
@@ -110,15 +117,22 @@ describe("when the stream breaks", () => {
     server.reply({ text: "this reply is cut in the middle", chunkSize: 2, dropAfterChunks: 4 });
     const deltas: ModelDelta[] = [];
 
-    const error = await failure(openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(request({ onDelta: (d) => deltas.push(d) })));
+    const error = await failure(
+      openAIModel({ apiKey: API_KEY, baseURL: server.baseURL }).call(request({ onDelta: (d) => deltas.push(d) })),
+    );
 
     expect(error).toMatchObject({ reason: "connection", retryable: true });
     expect(deltas.length).toBeGreaterThan(0);
   });
 
   it("fails with a retryable connection error when the body ends before any finish reason", async () => {
-    server.reply({ raw: 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"half"},"finish_reason":null}]}\n\n', contentType: "text/event-stream" });
-    const error = await failure(openAIModel({ apiKey: API_KEY, baseURL: server.baseURL, stream: true }).call(request()));
+    server.reply({
+      raw: 'data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"half"},"finish_reason":null}]}\n\n',
+      contentType: "text/event-stream",
+    });
+    const error = await failure(
+      openAIModel({ apiKey: API_KEY, baseURL: server.baseURL, stream: true }).call(request()),
+    );
     expect(error).toMatchObject({ reason: "connection", retryable: true });
   });
 

@@ -48,11 +48,27 @@ describe("configuredPreset", () => {
   );
 
   it("uses the profile's preset when the context has no project", () => {
-    expect(configuredPreset({ presets, projects: { app: { preset: "Fast" } }, project: null, profile: "researcher", profileModelPreset: "Cheap" })).toBe("Cheap");
+    expect(
+      configuredPreset({
+        presets,
+        projects: { app: { preset: "Fast" } },
+        project: null,
+        profile: "researcher",
+        profileModelPreset: "Cheap",
+      }),
+    ).toBe("Cheap");
   });
 
   it("uses the profile's preset when the project is not configured", () => {
-    expect(configuredPreset({ presets, projects: {}, project: "elsewhere", profile: "researcher", profileModelPreset: "Cheap" })).toBe("Cheap");
+    expect(
+      configuredPreset({
+        presets,
+        projects: {},
+        project: "elsewhere",
+        profile: "researcher",
+        profileModelPreset: "Cheap",
+      }),
+    ).toBe("Cheap");
   });
 
   it("ignores another profile's project setting", () => {
@@ -66,13 +82,21 @@ describe("configuredPreset", () => {
     ["profile", {}, "Missing"],
   ] as const)("counts an unknown %s preset as Default, without falling through", (_level, project, profileOwn) => {
     expect(
-      configuredPreset({ presets, projects: { app: project }, project: "app", profile: "researcher", profileModelPreset: profileOwn }),
+      configuredPreset({
+        presets,
+        projects: { app: project },
+        project: "app",
+        profile: "researcher",
+        profileModelPreset: profileOwn,
+      }),
     ).toBe("Default");
   });
 
   it("treats an empty setting as no setting", () => {
     const projects: Projects = { app: { preset: "", profilePresets: { researcher: "" } } };
-    expect(configuredPreset({ presets, projects, project: "app", profile: "researcher", profileModelPreset: "Cheap" })).toBe("Cheap");
+    expect(
+      configuredPreset({ presets, projects, project: "app", profile: "researcher", profileModelPreset: "Cheap" }),
+    ).toBe("Cheap");
   });
 
   it("does not take an inherited object key for a preset", () => {
@@ -82,7 +106,11 @@ describe("configuredPreset", () => {
 
 describe("effectiveModel", () => {
   it("is the configured preset when there is no override", () => {
-    expect(effectiveModel(null, "Smart", presets)).toEqual({ model: "smart-model", baseURL: "https://smart.example/v1", presetName: "Smart" });
+    expect(effectiveModel(null, "Smart", presets)).toEqual({
+      model: "smart-model",
+      baseURL: "https://smart.example/v1",
+      presetName: "Smart",
+    });
   });
 
   it("is the override's preset over the configured one", () => {
@@ -90,7 +118,10 @@ describe("effectiveModel", () => {
   });
 
   it("counts an override naming an unknown preset as Default", () => {
-    expect(effectiveModel({ preset: "Gone" }, "Smart", presets)).toEqual({ model: "default-model", presetName: "Default" });
+    expect(effectiveModel({ preset: "Gone" }, "Smart", presets)).toEqual({
+      model: "default-model",
+      presetName: "Default",
+    });
   });
 
   it("uses a raw override as is, with no preset", () => {
@@ -109,14 +140,23 @@ describe("effectiveModel", () => {
   it("has a Default even when none is configured", () => {
     const table = presetTable({ Fast: { model: "fast-model" } });
     expect(table.Default.model).toBeTruthy();
-    expect(effectiveModel(null, "Default", { Fast: { model: "fast-model" } })).toEqual({ model: table.Default.model, presetName: "Default" });
+    expect(effectiveModel(null, "Default", { Fast: { model: "fast-model" } })).toEqual({
+      model: table.Default.model,
+      presetName: "Default",
+    });
   });
 });
 
 describe("the configuration schemas", () => {
   it("accept a preset and a project as configured", () => {
     expect(Preset.safeParse({ model: "m", baseURL: "http://localhost:1/v1", apiKeyEnv: "K" }).success).toBe(true);
-    expect(ProjectConfig.safeParse({ disabledProfiles: ["developer"], preset: "Fast", profilePresets: { researcher: "Smart" } }).success).toBe(true);
+    expect(
+      ProjectConfig.safeParse({
+        disabledProfiles: ["developer"],
+        preset: "Fast",
+        profilePresets: { researcher: "Smart" },
+      }).success,
+    ).toBe(true);
   });
 
   it("refuse a preset without a model, a bad URL, or an API key written in the file", () => {

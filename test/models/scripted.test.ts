@@ -91,7 +91,9 @@ describe("given a queue of turns", () => {
     const model = scriptedTurns([{ text: "only one" }]);
     await model.call(request("a"));
 
-    await expect(model.call(request("again"))).rejects.toThrow(/unexpected model call #2 \(1 turn\(s\) scripted\) from context ctx-1 \(A1\).*again/);
+    await expect(model.call(request("again"))).rejects.toThrow(
+      /unexpected model call #2 \(1 turn\(s\) scripted\) from context ctx-1 \(A1\).*again/,
+    );
   });
 
   it("still fails assertConsumed after an unexpected call the caller swallowed", async () => {

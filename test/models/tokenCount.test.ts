@@ -28,7 +28,13 @@ describe("token counts", () => {
       {
         role: "assistant" as const,
         content: null,
-        tool_calls: [{ id: "c1", type: "function" as const, function: { name: "call_subordinate", arguments: '{"message":"go"}' } }],
+        tool_calls: [
+          {
+            id: "c1",
+            type: "function" as const,
+            function: { name: "call_subordinate", arguments: '{"message":"go"}' },
+          },
+        ],
       },
       { role: "tool" as const, tool_call_id: "c1", content: "done" },
     ];

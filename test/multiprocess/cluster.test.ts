@@ -60,9 +60,13 @@ class Board {
 }
 
 const startWorker = (name: string, url: string, board: Board): Worker => {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("./worker.ts", import.meta.url).pathname, url, name, String(TTL_MS)], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./worker.ts", import.meta.url).pathname, url, name, String(TTL_MS)],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   createInterface({ input: child.stdout! }).on("line", (line) => board.read(name, line));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
@@ -95,7 +99,11 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
       const t0 = Date.now();
       const url = db.url();
       const setupStore = await openPostgresStore({ url });
-      const setup = await createRuntime({ store: setupStore, model: scriptedModel(() => ({ text: "unused" })), owner: "setup" });
+      const setup = await createRuntime({
+        store: setupStore,
+        model: scriptedModel(() => ({ text: "unused" })),
+        owner: "setup",
+      });
       const roots: string[] = [];
       for (let i = 0; i < ROOTS; i++) roots.push((await setup.createContext({ name: `root ${i}` })).id);
       await setup.close();
@@ -104,14 +112,18 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
       const rand = seeded(20260101);
       const jobs: Job[] = [];
       for (let k = 0; k < MESSAGES_PER_ROOT; k++) {
-        for (let i = 0; i < ROOTS; i++) jobs.push({ job: `r${i}m${k}`, contextId: roots[i]!, text: `root ${i} message #${k}` });
+        for (let i = 0; i < ROOTS; i++)
+          jobs.push({ job: `r${i}m${k}`, contextId: roots[i]!, text: `root ${i} message #${k}` });
       }
       // Each job goes to a random worker, so sends to one root race between processes (busy, then retried).
       const share = new Map<string, Job[]>();
       const board = new Board();
       const workers = Array.from({ length: WORKERS }, (_, i) => startWorker(`w${i}`, url, board));
       const progress = setInterval(
-        () => log(`done ${board.done.size}/${jobs.length}, busy refusals ${[...board.busy.values()].reduce((a, b) => a + b, 0)}, acks ${board.acks.length}`),
+        () =>
+          log(
+            `done ${board.done.size}/${jobs.length}, busy refusals ${[...board.busy.values()].reduce((a, b) => a + b, 0)}, acks ${board.acks.length}`,
+          ),
         2000,
       );
       try {
@@ -125,14 +137,24 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
 
         // Kill the victim mid-run: at a model call, i.e. between RunStarted and the run's end.
         const victim = workers[WORKERS - 1]!;
-        await until(`${Math.ceil(jobs.length * KILL_AFTER)} jobs done`, () => board.done.size >= jobs.length * KILL_AFTER, 60_000);
+        await until(
+          `${Math.ceil(jobs.length * KILL_AFTER)} jobs done`,
+          () => board.done.size >= jobs.length * KILL_AFTER,
+          60_000,
+        );
         const callsBefore = board.modelCalls.get(victim.name) ?? 0;
-        await until(`a model call of ${victim.name}`, () => (board.modelCalls.get(victim.name) ?? 0) > callsBefore, 30_000);
+        await until(
+          `a model call of ${victim.name}`,
+          () => (board.modelCalls.get(victim.name) ?? 0) > callsBefore,
+          30_000,
+        );
         victim.child.kill("SIGKILL");
         const killedAt = Date.now();
         expect((await victim.exited).signal).toBe("SIGKILL");
         const orphaned = share.get(victim.name)!.filter((j) => !board.done.has(j.job));
-        log(`killed ${victim.name} with ${board.done.size}/${jobs.length} done; handing its ${orphaned.length} unfinished jobs to the survivors`);
+        log(
+          `killed ${victim.name} with ${board.done.size}/${jobs.length} done; handing its ${orphaned.length} unfinished jobs to the survivors`,
+        );
         expect(orphaned.length).toBeGreaterThan(0);
         const survivors = workers.slice(0, -1);
         orphaned.forEach((job, i) => survivors[i % survivors.length]!.send({ op: "send", ...job }));
@@ -142,7 +164,9 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           const dumped = () => board.dumps.filter((l) => l.includes("dump in-flight")).length;
           const before = dumped();
           for (const w of survivors) w.send({ op: "dump" });
-          await until("the survivors' dumps", () => dumped() >= before + survivors.length, 5_000).catch(() => undefined);
+          await until("the survivors' dumps", () => dumped() >= before + survivors.length, 5_000).catch(
+            () => undefined,
+          );
           const store = await openPostgresStore({ url });
           const lines = [...board.dumps, ...board.failures];
           for (const j of stuck) {
@@ -155,15 +179,19 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
             );
             for (const r of rows) lines.push(`  ${r.stream_id}: ${r.tail}`);
           }
-          const { rows: leases } = await store.sql.query(`SELECT context_id, owner, expires_at > now() AS live FROM context_leases`);
+          const { rows: leases } = await store.sql.query(
+            `SELECT context_id, owner, expires_at > now() AS live FROM context_leases`,
+          );
           lines.push(`leases ${JSON.stringify(leases)}`);
           await store.close();
           log(lines.join("\n"));
         };
-        await until("every job done", () => board.done.size === jobs.length || board.failures.length > 0, 60_000).catch(async (e: Error) => {
-          await diagnose(jobs.filter((j) => !board.done.has(j.job)));
-          throw e;
-        });
+        await until("every job done", () => board.done.size === jobs.length || board.failures.length > 0, 60_000).catch(
+          async (e: Error) => {
+            await diagnose(jobs.filter((j) => !board.done.has(j.job)));
+            throw e;
+          },
+        );
         if (board.failures.length > 0) {
           await diagnose(jobs.filter((j) => board.failures.some((f) => f.includes(` ${j.job} `))));
         }
@@ -174,14 +202,18 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
         // not when the last job is done. So wait for the log to come to rest while the survivors live,
         // checking again at each run end appended; without their sweepers it never does, and the deadline fails the test.
         const probe = await openPostgresStore({ url });
-        const openRuns = async () => (await probe.sql.query<{ stream_id: string }>(OPEN_RUNS)).rows.map((r) => r.stream_id);
+        const openRuns = async () =>
+          (await probe.sql.query<{ stream_id: string }>(OPEN_RUNS)).rows.map((r) => r.stream_id);
         let open: string[];
         try {
           const head = await probe.headPosition();
           open = await new Promise<string[]>((resolve, reject) => {
             let settled = false;
             let unsubscribe = () => {};
-            const deadline = setTimeout(() => void openRuns().then(settle, reject), killedAt + 2 * TTL_MS + 20_000 - Date.now());
+            const deadline = setTimeout(
+              () => void openRuns().then(settle, reject),
+              killedAt + 2 * TTL_MS + 20_000 - Date.now(),
+            );
             const settle = (ids: string[]) => {
               if (settled) return;
               settled = true;
@@ -204,7 +236,10 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
 
         // The runs the survivors ended all completed; only the victim's runs may have been cut short.
         expect([...board.done.values()].filter((d) => d.status !== "completed")).toEqual([]);
-        expect([...board.busy.values()].reduce((a, b) => a + b, 0), "no send was ever refused as busy").toBeGreaterThan(0);
+        expect(
+          [...board.busy.values()].reduce((a, b) => a + b, 0),
+          "no send was ever refused as busy",
+        ).toBeGreaterThan(0);
 
         const store = await openPostgresStore({ url });
         try {
@@ -220,19 +255,30 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           const interrupted = events.filter((e) => e.type === "RunInterrupted");
           expect(interrupted.length).toBeGreaterThan(0);
           for (const e of interrupted) {
-            expect(victimsRoots.has(rootOf(e.streamId)), `${e.streamId} was interrupted, but it is not in a tree ${victim.name} left unfinished`).toBe(true);
+            expect(
+              victimsRoots.has(rootOf(e.streamId)),
+              `${e.streamId} was interrupted, but it is not in a tree ${victim.name} left unfinished`,
+            ).toBe(true);
             expect(Date.parse(e.recordedAt) - killedAt).toBeGreaterThan(TTL_MS / 3);
           }
-          log(`${interrupted.length} run(s) interrupted, ${Math.min(...interrupted.map((e) => Date.parse(e.recordedAt) - killedAt))}–${Math.max(...interrupted.map((e) => Date.parse(e.recordedAt) - killedAt))} ms after the kill`);
+          log(
+            `${interrupted.length} run(s) interrupted, ${Math.min(...interrupted.map((e) => Date.parse(e.recordedAt) - killedAt))}–${Math.max(...interrupted.map((e) => Date.parse(e.recordedAt) - killedAt))} ms after the kill`,
+          );
 
           // Every root ran each of its messages, and children were driven by more than one process over time.
           for (const id of roots) {
-            const texts = streams.get(id)!.filter((e) => e.type === "MessageReceived").map((e) => (e.data as { text: string }).text);
-            for (let k = 0; k < MESSAGES_PER_ROOT; k++) expect(texts).toContain(`root ${roots.indexOf(id)} message #${k}`);
+            const texts = streams
+              .get(id)!
+              .filter((e) => e.type === "MessageReceived")
+              .map((e) => (e.data as { text: string }).text);
+            for (let k = 0; k < MESSAGES_PER_ROOT; k++)
+              expect(texts).toContain(`root ${roots.indexOf(id)} message #${k}`);
           }
           const children = [...streams.keys()].filter((id) => !roots.includes(id));
           const crossProcess = children.filter((id) => (board.drivenBy.get(id)?.size ?? 0) > 1);
-          log(`${events.length} events, ${children.length} children, ${crossProcess.length} driven by more than one process`);
+          log(
+            `${events.length} events, ${children.length} children, ${crossProcess.length} driven by more than one process`,
+          );
           expect(crossProcess.length).toBeGreaterThan(0);
 
           // The projections the workers kept, side by side with a rebuild from zero.
@@ -240,12 +286,18 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
           const verified = await projections.verify();
           expect(verified.position).toBe(events.at(-1)!.globalPosition);
           const mismatches = verified.mismatches.map(
-            (m) => `${m.projection}/${m.key}: stored at position ${m.stored?.position ?? "-"}, rebuilt at ${m.rebuilt?.position ?? "-"}`,
+            (m) =>
+              `${m.projection}/${m.key}: stored at position ${m.stored?.position ?? "-"}, rebuilt at ${m.rebuilt?.position ?? "-"}`,
           );
           expect(mismatches).toEqual([]);
 
           // And every lifecycle invariant of actorzero/testing, over the whole log and those projections.
-          const checker = await createRuntime({ store, model: scriptedModel(() => ({ text: "unused" })), owner: "checker", recovery: "interrupt" });
+          const checker = await createRuntime({
+            store,
+            model: scriptedModel(() => ({ text: "unused" })),
+            owner: "checker",
+            recovery: "interrupt",
+          });
           expect((await checkInvariants(checker, { rebuild: "none" })).slice(0, 5)).toEqual([]);
           await checker.close();
         } finally {
@@ -265,14 +317,27 @@ describe("the checks of a log written by many processes", () => {
   const created = {
     type: "ContextCreated",
     data: {
-      contextId: ctx, name: "A0", label: "A0", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
-      parentContextId: null, parentAgentNumber: null, rootContextId: ctx, slot: null, modelOverride: null,
+      contextId: ctx,
+      name: "A0",
+      label: "A0",
+      profile: "default",
+      project: null,
+      agentNumber: 0,
+      depth: 0,
+      kind: "root",
+      parentContextId: null,
+      parentAgentNumber: null,
+      rootContextId: ctx,
+      slot: null,
+      modelOverride: null,
     },
   } as const;
   const run1 = asRunId("00000000-0000-4000-8000-0000000000a1");
   const run2 = asRunId("00000000-0000-4000-8000-0000000000a2");
-  const started = (runId: typeof run1) => ({ type: "RunStarted", data: { runId, model: "m", superior: null } }) as const;
-  const message = (runId: typeof run1) => ({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }) as const;
+  const started = (runId: typeof run1) =>
+    ({ type: "RunStarted", data: { runId, model: "m", superior: null } }) as const;
+  const message = (runId: typeof run1) =>
+    ({ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }) as const;
 
   it("finds two runs of one context open at once", () => {
     const log = logBuilder();
@@ -292,7 +357,9 @@ describe("the checks of a log written by many processes", () => {
     log.add(ctx, message(run1));
     log.add(ctx, started(run1));
     const withGap = log.events.map((e, i) => (i === 2 ? { ...e, streamVersion: 4 } : e));
-    const problems = checkClusterLog(withGap, [{ by: "w9", position: 99, streamId: ctx, type: "RunCompleted" }]).join("\n");
+    const problems = checkClusterLog(withGap, [{ by: "w9", position: 99, streamId: ctx, type: "RunCompleted" }]).join(
+      "\n",
+    );
     expect(problems).toMatch(/run-left-open/);
     expect(problems).toMatch(/log-shape.*versions must be 1..n/);
     expect(problems).toMatch(/ack-lost.*w9 acknowledged position 99/);

@@ -32,14 +32,20 @@ export const checkClusterLog = (events: readonly RecordedEvent[], acks: readonly
   for (const [id, stream] of streams) {
     for (const v of checkOneRunAtATime(id, stream)) problems.push(`[${v.invariant}] ${id}: ${v.detail}`);
     const open = openRunOf(stream);
-    if (open) problems.push(`[run-left-open] ${id}: run ${open.data.runId} (RunStarted@p${open.globalPosition}) never ended`);
+    if (open)
+      problems.push(`[run-left-open] ${id}: run ${open.data.runId} (RunStarted@p${open.globalPosition}) never ended`);
   }
   const at = new Map(events.map((e) => [e.globalPosition, e]));
   for (const a of acks) {
     const e = at.get(a.position);
-    if (!e) problems.push(`[ack-lost] ${a.by} acknowledged position ${a.position} (${a.type} of ${a.streamId}), which is not in the log`);
+    if (!e)
+      problems.push(
+        `[ack-lost] ${a.by} acknowledged position ${a.position} (${a.type} of ${a.streamId}), which is not in the log`,
+      );
     else if (e.streamId !== a.streamId || e.type !== a.type) {
-      problems.push(`[ack-changed] ${a.by} acknowledged ${a.type} of ${a.streamId} at ${a.position}; the log has ${e.type} of ${e.streamId}`);
+      problems.push(
+        `[ack-changed] ${a.by} acknowledged ${a.type} of ${a.streamId} at ${a.position}; the log has ${e.type} of ${e.streamId}`,
+      );
     }
   }
   return problems;

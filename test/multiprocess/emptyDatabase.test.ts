@@ -9,9 +9,13 @@ import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.t
 const DATABASES = 6;
 
 const startWorker = (urls: string[]) => {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("./openWorker.ts", import.meta.url).pathname, ...urls], {
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./openWorker.ts", import.meta.url).pathname, ...urls],
+    {
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines = createInterface({ input: child.stdout! });
   const next = (match: (line: string) => boolean) =>
     new Promise<string>((resolve, reject) => {

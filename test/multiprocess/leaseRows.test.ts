@@ -11,8 +11,19 @@ import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.t
 const created = (id: string): DomainEvent => ({
   type: "ContextCreated",
   data: {
-    contextId: asContextId(id), name: "A0", label: "A0", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
-    parentContextId: null, parentAgentNumber: null, rootContextId: asContextId(id), slot: null, modelOverride: null,
+    contextId: asContextId(id),
+    name: "A0",
+    label: "A0",
+    profile: "default",
+    project: null,
+    agentNumber: 0,
+    depth: 0,
+    kind: "root",
+    parentContextId: null,
+    parentAgentNumber: null,
+    rootContextId: asContextId(id),
+    slot: null,
+    modelOverride: null,
   },
 });
 
@@ -21,8 +32,9 @@ const countingLeaseWrites = (store: EventStore): { sql: SqlExecutor; writes: str
   const writes: string[] = [];
   const sql: SqlExecutor = {
     ...store.sql,
-    query: async <R,>(text: string, params?: unknown[]) => {
-      if (/^\s*(WITH[\s\S]*INSERT INTO context_leases|UPDATE context_leases|DELETE FROM context_leases)/.test(text)) writes.push(text.trim().split(/\s+/).slice(0, 3).join(" "));
+    query: async <R>(text: string, params?: unknown[]) => {
+      if (/^\s*(WITH[\s\S]*INSERT INTO context_leases|UPDATE context_leases|DELETE FROM context_leases)/.test(text))
+        writes.push(text.trim().split(/\s+/).slice(0, 3).join(" "));
       return store.sql.query<R>(text, params);
     },
   };
@@ -43,9 +55,16 @@ describeWithPostgres("run leases in the log's database", () => {
       try {
         await store.append(id, [created(id)], { expectedVersion: "no_stream" });
         expect(await alpha.acquire(id)).toEqual({ ok: true, takenOver: false, version: 1 });
-        await store.append(id, [{ type: "MessageReceived", data: { runId, text: "hi", sender: "user" } }, { type: "RunStarted", data: { runId, model: "m", superior: null } }], {
-          expectedVersion: 1,
-        });
+        await store.append(
+          id,
+          [
+            { type: "MessageReceived", data: { runId, text: "hi", sender: "user" } },
+            { type: "RunStarted", data: { runId, model: "m", superior: null } },
+          ],
+          {
+            expectedVersion: 1,
+          },
+        );
 
         // While the run is open, the lease binds.
         expect(await beta.acquire(id)).toEqual({ ok: false, owner: "alpha" });
@@ -79,7 +98,12 @@ describeWithPostgres("run leases in the log's database", () => {
       try {
         await store.append(
           id,
-          [created(id), { type: "MessageReceived", data: { runId: first, text: "hi", sender: "user" } }, { type: "RunStarted", data: { runId: first, model: "m", superior: null } }, { type: "RunCompleted", data: { runId: first, response: "done" } }],
+          [
+            created(id),
+            { type: "MessageReceived", data: { runId: first, text: "hi", sender: "user" } },
+            { type: "RunStarted", data: { runId: first, model: "m", superior: null } },
+            { type: "RunCompleted", data: { runId: first, response: "done" } },
+          ],
           { expectedVersion: "no_stream" },
         );
         // Taken after the first run's end: that end does not free it.

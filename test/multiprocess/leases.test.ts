@@ -35,7 +35,10 @@ const busyRefusal = async (p: Promise<unknown>): Promise<RuntimeError> => {
 
 /** The lease's expiry as the database holds it (0 when there is none). */
 const leaseExpiry = async (store: EventStore, id: string) => {
-  const { rows } = await store.sql.query<{ expires_at: Date }>(`SELECT expires_at FROM context_leases WHERE context_id = $1`, [id]);
+  const { rows } = await store.sql.query<{ expires_at: Date }>(
+    `SELECT expires_at FROM context_leases WHERE context_id = $1`,
+    [id],
+  );
   return rows[0] ? new Date(rows[0].expires_at).getTime() : 0;
 };
 
@@ -56,7 +59,9 @@ const doomedRuntime = async (url: string) => {
 };
 
 const leaseOwners = async (store: EventStore, id: string) =>
-  (await store.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [id])).rows.map((r) => r.owner);
+  (await store.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [id])).rows.map(
+    (r) => r.owner,
+  );
 
 const streamTypes = async (store: EventStore, id: string) => (await store.readStream(id)).map((e) => e.type);
 
@@ -149,9 +154,17 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       const second = rtA.send(ctx.id, "second");
       await held.called;
 
-      const { rows } = await storeA.sql.query<{ owner: string }>(`SELECT owner FROM context_leases WHERE context_id = $1`, [ctx.id]);
+      const { rows } = await storeA.sql.query<{ owner: string }>(
+        `SELECT owner FROM context_leases WHERE context_id = $1`,
+        [ctx.id],
+      );
       const storeB = await openPostgresStore({ url });
-      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B" })), owner: "beta", limits: { leaseTtlMs: TTL_MS } });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => ({ text: "B" })),
+        owner: "beta",
+        limits: { leaseTtlMs: TTL_MS },
+      });
       try {
         expect(rows, "the running context has no lease").toEqual([{ owner: "alpha" }]);
         await busyRefusal(rtB.send(ctx.id, "B cuts in"));
@@ -178,7 +191,12 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         limits: { leaseTtlMs: TTL_MS },
       });
       const storeB = await openPostgresStore({ url });
-      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B done" })), owner: "beta", limits: { leaseTtlMs: TTL_MS } });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => ({ text: "B done" })),
+        owner: "beta",
+        limits: { leaseTtlMs: TTL_MS },
+      });
       try {
         const ctx = await rtA.createContext({ name: "handed over" });
         expect(await rtA.send(ctx.id, "A's turn")).toMatchObject({ status: "completed" });
@@ -205,7 +223,7 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       const raw = await openPostgresStore({ url });
       const sql = {
         ...raw.sql,
-        query: async <R,>(text: string, params?: unknown[]) => {
+        query: async <R>(text: string, params?: unknown[]) => {
           if (!armed || !text.includes("AS x(id)")) return raw.sql.query<R>(text, params);
           armed = false;
           reached.arrived();
@@ -264,7 +282,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       await sweep;
 
       try {
-        expect(await leaseOwners(storeB, ctx.id), "A's running context lost its lease to A's own sweep").toEqual(["alpha"]);
+        expect(await leaseOwners(storeB, ctx.id), "A's running context lost its lease to A's own sweep").toEqual([
+          "alpha",
+        ]);
         await busyRefusal(rtB.send(ctx.id, "B cuts in"));
       } finally {
         heldA.open({ text: "A done" });
@@ -301,7 +321,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       // What a wrongful takeover (or an operator) writes: the run's end, from outside this runtime.
       const stream = await store.readStream(ctx.id);
       const runId = (stream.find((e) => e.type === "RunStarted")!.data as { runId: string }).runId;
-      await store.append(ctx.id, [{ type: "RunInterrupted", data: { runId: runId as never } }], { expectedVersion: stream.length });
+      await store.append(ctx.id, [{ type: "RunInterrupted", data: { runId: runId as never } }], {
+        expectedVersion: stream.length,
+      });
       held.open({ text: "too late" });
       try {
         expect(await settledWithin(first, 3000), "the send of the run cut short never settled").toBe("settled");
@@ -360,7 +382,10 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       expect(interruptedAt - killedAt).toBeLessThan(TTL_MS * 4);
       expect(await rtB.context(ctx.id)).toMatchObject({ status: "failed", failure: { reason: "interrupted" } });
 
-      expect(await rtB.send(ctx.id, "carry on")).toMatchObject({ status: "completed", response: "picked up where A left off" });
+      expect(await rtB.send(ctx.id, "carry on")).toMatchObject({
+        status: "completed",
+        response: "picked up where A left off",
+      });
       const stream = await storeB.readStream(ctx.id);
       expect(checkOneRunAtATime(ctx.id, stream)).toEqual([]);
       expect(stream.filter((e) => e.type === "RunInterrupted")).toHaveLength(1);
@@ -378,7 +403,13 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
 
       const storeB = await openPostgresStore({ url });
       const modelB = scriptedModel(() => ({ text: "picked up where A left off" }));
-      const rtB = await createRuntime({ store: storeB, model: modelB, owner: "survivor", recovery: "resume", limits: { leaseTtlMs: TTL_MS } });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: modelB,
+        owner: "survivor",
+        recovery: "resume",
+        limits: { leaseTtlMs: TTL_MS },
+      });
       // B's open found the run owned (A lives): it left it alone.
       expect(modelB.requests).toHaveLength(0);
 
@@ -389,7 +420,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         TTL_MS * 8,
         "the survivor's sweep to resume the dead owner's run",
       );
-      expect(completed, "the survivor's sweep never resumed the dead owner's run").toMatchObject({ data: { runId: started.runId, response: "picked up where A left off" } });
+      expect(completed, "the survivor's sweep never resumed the dead owner's run").toMatchObject({
+        data: { runId: started.runId, response: "picked up where A left off" },
+      });
       const stream = await storeB.readStream(ctx.id);
       expect(stream.filter((e) => e.type === "RunStarted")).toHaveLength(1);
       expect(stream.filter((e) => e.type === "ModelCalled").map((e) => e.data)).toMatchObject([
@@ -397,7 +430,9 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
         { step: 1, attempt: 2 },
       ]);
       expect(stream.some((e) => e.type === "RunInterrupted")).toBe(false);
-      expect(modelB.requests.map((r) => r.messages)).toEqual([[expect.objectContaining({ role: "system" }), { role: "user", content: "work until you die" }]]);
+      expect(modelB.requests.map((r) => r.messages)).toEqual([
+        [expect.objectContaining({ role: "system" }), { role: "user", content: "work until you die" }],
+      ]);
       expect(checkOneRunAtATime(ctx.id, stream)).toEqual([]);
       await rtB.close();
       await storeB.close();
@@ -408,7 +443,13 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
     it("interrupts it even when the survivor ran that context earlier and still holds its actor", async () => {
       const url = await db.fresh();
       const storeB = await openPostgresStore({ url });
-      const rtB = await createRuntime({ store: storeB, model: scriptedModel(() => ({ text: "B was here first" })), owner: "survivor", limits: { leaseTtlMs: TTL_MS }, recovery: "interrupt" });
+      const rtB = await createRuntime({
+        store: storeB,
+        model: scriptedModel(() => ({ text: "B was here first" })),
+        owner: "survivor",
+        limits: { leaseTtlMs: TTL_MS },
+        recovery: "interrupt",
+      });
       const ctx = await rtB.createContext({ name: "shared" });
       expect(await rtB.send(ctx.id, "B's run, before A's")).toMatchObject({ status: "completed" });
 
@@ -480,7 +521,13 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       const types = await streamTypes(storeB, ctx.id);
       const at = types.indexOf("RunInterrupted");
       expect(at).toBeGreaterThan(0);
-      expect(types.slice(at + 1)).toEqual(["MessageReceived", "RunStarted", "ModelCalled", "ModelReplied", "RunCompleted"]);
+      expect(types.slice(at + 1)).toEqual([
+        "MessageReceived",
+        "RunStarted",
+        "ModelCalled",
+        "ModelReplied",
+        "RunCompleted",
+      ]);
       expect(checkOneRunAtATime(ctx.id, await storeB.readStream(ctx.id))).toEqual([]);
       await rtB.close();
       await storeB.close();
@@ -534,7 +581,12 @@ describeWithPostgres("run leases between runtimes on one PostgreSQL log", () => 
       expect(await streamTypes(storeB, ctx.id)).toContain("RunInterrupted");
 
       const storeC = await openPostgresStore({ url });
-      const rtC = await createRuntime({ store: storeC, model: scriptedModel(() => ({ text: "C ran it too" })), owner: "third", limits: { leaseTtlMs: 60_000 } });
+      const rtC = await createRuntime({
+        store: storeC,
+        model: scriptedModel(() => ({ text: "C ran it too" })),
+        owner: "third",
+        limits: { leaseTtlMs: 60_000 },
+      });
       const refused = await busyRefusal(rtC.send(ctx.id, "me too"));
       expect(refused.message).toContain("survivor");
 

@@ -12,8 +12,19 @@ import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.t
 const created = (id: string): DomainEvent => ({
   type: "ContextCreated",
   data: {
-    contextId: asContextId(id), name: "A0", label: "A0", profile: "default", project: null, agentNumber: 0, depth: 0, kind: "root",
-    parentContextId: null, parentAgentNumber: null, rootContextId: asContextId(id), slot: null, modelOverride: null,
+    contextId: asContextId(id),
+    name: "A0",
+    label: "A0",
+    profile: "default",
+    project: null,
+    agentNumber: 0,
+    depth: 0,
+    kind: "root",
+    parentContextId: null,
+    parentAgentNumber: null,
+    rootContextId: asContextId(id),
+    slot: null,
+    modelOverride: null,
   },
 });
 
@@ -49,7 +60,10 @@ describeWithPostgres("projections over a log that many processes append to", () 
         await projections.catchUp();
         expect((await store.readStream(slow)).map((e) => e.type)).toEqual(["ContextCreated"]);
         expect(await projections.contexts.get(fast)).not.toBeNull();
-        expect(await projections.contexts.get(slow), "the context whose append committed last is missing from the projections").not.toBeNull();
+        expect(
+          await projections.contexts.get(slow),
+          "the context whose append committed last is missing from the projections",
+        ).not.toBeNull();
         expect((await projections.verify()).ok).toBe(true);
       } finally {
         await writer.end();

@@ -38,11 +38,21 @@ const CONTEXT_ID = /context_id: ([0-9a-f-]{36})/g;
 const turnFor = (req: ModelRequest): ModelTurn => {
   const last = req.messages.at(-1)!;
   const text = typeof last.content === "string" ? last.content : "";
-  if (req.agentNumber > 0) return { text: `A${req.agentNumber} did: ${text}`, usage: { inputTokens: 5, outputTokens: 3 } };
-  if (last.role === "tool") return { text: `A0 reports: ${text.split("\n")[0]!.slice(0, 80)}`, usage: { inputTokens: 7, outputTokens: 4 } };
+  if (req.agentNumber > 0)
+    return { text: `A${req.agentNumber} did: ${text}`, usage: { inputTokens: 5, outputTokens: 3 } };
+  if (last.role === "tool")
+    return { text: `A0 reports: ${text.split("\n")[0]!.slice(0, 80)}`, usage: { inputTokens: 7, outputTokens: 4 } };
   const k = Number(/#(\d+)/.exec(text)?.[1] ?? 0);
-  const known = [...req.messages.map((m) => (typeof m.content === "string" ? m.content : "")).join("\n").matchAll(CONTEXT_ID)].map((m) => m[1]!);
-  const args = k % 2 === 1 && known.length > 0 ? { message: `continue: ${text}`, context_id: known.at(-1) } : { message: `child task: ${text}`, reset: true };
+  const known = [
+    ...req.messages
+      .map((m) => (typeof m.content === "string" ? m.content : ""))
+      .join("\n")
+      .matchAll(CONTEXT_ID),
+  ].map((m) => m[1]!);
+  const args =
+    k % 2 === 1 && known.length > 0
+      ? { message: `continue: ${text}`, context_id: known.at(-1) }
+      : { message: `child task: ${text}`, reset: true };
   return {
     toolCalls: [{ id: `${owner}_${++calls}`, name: "call_subordinate", arguments: JSON.stringify(args) }],
     usage: { inputTokens: 6, outputTokens: 2 },
@@ -88,7 +98,7 @@ const runJob = async (job: Job) => {
 
 /** Starts waiting jobs, at most MAX_IN_FLIGHT at once and one per context (this process's own sends never overlap). */
 const pump = () => {
-  for (let i = 0; i < waiting.length && inFlight < MAX_IN_FLIGHT; ) {
+  for (let i = 0; i < waiting.length && inFlight < MAX_IN_FLIGHT;) {
     const job = waiting[i]!;
     if (busyContexts.has(job.contextId)) {
       i++;
@@ -111,7 +121,9 @@ const dump = () => {
   const active = internalsOf(rt).active;
   for (const [id, ac] of active) {
     if (!busyContexts.has(id) && ac.view.status !== "running") continue;
-    say(`dump ${id} actor=${JSON.stringify(ac.actor.getSnapshot().value)} view=${ac.view.status}@v${ac.view.version} run=${ac.run?.runId ?? "-"} log=${ac.actor.getSnapshot().context.status}`);
+    say(
+      `dump ${id} actor=${JSON.stringify(ac.actor.getSnapshot().value)} view=${ac.view.status}@v${ac.view.version} run=${ac.run?.runId ?? "-"} log=${ac.actor.getSnapshot().context.status}`,
+    );
   }
   say(`dump in-flight [${[...busyContexts].join(", ")}] waiting ${waiting.length}`);
 };
@@ -119,7 +131,8 @@ const dump = () => {
 say("ready");
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
-  const msg = JSON.parse(line) as { op: "send"; job: string; contextId: string; text: string } | { op: "quit" } | { op: "dump" };
+  const msg = JSON.parse(line) as
+    { op: "send"; job: string; contextId: string; text: string } | { op: "quit" } | { op: "dump" };
   if (msg.op === "quit") break;
   if (msg.op === "dump") {
     dump();

@@ -27,7 +27,17 @@ const ID2 = "0a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d" as ApprovalId;
 
 const requested = (approvalId: ApprovalId, runId: RunId, toolCallId: string): DomainEvent => ({
   type: "ApprovalRequested",
-  data: { approvalId, runId, step: 1, toolCallId, tool: "deploy", arguments: { env: "prod" }, contextId: A1, agentNumber: 1, expiresAt: null },
+  data: {
+    approvalId,
+    runId,
+    step: 1,
+    toolCallId,
+    tool: "deploy",
+    arguments: { env: "prod" },
+    contextId: A1,
+    agentNumber: 1,
+    expiresAt: null,
+  },
 });
 const granted = (approvalId: ApprovalId, runId: RunId, toolCallId: string, by = "alice"): DomainEvent => ({
   type: "ApprovalGranted",
@@ -40,8 +50,19 @@ const denied = (approvalId: ApprovalId, runId: RunId, toolCallId: string, reason
 const created: DomainEvent = {
   type: "ContextCreated",
   data: {
-    contextId: A1, name: "A1", label: "A1", profile: "default", project: null, agentNumber: 1, depth: 1, kind: "subordinate",
-    parentContextId: ROOT, parentAgentNumber: 0, rootContextId: ROOT, slot: null, modelOverride: null,
+    contextId: A1,
+    name: "A1",
+    label: "A1",
+    profile: "default",
+    project: null,
+    agentNumber: 1,
+    depth: 1,
+    kind: "subordinate",
+    parentContextId: ROOT,
+    parentAgentNumber: 0,
+    rootContextId: ROOT,
+    slot: null,
+    modelOverride: null,
   },
 };
 
@@ -55,7 +76,9 @@ const only = (s: ContextApprovals, id: ApprovalId): ApprovalView => findApproval
 describe("given a context whose run asked for approval of a tool call", () => {
   it("when nothing is decided yet, then the approval is pending", () => {
     const s = stateAfter(created, requested(ID1, r1, "call-1"));
-    expect(pendingApprovals([s]).map((a) => [a.approvalId, a.tool, a.toolCallId, a.arguments])).toEqual([[ID1, "deploy", "call-1", { env: "prod" }]]);
+    expect(pendingApprovals([s]).map((a) => [a.approvalId, a.tool, a.toolCallId, a.arguments])).toEqual([
+      [ID1, "deploy", "call-1", { env: "prod" }],
+    ]);
     expect(decisionRefusal(ID1, only(s, ID1))).toBeNull();
   });
 
@@ -77,13 +100,21 @@ describe("given a context whose run asked for approval of a tool call", () => {
   });
 
   it("when the run is stopped while it waits, then it is closed and a decision is refused", () => {
-    const s = stateAfter(created, requested(ID1, r1, "call-1"), { type: "RunStopped", data: { runId: r1, by: "user" } }, granted(ID1, r1, "call-1"));
+    const s = stateAfter(
+      created,
+      requested(ID1, r1, "call-1"),
+      { type: "RunStopped", data: { runId: r1, by: "user" } },
+      granted(ID1, r1, "call-1"),
+    );
     expect(only(s, ID1)).toMatchObject({ status: "closed", closedBy: "stopped", by: null });
     expect(decisionRefusal(ID1, only(s, ID1))).toMatchObject({ reason: "run_ended" });
   });
 
   it("when another run of the context ends, then the pending approval of this run stays pending", () => {
-    const s = stateAfter(created, requested(ID1, r1, "call-1"), { type: "RunCompleted", data: { runId: r2, response: "done" } });
+    const s = stateAfter(created, requested(ID1, r1, "call-1"), {
+      type: "RunCompleted",
+      data: { runId: r2, response: "done" },
+    });
     expect(only(s, ID1).status).toBe("pending");
   });
 
@@ -103,9 +134,15 @@ const ids = [ID1, ID2];
 const runs = [r1, r2];
 const calls = ["call-1", "call-2"];
 const factArb: fc.Arbitrary<DomainEvent> = fc.oneof(
-  fc.tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls)).map(([a, r, c]) => requested(a, r, c)),
-  fc.tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls)).map(([a, r, c]) => granted(a, r, c)),
-  fc.tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls)).map(([a, r, c]) => denied(a, r, c)),
+  fc
+    .tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls))
+    .map(([a, r, c]) => requested(a, r, c)),
+  fc
+    .tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls))
+    .map(([a, r, c]) => granted(a, r, c)),
+  fc
+    .tuple(fc.constantFrom(...ids), fc.constantFrom(...runs), fc.constantFrom(...calls))
+    .map(([a, r, c]) => denied(a, r, c)),
   fc.constantFrom(...runs).map((runId): DomainEvent => ({ type: "RunStopped", data: { runId, by: "user" } })),
   fc.constantFrom(...runs).map((runId): DomainEvent => ({ type: "RunCompleted", data: { runId, response: "done" } })),
   fc.constantFrom(...runs).map((runId): DomainEvent => ({ type: "RunInterrupted", data: { runId } })),
@@ -115,7 +152,8 @@ const logArb = fc.array(factArb, { maxLength: 14 }).map((facts) => {
   for (const f of [created, ...facts]) log.add(A1, f);
   return log.events;
 });
-const fold = (events: readonly RecordedEvent[]) => foldEvents(approvalsProjection, events).get(A1) ?? initContextApprovals(A1);
+const fold = (events: readonly RecordedEvent[]) =>
+  foldEvents(approvalsProjection, events).get(A1) ?? initContextApprovals(A1);
 
 describe("given any log of requests, decisions and run ends", () => {
   it("then an approval that left 'pending' never changes again (a decision is single-use)", () => {
@@ -139,7 +177,10 @@ describe("given any log of requests, decisions and run ends", () => {
       fc.property(logArb, (events) => {
         for (const a of fold(events).approvals.filter((x) => x.status === "granted" || x.status === "denied")) {
           const decision = events.find(
-            (e) => (e.type === "ApprovalGranted" || e.type === "ApprovalDenied") && e.data.approvalId === a.approvalId && e.recordedAt === a.decidedAt,
+            (e) =>
+              (e.type === "ApprovalGranted" || e.type === "ApprovalDenied") &&
+              e.data.approvalId === a.approvalId &&
+              e.recordedAt === a.decidedAt,
           );
           expect(decision).toBeDefined();
           expect(decision!.data).toMatchObject({ runId: a.runId, toolCallId: a.toolCallId });
@@ -155,7 +196,10 @@ describe("given any log of requests, decisions and run ends", () => {
         const s = fold(events);
         for (const a of s.approvals) {
           const end = events.find(
-            (e) => (e.type === "RunStopped" || e.type === "RunCompleted" || e.type === "RunInterrupted") && e.data.runId === a.runId && e.globalPosition > a.requestedPosition,
+            (e) =>
+              (e.type === "RunStopped" || e.type === "RunCompleted" || e.type === "RunInterrupted") &&
+              e.data.runId === a.runId &&
+              e.globalPosition > a.requestedPosition,
           );
           if (!end) continue;
           expect(a.status).not.toBe("pending");
@@ -172,9 +216,16 @@ describe("given any log of requests, decisions and run ends", () => {
       fc.property(logArb, fc.nat(), (events, cut) => {
         const once = fold(events);
         const k = events.length === 0 ? 0 : cut % events.length;
-        const halves = foldEvents(approvalsProjection, events.slice(k), foldEvents(approvalsProjection, events.slice(0, k)));
+        const halves = foldEvents(
+          approvalsProjection,
+          events.slice(k),
+          foldEvents(approvalsProjection, events.slice(0, k)),
+        );
         expect(halves.get(A1) ?? initContextApprovals(A1)).toEqual(once);
-        expect(foldEvents(approvalsProjection, events, foldEvents(approvalsProjection, events)).get(A1) ?? initContextApprovals(A1)).toEqual(once);
+        expect(
+          foldEvents(approvalsProjection, events, foldEvents(approvalsProjection, events)).get(A1) ??
+            initContextApprovals(A1),
+        ).toEqual(once);
       }),
       { numRuns: 100 },
     );
@@ -186,14 +237,22 @@ describe("given approvals recorded in a PGlite log", () => {
     const store = await freshPgliteStore();
     try {
       const other = "ctx-b1" as ContextId;
-      await store.append(A1, [created, requested(ID1, r1, "call-1"), granted(ID1, r1, "call-1"), requested(ID2, r2, "call-2")], { expectedVersion: "any" });
-      await store.append(other, [{ type: "RunCompleted", data: { runId: "run-9" as RunId, response: "ok" } }], { expectedVersion: "any" });
+      await store.append(
+        A1,
+        [created, requested(ID1, r1, "call-1"), granted(ID1, r1, "call-1"), requested(ID2, r2, "call-2")],
+        { expectedVersion: "any" },
+      );
+      await store.append(other, [{ type: "RunCompleted", data: { runId: "run-9" as RunId, response: "ok" } }], {
+        expectedVersion: "any",
+      });
       const projections = await openProjections(store);
       expect((await projections.approvals.holding(ID2))?.contextId).toBe(A1);
       expect(await projections.approvals.holding("00000000-0000-4000-8000-000000000000")).toBeNull();
       expect(pendingApprovals(await projections.approvals.of()).map((a) => a.approvalId)).toEqual([ID2]);
       expect(await projections.approvals.of([other])).toEqual([]);
-      expect((await projections.approvals.of([A1])).map((s) => s.approvals.map((a) => a.status))).toEqual([["granted", "pending"]]);
+      expect((await projections.approvals.of([A1])).map((s) => s.approvals.map((a) => a.status))).toEqual([
+        ["granted", "pending"],
+      ]);
     } finally {
       await store.close();
     }

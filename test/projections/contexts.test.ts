@@ -43,40 +43,85 @@ const start = (runId: RunId): DomainEvent[] => [
 describe("the contexts fold", () => {
   it("shows a new context as idle, unpaused, with its creation facts", () => {
     const v = viewAfter();
-    expect(v).toMatchObject({ id: A0, name: "A0", label: "A0", project: "alpha", status: "idle", paused: false, failure: null, lastRun: null, currentRunId: null, version: 1, position: 1 });
+    expect(v).toMatchObject({
+      id: A0,
+      name: "A0",
+      label: "A0",
+      project: "alpha",
+      status: "idle",
+      paused: false,
+      failure: null,
+      lastRun: null,
+      currentRunId: null,
+      version: 1,
+      position: 1,
+    });
     expect(v.createdAt).toBe(v.updatedAt);
   });
 
   it("is running with the current run id after RunStarted", () => {
     const v = viewAfter(...start(r1));
-    expect(v).toMatchObject({ status: "running", currentRunId: r1, lastRun: { runId: r1, status: "running", endedAt: null } });
+    expect(v).toMatchObject({
+      status: "running",
+      currentRunId: r1,
+      lastRun: { runId: r1, status: "running", endedAt: null },
+    });
   });
 
   it("is idle after RunCompleted, keeping the response of the last run", () => {
     const v = viewAfter(...start(r1), { type: "RunCompleted", data: { runId: r1, response: "done" } });
-    expect(v).toMatchObject({ status: "idle", currentRunId: null, failure: null, lastRun: { runId: r1, status: "completed", response: "done" } });
+    expect(v).toMatchObject({
+      status: "idle",
+      currentRunId: null,
+      failure: null,
+      lastRun: { runId: r1, status: "completed", response: "done" },
+    });
     expect(v.lastRun!.endedAt).toBe(v.updatedAt);
     expect(v.version).toBe(4);
   });
 
   it("is stopped after RunStopped, and the stop clears a pause", () => {
-    const v = viewAfter(...start(r1), { type: "ContextPaused", data: { runId: r1 } }, { type: "RunStopped", data: { runId: r1, by: "user" } });
+    const v = viewAfter(
+      ...start(r1),
+      { type: "ContextPaused", data: { runId: r1 } },
+      { type: "RunStopped", data: { runId: r1, by: "user" } },
+    );
     expect(v).toMatchObject({ status: "stopped", paused: false, currentRunId: null, lastRun: { status: "stopped" } });
   });
 
   it("is failed with the reason and message after RunFailed", () => {
-    const v = viewAfter(...start(r1), { type: "RunFailed", data: { runId: r1, reason: "model_error", message: "502" } });
-    expect(v).toMatchObject({ status: "failed", failure: { reason: "model_error", message: "502" }, lastRun: { status: "failed" } });
+    const v = viewAfter(...start(r1), {
+      type: "RunFailed",
+      data: { runId: r1, reason: "model_error", message: "502" },
+    });
+    expect(v).toMatchObject({
+      status: "failed",
+      failure: { reason: "model_error", message: "502" },
+      lastRun: { status: "failed" },
+    });
   });
 
   it("is failed with reason interrupted after RunInterrupted", () => {
     const v = viewAfter(...start(r1), { type: "RunInterrupted", data: { runId: r1 } });
-    expect(v).toMatchObject({ status: "failed", failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE }, lastRun: { status: "interrupted" } });
+    expect(v).toMatchObject({
+      status: "failed",
+      failure: { reason: "interrupted", message: INTERRUPTED_MESSAGE },
+      lastRun: { status: "interrupted" },
+    });
   });
 
   it("runs again after a failure, and the new run clears the failure", () => {
-    const v = viewAfter(...start(r1), { type: "RunFailed", data: { runId: r1, reason: "internal", message: "x" } }, ...start(r2));
-    expect(v).toMatchObject({ status: "running", failure: null, currentRunId: r2, lastRun: { runId: r2, status: "running" } });
+    const v = viewAfter(
+      ...start(r1),
+      { type: "RunFailed", data: { runId: r1, reason: "internal", message: "x" } },
+      ...start(r2),
+    );
+    expect(v).toMatchObject({
+      status: "running",
+      failure: null,
+      currentRunId: r2,
+      lastRun: { runId: r2, status: "running" },
+    });
   });
 
   describe("when paused", () => {
@@ -93,12 +138,17 @@ describe("the contexts fold", () => {
       expect(viewAfter(...paused, event).paused).toBe(false);
     });
     it("is not cleared by a model call", () => {
-      expect(viewAfter(...paused, { type: "ModelCalled", data: { runId: r1, step: 0, attempt: 0, model: "m" } }).paused).toBe(true);
+      expect(
+        viewAfter(...paused, { type: "ModelCalled", data: { runId: r1, step: 0, attempt: 0, model: "m" } }).paused,
+      ).toBe(true);
     });
   });
 
   it("renames (name and label) and sets the model override", () => {
-    const v = viewAfter({ type: "ContextRenamed", data: { name: "n", label: "l" } }, { type: "ModelOverrideSet", data: { modelOverride: { preset: "fast" } } });
+    const v = viewAfter(
+      { type: "ContextRenamed", data: { name: "n", label: "l" } },
+      { type: "ModelOverrideSet", data: { modelOverride: { preset: "fast" } } },
+    );
     expect(v).toMatchObject({ name: "n", label: "l", modelOverride: { preset: "fast" }, version: 3 });
   });
 

@@ -135,7 +135,11 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
         const again = await openProjections(counting.store, [bumped, ...ALL_PROJECTIONS.slice(1)], { prefix: p });
         expect(counting.eventsRead()).toBe(head);
         const cps = await again.checkpoints();
-        expect(cps.find((c) => c.name === "contexts")).toEqual({ name: "contexts", version: bumped.version, position: head });
+        expect(cps.find((c) => c.name === "contexts")).toEqual({
+          name: "contexts",
+          version: bumped.version,
+          position: head,
+        });
         expect(await again.snapshot()).toEqual(await first.snapshot());
         await first.drop();
       });
@@ -147,7 +151,9 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       try {
         const id = `follow-${tables}`;
         await store.append(id, [created(id)], { expectedVersion: "no_stream" });
-        expect(await eventually(() => engine.contexts.get(id), 10_000, "the followed event in the projection")).toMatchObject({ id, status: "idle" });
+        expect(
+          await eventually(() => engine.contexts.get(id), 10_000, "the followed event in the projection"),
+        ).toMatchObject({ id, status: "idle" });
       } finally {
         stop();
         await engine.drop();
@@ -174,7 +180,9 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       const engine = await openProjections(store, ALL_PROJECTIONS, { prefix: p });
       await store.append("ctx-verify", [created("ctx-verify")], { expectedVersion: "no_stream" });
       expect(await engine.verify()).toMatchObject({ ok: true, mismatches: [] });
-      await store.sql.query(`UPDATE ${p}projection_state SET state = jsonb_set(state, '{name}', '"tampered"') WHERE projection = 'contexts' AND key = 'ctx-verify'`);
+      await store.sql.query(
+        `UPDATE ${p}projection_state SET state = jsonb_set(state, '{name}', '"tampered"') WHERE projection = 'contexts' AND key = 'ctx-verify'`,
+      );
       const result = await engine.verify();
       expect(result.ok).toBe(false);
       expect(result.mismatches.map((m) => [m.projection, m.key])).toEqual([["contexts", "ctx-verify"]]);
@@ -202,21 +210,66 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
             { type: "ModelCalled", data: { runId: run, step: 0, attempt: 0, model: "m" } },
             {
               type: "ModelReplied",
-              data: { runId: run, step: 0, text: null, toolCalls: [{ id: "p1", name: "parallel", arguments: { tool_calls: [] } }], usage: { inputTokens: 10, outputTokens: 3 } },
+              data: {
+                runId: run,
+                step: 0,
+                text: null,
+                toolCalls: [{ id: "p1", name: "parallel", arguments: { tool_calls: [] } }],
+                usage: { inputTokens: 10, outputTokens: 3 },
+              },
             },
-            { type: "ParallelJobStarted", data: { runId: run, toolCallId: "p1", jobId: job, toolName: "call_subordinate", arguments: { message: "x" } } },
-            { type: "SubordinateCalled", data: { runId: run, toolCallId: "p1", childContextId: b, fresh: true, jobId: job } },
+            {
+              type: "ParallelJobStarted",
+              data: {
+                runId: run,
+                toolCallId: "p1",
+                jobId: job,
+                toolName: "call_subordinate",
+                arguments: { message: "x" },
+              },
+            },
+            {
+              type: "SubordinateCalled",
+              data: { runId: run, toolCallId: "p1", childContextId: b, fresh: true, jobId: job },
+            },
           ],
           { expectedVersion: 1 },
         );
-        await store.append(b, [{ type: "ModelReplied", data: { runId: "b-run" as RunId, step: 0, text: "hi", toolCalls: [], usage: { inputTokens: 5, outputTokens: 7 } } }], {
-          expectedVersion: 1,
-        });
-        await store.append(a, [{ type: "ModelReplied", data: { runId: "a-run" as RunId, step: 0, text: "yo", toolCalls: [], usage: null } }], { expectedVersion: 1 });
+        await store.append(
+          b,
+          [
+            {
+              type: "ModelReplied",
+              data: {
+                runId: "b-run" as RunId,
+                step: 0,
+                text: "hi",
+                toolCalls: [],
+                usage: { inputTokens: 5, outputTokens: 7 },
+              },
+            },
+          ],
+          {
+            expectedVersion: 1,
+          },
+        );
+        await store.append(
+          a,
+          [
+            {
+              type: "ModelReplied",
+              data: { runId: "a-run" as RunId, step: 0, text: "yo", toolCalls: [], usage: null },
+            },
+          ],
+          { expectedVersion: 1 },
+        );
         await store.append(
           root,
           [
-            { type: "ParallelJobFinished", data: { runId: run, jobId: job, status: "success", result: "done", error: null, contextId: b } },
+            {
+              type: "ParallelJobFinished",
+              data: { runId: run, jobId: job, status: "success", result: "done", error: null, contextId: b },
+            },
             { type: "RunStopped", data: { runId: run, by: "user" } },
           ],
           { expectedVersion: 7 },
@@ -225,11 +278,20 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       });
 
       it("gets a context and lists them by root and status", async () => {
-        expect(await engine.contexts.get(root)).toMatchObject({ id: root, status: "stopped", version: 9, kind: "root" });
+        expect(await engine.contexts.get(root)).toMatchObject({
+          id: root,
+          status: "stopped",
+          version: 9,
+          kind: "root",
+        });
         expect(await engine.contexts.get("nope")).toBeNull();
         expect((await engine.contexts.list({ rootContextId: root })).map((c) => c.id)).toEqual([root, a, b]);
-        expect((await engine.contexts.list({ rootContextId: root, status: "stopped" })).map((c) => c.id)).toEqual([root]);
-        expect((await engine.contexts.list({ status: "idle" })).map((c) => c.id)).toEqual(expect.arrayContaining([a, b]));
+        expect((await engine.contexts.list({ rootContextId: root, status: "stopped" })).map((c) => c.id)).toEqual([
+          root,
+        ]);
+        expect((await engine.contexts.list({ status: "idle" })).map((c) => c.id)).toEqual(
+          expect.arrayContaining([a, b]),
+        );
       });
 
       it("lists children in creation order and the roots", async () => {
@@ -246,28 +308,56 @@ function suite(open: () => Promise<EventStore>, numRuns: number) {
       it("gives the history with the dangling parallel call closed by the stop", async () => {
         expect(await engine.transcript.history(root)).toEqual([
           { role: "user", content: "go" },
-          { role: "assistant", content: null, tool_calls: [{ id: "p1", type: "function", function: { name: "parallel", arguments: '{"tool_calls":[]}' } }] },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [
+              { id: "p1", type: "function", function: { name: "parallel", arguments: '{"tool_calls":[]}' } },
+            ],
+          },
           { role: "tool", tool_call_id: "p1", content: NOT_RUN_RESULT },
         ]);
       });
 
       it("sums usage per context and rolls it up per root, each context once", async () => {
-        expect(await engine.usage.of(b)).toMatchObject({ inputTokens: 5, outputTokens: 7, modelCalls: 1, rootContextId: root });
-        expect(await engine.usage.rollup(root)).toEqual({ rootContextId: root, inputTokens: 15, outputTokens: 10, modelCalls: 3, contexts: 3 });
+        expect(await engine.usage.of(b)).toMatchObject({
+          inputTokens: 5,
+          outputTokens: 7,
+          modelCalls: 1,
+          rootContextId: root,
+        });
+        expect(await engine.usage.rollup(root)).toEqual({
+          rootContextId: root,
+          inputTokens: 15,
+          outputTokens: 10,
+          modelCalls: 3,
+          contexts: 3,
+        });
       });
 
       it("shows the job by id and by its parent context", async () => {
         const view = await engine.jobs.get(job);
-        expect(view).toMatchObject({ jobId: job, contextId: root, status: "success", result: "done", childContextId: b, toolName: "call_subordinate", arguments: { message: "x" } });
+        expect(view).toMatchObject({
+          jobId: job,
+          contextId: root,
+          status: "success",
+          result: "done",
+          childContextId: b,
+          toolName: "call_subordinate",
+          arguments: { message: "x" },
+        });
         expect(view!.finishedAt).not.toBeNull();
         expect(await engine.jobs.ofContext(root)).toEqual([view]);
       });
     });
   });
-
 }
 
-function created(id: string, parent: string | null = null, slot: string | null = parent ? "default" : null): DomainEvent {
+function created(
+  id: string,
+  parent: string | null = null,
+  slot: string | null = parent ? "default" : null,
+): DomainEvent {
   return {
     type: "ContextCreated",
     data: {

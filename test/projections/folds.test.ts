@@ -12,7 +12,9 @@ const projections = ALL_PROJECTIONS as readonly Projection<unknown>[];
 
 /** States as the engine stores them: JSON, keys sorted so the comparison is of content only. */
 const asStored = (states: Map<string, unknown>) =>
-  [...states.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, state]) => ({ key, state: JSON.parse(JSON.stringify(state)) }));
+  [...states.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, state]) => ({ key, state: JSON.parse(JSON.stringify(state)) }));
 
 const chunked = <T>(xs: readonly T[], sizes: readonly number[]): T[][] => {
   const out: T[][] = [];
@@ -41,24 +43,37 @@ describe("generated events", () => {
 
   it("round-trip through encodeEvent and decodeRow to an equal event", () => {
     fc.assert(
-      fc.property(domainEventArb(), fc.uuid(), fc.uuid(), fc.nat({ max: 1e9 }), fc.integer({ min: 1, max: 1e6 }), (event, eventId, streamId, position, version) => {
-        const encoded = encodeEvent(event);
-        // The row as the database hands it back: JSONB columns come back parsed from their JSON text.
-        const row = {
-          global_position: String(position + 1),
-          event_id: eventId,
-          stream_id: streamId,
-          stream_version: version,
-          type: encoded.type,
-          schema_version: encoded.schemaVersion,
-          data: JSON.parse(JSON.stringify(encoded.data)),
-          metadata: JSON.parse(JSON.stringify(encoded.metadata)),
-          recorded_at: new Date("2026-02-03T04:05:06.789Z"),
-        };
-        const decoded = decodeRow(row);
-        expect({ type: decoded.type, data: decoded.data }).toStrictEqual(JSON.parse(JSON.stringify(event)));
-        expect(decoded).toMatchObject({ globalPosition: position + 1, streamId, streamVersion: version, eventId, recordedAt: "2026-02-03T04:05:06.789Z" });
-      }),
+      fc.property(
+        domainEventArb(),
+        fc.uuid(),
+        fc.uuid(),
+        fc.nat({ max: 1e9 }),
+        fc.integer({ min: 1, max: 1e6 }),
+        (event, eventId, streamId, position, version) => {
+          const encoded = encodeEvent(event);
+          // The row as the database hands it back: JSONB columns come back parsed from their JSON text.
+          const row = {
+            global_position: String(position + 1),
+            event_id: eventId,
+            stream_id: streamId,
+            stream_version: version,
+            type: encoded.type,
+            schema_version: encoded.schemaVersion,
+            data: JSON.parse(JSON.stringify(encoded.data)),
+            metadata: JSON.parse(JSON.stringify(encoded.metadata)),
+            recorded_at: new Date("2026-02-03T04:05:06.789Z"),
+          };
+          const decoded = decodeRow(row);
+          expect({ type: decoded.type, data: decoded.data }).toStrictEqual(JSON.parse(JSON.stringify(event)));
+          expect(decoded).toMatchObject({
+            globalPosition: position + 1,
+            streamId,
+            streamVersion: version,
+            eventId,
+            recordedAt: "2026-02-03T04:05:06.789Z",
+          });
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -96,16 +111,20 @@ describe.each(projections.map((p) => [p.name, p] as const))("the %s fold", (_nam
 
   it("gives, applied in chunks of random sizes through storage, exactly the state of a rebuild from zero", () => {
     fc.assert(
-      fc.property(recordedSequenceArb(), fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 8 }), (log, sizes) => {
-        const fromZero = asStored(foldEvents(projection, log));
-        let stored = new Map<string, unknown>();
-        for (const chunk of chunked(log, sizes)) {
-          // Each chunk loads the stored states (a JSON round trip) and saves them again, as the engine does.
-          const loaded = new Map(asStored(stored).map(({ key, state }) => [key, state]));
-          stored = foldEvents(projection, chunk, loaded);
-        }
-        expect(asStored(stored)).toEqual(fromZero);
-      }),
+      fc.property(
+        recordedSequenceArb(),
+        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 8 }),
+        (log, sizes) => {
+          const fromZero = asStored(foldEvents(projection, log));
+          let stored = new Map<string, unknown>();
+          for (const chunk of chunked(log, sizes)) {
+            // Each chunk loads the stored states (a JSON round trip) and saves them again, as the engine does.
+            const loaded = new Map(asStored(stored).map(({ key, state }) => [key, state]));
+            stored = foldEvents(projection, chunk, loaded);
+          }
+          expect(asStored(stored)).toEqual(fromZero);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -114,7 +133,12 @@ describe.each(projections.map((p) => [p.name, p] as const))("the %s fold", (_nam
     fc.assert(
       fc.property(recordedSequenceArb(), fc.nat(), fc.nat(), (log, a, b) => {
         const once = asStored(foldEvents(projection, log));
-        const twice = asStored(foldEvents(projection, log.flatMap((e) => [e, e])));
+        const twice = asStored(
+          foldEvents(
+            projection,
+            log.flatMap((e) => [e, e]),
+          ),
+        );
         expect(twice).toEqual(once);
         const [from, to] = [a % (log.length + 1), b % (log.length + 1)].sort((x, y) => x - y) as [number, number];
         const again = asStored(foldEvents(projection, log.slice(from, to), foldEvents(projection, log)));

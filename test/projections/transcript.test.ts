@@ -16,15 +16,32 @@ const transcriptAfter = (...events: DomainEvent[]): ChatMessage[] => {
   return transcriptOf(log.events);
 };
 
-const msg = (runId: RunId, text: string): DomainEvent => ({ type: "MessageReceived", data: { runId, text, sender: "user" } });
+const msg = (runId: RunId, text: string): DomainEvent => ({
+  type: "MessageReceived",
+  data: { runId, text, sender: "user" },
+});
 const started = (runId: RunId): DomainEvent => ({ type: "RunStarted", data: { runId, model: "m", superior: null } });
-const called = (runId: RunId, step: number): DomainEvent => ({ type: "ModelCalled", data: { runId, step, attempt: 0, model: "m" } });
-const replied = (runId: RunId, step: number, text: string | null, calls: { id: string; name: string; arguments: unknown }[] = []): DomainEvent => ({
+const called = (runId: RunId, step: number): DomainEvent => ({
+  type: "ModelCalled",
+  data: { runId, step, attempt: 0, model: "m" },
+});
+const replied = (
+  runId: RunId,
+  step: number,
+  text: string | null,
+  calls: { id: string; name: string; arguments: unknown }[] = [],
+): DomainEvent => ({
   type: "ModelReplied",
   data: { runId, step, text, toolCalls: calls, usage: null },
 });
-const intervene = (runId: RunId, text: string): DomainEvent => ({ type: "InterventionReceived", data: { runId, text } });
-const returned = (runId: RunId, id: string, result: string): DomainEvent => ({ type: "ToolReturned", data: { runId, toolCallId: id, name: "search", result } });
+const intervene = (runId: RunId, text: string): DomainEvent => ({
+  type: "InterventionReceived",
+  data: { runId, text },
+});
+const returned = (runId: RunId, id: string, result: string): DomainEvent => ({
+  type: "ToolReturned",
+  data: { runId, toolCallId: id, name: "search", result },
+});
 
 describe("the transcript", () => {
   it("renders a message, a reply with tool calls and their results in the chat shape", () => {
@@ -34,11 +51,14 @@ describe("the transcript", () => {
       called(r1, 0),
       replied(r1, 0, null, [
         { id: "c1", name: "search", arguments: { q: "x" } },
-        { id: "c2", name: "search", arguments: "{\"q\":\"raw\"" },
+        { id: "c2", name: "search", arguments: '{"q":"raw"' },
       ]),
       { type: "ToolCalled", data: { runId: r1, step: 0, toolCallId: "c1", name: "search", arguments: { q: "x" } } },
       returned(r1, "c1", "found"),
-      { type: "ToolFailed", data: { runId: r1, toolCallId: "c2", name: "search", error: "bad json", repairable: true } },
+      {
+        type: "ToolFailed",
+        data: { runId: r1, toolCallId: "c2", name: "search", error: "bad json", repairable: true },
+      },
       called(r1, 1),
       replied(r1, 1, "x is 1"),
       { type: "RunCompleted", data: { runId: r1, response: "x is 1" } },
@@ -49,8 +69,8 @@ describe("the transcript", () => {
         role: "assistant",
         content: null,
         tool_calls: [
-          { id: "c1", type: "function", function: { name: "search", arguments: "{\"q\":\"x\"}" } },
-          { id: "c2", type: "function", function: { name: "search", arguments: "{\"q\":\"raw\"" } },
+          { id: "c1", type: "function", function: { name: "search", arguments: '{"q":"x"}' } },
+          { id: "c2", type: "function", function: { name: "search", arguments: '{"q":"raw"' } },
         ],
       },
       { role: "tool", tool_call_id: "c1", content: "found" },
@@ -62,7 +82,10 @@ describe("the transcript", () => {
   });
 
   it("adds nothing for a reply with neither text nor tool calls, and a warning as a user message", () => {
-    const t = transcriptAfter(msg(r1, "hi"), started(r1), called(r1, 0), replied(r1, 0, null), { type: "ModelWarned", data: { runId: r1, step: 0, text: "say something" } });
+    const t = transcriptAfter(msg(r1, "hi"), started(r1), called(r1, 0), replied(r1, 0, null), {
+      type: "ModelWarned",
+      data: { runId: r1, step: 0, text: "say something" },
+    });
     expect(t).toEqual([
       { role: "user", content: "hi" },
       { role: "user", content: "say something" },
@@ -71,7 +94,14 @@ describe("the transcript", () => {
 
   describe("when interventions arrive during a run", () => {
     it("holds them until the next model call, then delivers them in order", () => {
-      const before = [msg(r1, "task"), started(r1), called(r1, 0), replied(r1, 0, null, [{ id: "c1", name: "search", arguments: {} }]), intervene(r1, "also y"), intervene(r1, "and z")];
+      const before = [
+        msg(r1, "task"),
+        started(r1),
+        called(r1, 0),
+        replied(r1, 0, null, [{ id: "c1", name: "search", arguments: {} }]),
+        intervene(r1, "also y"),
+        intervene(r1, "and z"),
+      ];
       expect(transcriptAfter(...before).map((m) => m.content)).toEqual(["task", null]);
       const after = transcriptAfter(...before, returned(r1, "c1", "r"), called(r1, 1));
       expect(after.slice(2)).toEqual([
@@ -82,7 +112,14 @@ describe("the transcript", () => {
     });
 
     it("delivers them at the run's end when no model call came", () => {
-      const t = transcriptAfter(msg(r1, "task"), started(r1), called(r1, 0), replied(r1, 0, "done"), intervene(r1, "late"), { type: "RunCompleted", data: { runId: r1, response: "done" } });
+      const t = transcriptAfter(
+        msg(r1, "task"),
+        started(r1),
+        called(r1, 0),
+        replied(r1, 0, "done"),
+        intervene(r1, "late"),
+        { type: "RunCompleted", data: { runId: r1, response: "done" } },
+      );
       expect(t.at(-1)).toEqual({ role: "user", content: "late" });
     });
   });
@@ -114,7 +151,13 @@ describe("the transcript", () => {
   });
 
   it("does not close tool calls when the run completes", () => {
-    const t = transcriptAfter(msg(r1, "t"), started(r1), called(r1, 0), replied(r1, 0, null, [{ id: "c1", name: "response", arguments: {} }]), { type: "RunCompleted", data: { runId: r1, response: "x" } });
+    const t = transcriptAfter(
+      msg(r1, "t"),
+      started(r1),
+      called(r1, 0),
+      replied(r1, 0, null, [{ id: "c1", name: "response", arguments: {} }]),
+      { type: "RunCompleted", data: { runId: r1, response: "x" } },
+    );
     expect(t.filter((m) => m.role === "tool")).toEqual([]);
   });
 

@@ -15,11 +15,14 @@ afterEach(async () => {
   open = null;
 });
 
-const lastUserText = (req: ModelRequest): string => String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
+const lastUserText = (req: ModelRequest): string =>
+  String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
 const send = (text: string, extra: { contextId?: string; skill?: string; returnImmediately?: boolean } = {}) => ({
   tenant: "",
   message: userMessage(text, randomUUID(), extra.contextId ?? ""),
-  configuration: extra.returnImmediately ? { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true } : undefined,
+  configuration: extra.returnImmediately
+    ? { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true }
+    : undefined,
   metadata: extra.skill ? { skill: extra.skill } : undefined,
 });
 const asTask = (r: unknown): Task => {
@@ -27,21 +30,33 @@ const asTask = (r: unknown): Task => {
   return r as Task;
 };
 /** A model call that never answers: it ends only when the run is stopped. */
-const untilStopped = (req: ModelRequest) => new Promise<never>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
+const untilStopped = (req: ModelRequest) =>
+  new Promise<never>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
 
 describe("when another agent reaches the runtime over A2A", () => {
   it("publishes an agent card with one skill per enabled profile", async () => {
     open = await served(() => ({ text: "unused" }));
     const res = await fetch(`${open.url}/.well-known/agent-card.json`);
     expect(res.status).toBe(200);
-    const card = (await res.json()) as { skills: { id: string }[]; supportedInterfaces: { url: string; protocolBinding: string }[]; capabilities: { streaming: boolean } };
-    expect(card.skills.map((s) => s.id).sort()).toEqual(open.rt.profiles().map((p) => p.key).sort());
+    const card = (await res.json()) as {
+      skills: { id: string }[];
+      supportedInterfaces: { url: string; protocolBinding: string }[];
+      capabilities: { streaming: boolean };
+    };
+    expect(card.skills.map((s) => s.id).sort()).toEqual(
+      open.rt
+        .profiles()
+        .map((p) => p.key)
+        .sort(),
+    );
     expect(card.supportedInterfaces[0]).toMatchObject({ url: `${open.url}/a2a`, protocolBinding: "JSONRPC" });
     expect(card.capabilities.streaming).toBe(true);
   });
 
   it("runs a message as a task of a root, answers with the artifact, and continues the same context", async () => {
-    open = await served((req) => ({ text: `${req.profile}: ${lastUserText(req)} (${req.messages.filter((m) => m.role === "user").length})` }));
+    open = await served((req) => ({
+      text: `${req.profile}: ${lastUserText(req)} (${req.messages.filter((m) => m.role === "user").length})`,
+    }));
     const client = await a2aClient(open.url);
     const first = asTask(await client.sendMessage(send("map the moon", { skill: "researcher" })));
     expect(first.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
@@ -103,7 +118,10 @@ describe("when another agent reaches the runtime over A2A", () => {
 
   it("shows a run parked awaiting approval as input-required, and completed once approved", async () => {
     open = await served(
-      (req) => (req.messages.some((m) => m.role === "tool") ? { text: "deployed it" } : { toolCalls: [{ id: "c1", name: "deploy", arguments: { env: "prod" } }] }),
+      (req) =>
+        req.messages.some((m) => m.role === "tool")
+          ? { text: "deployed it" }
+          : { toolCalls: [{ id: "c1", name: "deploy", arguments: { env: "prod" } }] },
       {},
       { tools: [deployTool()] },
     );
@@ -116,7 +134,8 @@ describe("when another agent reaches the runtime over A2A", () => {
     const [pending] = await open.rt.approvals({ contextId: parked.contextId });
     await open.rt.approve(pending!.approvalId, { by: "tester" });
     const states: TaskState[] = [];
-    for await (const r of { [Symbol.asyncIterator]: () => sub }) if (r.payload?.$case === "statusUpdate") states.push(r.payload.value.status!.state);
+    for await (const r of { [Symbol.asyncIterator]: () => sub })
+      if (r.payload?.$case === "statusUpdate") states.push(r.payload.value.status!.state);
     expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
     expect((await client.getTask({ tenant: "", id: parked.id })).status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
@@ -131,10 +150,19 @@ describe("when another agent reaches the runtime over A2A", () => {
   it("answers the v0.3 method names too (message/send, tasks/get) for a client that sends no A2A-Version", async () => {
     open = await served(() => ({ text: "old style" }));
     const rpc = async (method: string, params: unknown) => {
-      const res = await fetch(`${open!.url}/a2a`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
-      return (await res.json()) as { result?: { id: string; kind: string; status: { state: string } }; error?: { message: string } };
+      const res = await fetch(`${open!.url}/a2a`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+      });
+      return (await res.json()) as {
+        result?: { id: string; kind: string; status: { state: string } };
+        error?: { message: string };
+      };
     };
-    const sent = await rpc("message/send", { message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hi" }] } });
+    const sent = await rpc("message/send", {
+      message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hi" }] },
+    });
     expect(sent.result).toMatchObject({ kind: "task", status: { state: "completed" } });
     const got = await rpc("tasks/get", { id: sent.result!.id });
     expect(got.result?.status.state).toBe("completed");

@@ -19,15 +19,21 @@ const connect = async (url: string, token?: string): Promise<Client> => {
   return client;
 };
 
-const lastUserText = (req: ModelRequest): string => String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
-const text = (r: unknown): string => ((r as { content: { text: string }[] }).content[0]?.text ?? "");
+const lastUserText = (req: ModelRequest): string =>
+  String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
+const text = (r: unknown): string => (r as { content: { text: string }[] }).content[0]?.text ?? "";
 
 describe("when another agent reaches the runtime over MCP (HTTP)", () => {
   it("lists one delegate_to_<profile> tool per enabled profile", async () => {
     open = await served(() => ({ text: "unused" }));
     const client = await connect(open.url);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(open.rt.profiles().map((p) => `delegate_to_${p.key}`).sort());
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      open.rt
+        .profiles()
+        .map((p) => `delegate_to_${p.key}`)
+        .sort(),
+    );
     expect(tools.map((t) => t.name)).toContain("delegate_to_researcher");
     const researcher = tools.find((t) => t.name === "delegate_to_researcher")!;
     expect(Object.keys(researcher.inputSchema.properties ?? {}).sort()).toEqual(["context_id", "message", "name"]);
@@ -37,7 +43,10 @@ describe("when another agent reaches the runtime over MCP (HTTP)", () => {
   it("runs a root of the profile, answers with its response, and records the message as come over MCP", async () => {
     open = await served((req) => ({ text: `${req.profile} says: ${lastUserText(req)}` }));
     const client = await connect(open.url);
-    const r = await client.callTool({ name: "delegate_to_researcher", arguments: { message: "find the moon", name: "moon search" } });
+    const r = await client.callTool({
+      name: "delegate_to_researcher",
+      arguments: { message: "find the moon", name: "moon search" },
+    });
     expect(r.isError).toBeFalsy();
     expect(text(r)).toBe("researcher says: find the moon");
     const { contextId, runId, status } = r.structuredContent as { contextId: string; runId: string; status: string };
@@ -54,11 +63,17 @@ describe("when another agent reaches the runtime over MCP (HTTP)", () => {
     const client = await connect(open.url);
     const first = await client.callTool({ name: "delegate_to_default", arguments: { message: "one" } });
     const { contextId } = first.structuredContent as { contextId: string };
-    const second = await client.callTool({ name: "delegate_to_default", arguments: { message: "two", context_id: contextId } });
+    const second = await client.callTool({
+      name: "delegate_to_default",
+      arguments: { message: "two", context_id: contextId },
+    });
     expect((second.structuredContent as { contextId: string }).contextId).toBe(contextId);
     expect(text(second)).toBe("seen 2 messages");
     expect((await open.rt.contexts()).length).toBe(1);
-    const foreign = await client.callTool({ name: "delegate_to_researcher", arguments: { message: "x", context_id: contextId } });
+    const foreign = await client.callTool({
+      name: "delegate_to_researcher",
+      arguments: { message: "x", context_id: contextId },
+    });
     expect(foreign.isError).toBe(true);
     expect(text(foreign)).toMatch(/belongs to profile 'default'/);
     await client.close();
@@ -97,7 +112,10 @@ describe("when another agent reaches the runtime over MCP (HTTP)", () => {
 
   it("keeps the call open while its run awaits approval, and answers once it is approved", async () => {
     open = await served(
-      (req) => (req.messages.some((m) => m.role === "tool") ? { text: "deployed, as approved" } : { toolCalls: [{ id: "d1", name: "deploy", arguments: { env: "prod" } }] }),
+      (req) =>
+        req.messages.some((m) => m.role === "tool")
+          ? { text: "deployed, as approved" }
+          : { toolCalls: [{ id: "d1", name: "deploy", arguments: { env: "prod" } }] },
       {},
       { tools: [deployTool()] },
     );

@@ -7,7 +7,7 @@ import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "../support/fakeOpenAIServer.ts";
 import { cli, cliEnv, MAIN, TSX } from "../cli/support.ts";
 
-const text = (r: unknown): string => ((r as { content: { text: string }[] }).content[0]?.text ?? "");
+const text = (r: unknown): string => (r as { content: { text: string }[] }).content[0]?.text ?? "";
 
 describe("given actorzero mcp on stdio", () => {
   let dataDir: string;
@@ -36,16 +36,28 @@ describe("given actorzero mcp on stdio", () => {
 
   it("lists the profiles as tools", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["delegate_to_default", "delegate_to_developer", "delegate_to_researcher"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "delegate_to_default",
+      "delegate_to_developer",
+      "delegate_to_researcher",
+    ]);
   });
 
   it("runs a call, then continues the same context", async () => {
-    model.reply({ text: "first answer" }, (req) => ({ text: `second answer after ${req.body.messages.filter((m: { role: string }) => m.role === "user").length} user messages` }));
-    const first = await client.callTool({ name: "delegate_to_developer", arguments: { message: "build it", name: "builder" } });
+    model.reply({ text: "first answer" }, (req) => ({
+      text: `second answer after ${req.body.messages.filter((m: { role: string }) => m.role === "user").length} user messages`,
+    }));
+    const first = await client.callTool({
+      name: "delegate_to_developer",
+      arguments: { message: "build it", name: "builder" },
+    });
     expect(first.isError).toBeFalsy();
     expect(text(first)).toBe("first answer");
     const { contextId } = first.structuredContent as { contextId: string };
-    const second = await client.callTool({ name: "delegate_to_developer", arguments: { message: "and test it", context_id: contextId } });
+    const second = await client.callTool({
+      name: "delegate_to_developer",
+      arguments: { message: "and test it", context_id: contextId },
+    });
     expect(text(second)).toBe("second answer after 2 user messages");
     expect((second.structuredContent as { contextId: string }).contextId).toBe(contextId);
   }, 60_000);
@@ -60,10 +72,15 @@ describe("given actorzero mcp on stdio", () => {
   it("ends the call when the run is stopped from the CLI, and the log says it came over MCP", async () => {
     const before = model.requests.length;
     model.reply({ hang: true });
-    const call = client.callTool({ name: "delegate_to_researcher", arguments: { message: "take your time", name: "slow one" } });
+    const call = client.callTool({
+      name: "delegate_to_researcher",
+      arguments: { message: "take your time", name: "slow one" },
+    });
     await model.waitForRequest(before);
     const listed = await cli(["contexts", "--json", "--data-dir", dataDir]);
-    const running = (JSON.parse(listed.stdout) as { id: string; status: string; name: string }[]).find((c) => c.name === "slow one");
+    const running = (JSON.parse(listed.stdout) as { id: string; status: string; name: string }[]).find(
+      (c) => c.name === "slow one",
+    );
     expect(running?.status).toBe("running");
     const stop = await cli(["stop", running!.id, "--data-dir", dataDir]);
     expect(stop.code).toBe(0);

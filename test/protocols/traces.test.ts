@@ -16,7 +16,8 @@ const side = () => {
   const exporter = new InMemorySpanExporter();
   return { exporter, provider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }) };
 };
-const runSpans = (exporter: InMemorySpanExporter) => exporter.getFinishedSpans().filter((s) => s.name.startsWith("invoke_agent"));
+const runSpans = (exporter: InMemorySpanExporter) =>
+  exporter.getFinishedSpans().filter((s) => s.name.startsWith("invoke_agent"));
 
 const opened: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -35,7 +36,9 @@ describe("when a delegation crosses to another service", () => {
       tracerProvider: a.provider,
       mcpServers: { other: { type: "http", url: `${callee.url}/mcp` } },
       model: scriptedModel((req) =>
-        isFirstStep(req) ? call("other__delegate_to_researcher", { message: "research this" }) : { text: `relayed: ${String(last(req).content)}` },
+        isFirstStep(req)
+          ? call("other__delegate_to_researcher", { message: "research this" })
+          : { text: `relayed: ${String(last(req).content)}` },
       ),
     });
     opened.push({ close: async () => (await caller.close(), await store.close()) });
@@ -59,7 +62,12 @@ describe("when a delegation crosses to another service", () => {
     const traceId = randomUUID().replace(/-/g, "");
     const parentSpan = randomUUID().replace(/-/g, "").slice(0, 16);
     const client = await a2aClient(callee.url, () => ({ traceparent: `00-${traceId}-${parentSpan}-01` }));
-    await client.sendMessage({ tenant: "", message: userMessage("hi", randomUUID()), configuration: undefined, metadata: undefined });
+    await client.sendMessage({
+      tenant: "",
+      message: userMessage("hi", randomUUID()),
+      configuration: undefined,
+      metadata: undefined,
+    });
     const [run] = runSpans(b.exporter);
     expect(run?.spanContext().traceId).toBe(traceId);
     expect(run?.parentSpanContext?.spanId).toBe(parentSpan);
@@ -73,7 +81,11 @@ describe("when a delegation crosses to another service", () => {
     const parentSpan = randomUUID().replace(/-/g, "").slice(0, 16);
     const client = new Client({ name: "t", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${callee.url}/mcp`)));
-    await client.callTool({ name: "delegate_to_default", arguments: { message: "hi" }, _meta: { traceparent: `00-${traceId}-${parentSpan}-01` } });
+    await client.callTool({
+      name: "delegate_to_default",
+      arguments: { message: "hi" },
+      _meta: { traceparent: `00-${traceId}-${parentSpan}-01` },
+    });
     await client.close();
     const [run] = runSpans(b.exporter);
     expect(run?.spanContext().traceId).toBe(traceId);

@@ -32,11 +32,14 @@ const rt = await createRuntime({
 process.stdout.write("open\n");
 
 for (;;) {
-  const roots = (await rt.contexts()).filter((c) => c.depth === 0).sort((a, b) => a.createdPosition - b.createdPosition);
+  const roots = (await rt.contexts())
+    .filter((c) => c.depth === 0)
+    .sort((a, b) => a.createdPosition - b.createdPosition);
   const open = roots.find((r) => r.lastRun?.status !== "completed");
   if (open?.status === "running") await runEnd(rt, open.id, open.currentRunId!);
   else if (open) await rt.send(open.id, "grow the tree");
-  else if (roots.length < trees || roots.length === 0) await rt.send((await rt.createContext({ name: `tree ${roots.length + 1}` })).id, "grow the tree");
+  else if (roots.length < trees || roots.length === 0)
+    await rt.send((await rt.createContext({ name: `tree ${roots.length + 1}` })).id, "grow the tree");
   else break;
   const done = (await rt.contexts()).filter((c) => c.depth === 0 && c.lastRun?.status === "completed").length;
   process.stdout.write(`tree ${done}\n`);
@@ -50,7 +53,12 @@ async function runEnd(runtime: Runtime, id: string, runId: string): Promise<void
   await new Promise<void>((resolve) => {
     void runtime.subscribe(
       (e) => {
-        if (e.streamId === id && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type) && (e.data as { runId: string }).runId === runId) resolve();
+        if (
+          e.streamId === id &&
+          ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type) &&
+          (e.data as { runId: string }).runId === runId
+        )
+          resolve();
       },
       { after: 0 },
     );

@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, INTERRUPTED_CALL, openPgliteStore, scriptedModel, type ModelRequest, type RecordedEvent, type Runtime } from "../../src/index.ts";
+import {
+  createRuntime,
+  INTERRUPTED_CALL,
+  openPgliteStore,
+  scriptedModel,
+  type ModelRequest,
+  type RecordedEvent,
+  type Runtime,
+} from "../../src/index.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
@@ -16,7 +24,12 @@ const never = () => new Promise<never>(() => undefined);
 type Hooks = { holdModel?: (req: ModelRequest) => boolean } & TreeToolHooks;
 
 /** A runtime on `store` running the tree; a call `holdModel` picks never gets its reply (its process is about to die). */
-const treeRuntime = async (store: EventStore, clock: ReturnType<typeof countingClock>, hooks: Hooks = {}, recovery?: "resume" | "interrupt") => {
+const treeRuntime = async (
+  store: EventStore,
+  clock: ReturnType<typeof countingClock>,
+  hooks: Hooks = {},
+  recovery?: "resume" | "interrupt",
+) => {
   const model = scriptedModel((req) => (hooks.holdModel?.(req) ? never() : treeReply(req)));
   const rt = await createRuntime({
     store,
@@ -48,7 +61,8 @@ const rootEnd = (rt: Runtime, rootId: string) =>
   new Promise<RecordedEvent>((resolve) => {
     void rt.subscribe(
       (e) => {
-        if (e.streamId === rootId && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type)) resolve(e);
+        if (e.streamId === rootId && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type))
+          resolve(e);
       },
       { after: 0 },
     );
@@ -80,7 +94,12 @@ const without = (all: string[], taken: string[]) => {
  * Runs the tree until `hooks` hold it (`held` resolves), then leaves that runtime as a killed process leaves
  * its log (it never writes again) and opens another on the same log, which resumes the tree.
  */
-const crashAndResume = async (hooks: Hooks, held: Promise<void>, recovery?: "resume" | "interrupt", deadStore = (s: EventStore) => s) => {
+const crashAndResume = async (
+  hooks: Hooks,
+  held: Promise<void>,
+  recovery?: "resume" | "interrupt",
+  deadStore = (s: EventStore) => s,
+) => {
   const store = await openPgliteStore();
   closers.push(() => store.close());
   const clock = countingClock();
@@ -126,7 +145,9 @@ describe("when a process dies with model calls in flight at the bottom of a tree
     expect(repeats).toHaveLength(2);
     // And the audit marks each as made again (the cut-off call may be billed too).
     for (const leaf of new Set(repeats.map((e) => e.streamId))) {
-      const calls = auditRuns(await run.rt.events({ contextId: leaf })).flatMap((r) => r.entries.filter((x) => x.kind === "model_call"));
+      const calls = auditRuns(await run.rt.events({ contextId: leaf })).flatMap((r) =>
+        r.entries.filter((x) => x.kind === "model_call"),
+      );
       expect(calls.map((c) => [c.step, c.attempt, c.outcome, c.madeAgain])).toEqual([
         [1, 1, "replied", false],
         [2, 1, "pending", false],
@@ -202,23 +223,28 @@ describe("when recovery is 'interrupt'", () => {
  * `store` as the dying process sees it: the first append of a fresh child's stream (its ContextCreated with its
  * run's start) at agent number `agentNumber` never lands, so the process dies after its caller's SubordinateCalled.
  */
-const dyingBeforeChildOpens = (agentNumber: number, reached: ReturnType<typeof counter>, died: Promise<never>) => (store: EventStore) =>
-  new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target) as unknown;
-      if (typeof value !== "function") return value;
-      if (prop !== "append") return value.bind(target);
-      return (streamId: string, events: NewEvent[], opts: { expectedVersion: unknown }) => {
-        const first = events[0];
-        if (first?.type === "ContextCreated" && first.data.agentNumber === agentNumber && events.some((e) => e.type === "RunStarted")) {
-          reached.hit();
-          // Held until the test is over: then the dead runtime may close (its leftovers conflict with the log).
-          return died;
-        }
-        return (value as (...a: unknown[]) => unknown).call(target, streamId, events, opts);
-      };
-    },
-  });
+const dyingBeforeChildOpens =
+  (agentNumber: number, reached: ReturnType<typeof counter>, died: Promise<never>) => (store: EventStore) =>
+    new Proxy(store, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (typeof value !== "function") return value;
+        if (prop !== "append") return value.bind(target);
+        return (streamId: string, events: NewEvent[], opts: { expectedVersion: unknown }) => {
+          const first = events[0];
+          if (
+            first?.type === "ContextCreated" &&
+            first.data.agentNumber === agentNumber &&
+            events.some((e) => e.type === "RunStarted")
+          ) {
+            reached.hit();
+            // Held until the test is over: then the dead runtime may close (its leftovers conflict with the log).
+            return died;
+          }
+          return (value as (...a: unknown[]) => unknown).call(target, streamId, events, opts);
+        };
+      },
+    });
 
 /** A promise that fails once `die` is called: what a killed process's last append comes to. */
 const dying = () => {
@@ -231,7 +257,9 @@ const dying = () => {
 
 /** The children a SubordinateCalled names whose stream is empty: the window a crash left. */
 const unopened = async (store: EventStore) => {
-  const called = (await store.readAll(0, 10_000)).flatMap((e) => (e.type === "SubordinateCalled" ? [e.data.childContextId] : []));
+  const called = (await store.readAll(0, 10_000)).flatMap((e) =>
+    e.type === "SubordinateCalled" ? [e.data.childContextId] : [],
+  );
   const empty: string[] = [];
   for (const id of called) if ((await store.readStream(id)).length === 0) empty.push(id);
   return empty;
@@ -246,10 +274,15 @@ const cutBeforeChildOpens = async (agentNumber: number, recovery: "resume" | "in
   const { died, die } = dying();
   let store: EventStore | undefined;
   let window: string[] = [];
-  const run = await crashAndResume({}, reached.done.then(async () => void (window = await unopened(store!))), recovery, (s) => {
-    store = s;
-    return dyingBeforeChildOpens(agentNumber, reached, died)(s);
-  });
+  const run = await crashAndResume(
+    {},
+    reached.done.then(async () => void (window = await unopened(store!))),
+    recovery,
+    (s) => {
+      store = s;
+      return dyingBeforeChildOpens(agentNumber, reached, died)(s);
+    },
+  );
   return { run, window, die };
 };
 
@@ -271,7 +304,12 @@ describe("when a process dies after a caller's SubordinateCalled, before its fre
       }
       for (const id of window) {
         const stream = await run.rt.store.readStream(id);
-        expect(stream.slice(0, 4).map((e) => e.type)).toEqual(["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled"]);
+        expect(stream.slice(0, 4).map((e) => e.type)).toEqual([
+          "ContextCreated",
+          "MessageReceived",
+          "RunStarted",
+          "ModelCalled",
+        ]);
         if (stream[0]?.type !== "ContextCreated") throw new Error("no ContextCreated");
         expect(stream[0].data).toMatchObject({ contextId: id, agentNumber, kind: "subordinate" });
       }

@@ -12,22 +12,34 @@ const turn = (id: string, name: string, args: unknown) => [{ id, name, arguments
 export const stepOf = (req: ModelRequest): number => req.messages.filter((m) => m.role === "assistant").length + 1;
 
 /** The context's name as the model knows it: the task it was given names it. */
-const nameOf = (req: ModelRequest): string => /\[(.+?)\]/.exec(String(req.messages.find((m) => m.role === "user")?.content ?? ""))?.[1] ?? "root";
+const nameOf = (req: ModelRequest): string =>
+  /\[(.+?)\]/.exec(String(req.messages.find((m) => m.role === "user")?.content ?? ""))?.[1] ?? "root";
 
 /** The tree's model: a pure function of the request. */
 export const treeReply = (req: ModelRequest): ModelTurn => {
   const step = stepOf(req);
   const name = nameOf(req);
-  const results = req.messages.flatMap((m) => (m.role === "tool" ? [String(m.content).split("\n")[0]] : [])).join(" | ");
+  const results = req.messages
+    .flatMap((m) => (m.role === "tool" ? [String(m.content).split("\n")[0]] : []))
+    .join(" | ");
   if (req.agentNumber === 0) {
     if (step === 1) {
-      const jobs = ["b1", "b2"].map((b) => ({ name: "call_subordinate", arguments: { message: `[${b}] work on branch ${b}`, name: b } }));
+      const jobs = ["b1", "b2"].map((b) => ({
+        name: "call_subordinate",
+        arguments: { message: `[${b}] work on branch ${b}`, name: b },
+      }));
       return { toolCalls: turn("root-1", "parallel", { tool_calls: jobs }) };
     }
     return { text: `tree done: ${results.length} characters of results` };
   }
   if (req.agentNumber === 1) {
-    if (step === 1) return { toolCalls: turn(`${name}-1`, "call_subordinate", { message: `[${name}.leaf] dig under ${name}`, name: `${name}.leaf` }) };
+    if (step === 1)
+      return {
+        toolCalls: turn(`${name}-1`, "call_subordinate", {
+          message: `[${name}.leaf] dig under ${name}`,
+          name: `${name}.leaf`,
+        }),
+      };
     return { text: `${name}: ${results}` };
   }
   if (step === 1) {
@@ -90,4 +102,11 @@ export const countingClock = (start = 0): Clock & { readonly count: number } => 
 
 /** A request as bytes: everything the model is sent but the abort signal. */
 export const requestBytes = (req: ModelRequest): string =>
-  JSON.stringify({ contextId: req.contextId, agentNumber: req.agentNumber, profile: req.profile, model: req.model, messages: req.messages, tools: req.tools });
+  JSON.stringify({
+    contextId: req.contextId,
+    agentNumber: req.agentNumber,
+    profile: req.profile,
+    model: req.model,
+    messages: req.messages,
+    tools: req.tools,
+  });

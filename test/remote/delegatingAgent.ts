@@ -17,7 +17,9 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const model = scriptedModel((req) => {
   const last = req.messages.at(-1)!;
   if (last.role === "tool") return { text: `A0 got: ${String(last.content).split("\n")[0]}` };
-  return { toolCalls: [{ id: "far1", name: "call_subordinate", arguments: { message: String(last.content), profile: "far" } }] };
+  return {
+    toolCalls: [{ id: "far1", name: "call_subordinate", arguments: { message: String(last.content), profile: "far" } }],
+  };
 });
 
 const store = await openPgliteStore({ dataDir });

@@ -18,7 +18,8 @@ import { timelineRows } from "../../src/server/web/timelineView.js";
 import { gate, served, type Served } from "../server/support.ts";
 
 const TOKEN = "remote-test-token-5f1c9a";
-const lastUser = (req: ModelRequest): string => String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
+const lastUser = (req: ModelRequest): string =>
+  String(req.messages.filter((m) => m.role === "user").at(-1)?.content ?? "");
 const toolResult = (req: ModelRequest): string | null => {
   const last = req.messages.at(-1);
   return last?.role === "tool" ? String(last.content) : null;
@@ -28,7 +29,10 @@ const toolResult = (req: ModelRequest): string | null => {
 const remoteProfiles = (remote: Record<string, unknown>): string => {
   const dir = mkdtempSync(join(tmpdir(), "az-remote-"));
   mkdirSync(join(dir, "far"));
-  writeFileSync(join(dir, "far", "profile.json"), JSON.stringify({ title: "Far", description: "An agent in another service.", remote }));
+  writeFileSync(
+    join(dir, "far", "profile.json"),
+    JSON.stringify({ title: "Far", description: "An agent in another service.", remote }),
+  );
   return dir;
 };
 
@@ -39,10 +43,19 @@ const delegatingModel = () =>
     const calls = req.messages.filter((m) => m.role === "tool").length;
     if (result !== null && (calls > 1 || !/failed/.test(result))) return { text: `A0 got: ${result}` };
     const task = String(req.messages.find((m) => m.role === "user")?.content ?? "");
-    return { toolCalls: [{ id: `d${calls + 1}`, name: "call_subordinate", arguments: { message: calls === 0 ? task : `${task} (again)`, profile: "far" } }] };
+    return {
+      toolCalls: [
+        {
+          id: `d${calls + 1}`,
+          name: "call_subordinate",
+          arguments: { message: calls === 0 ? task : `${task} (again)`, profile: "far" },
+        },
+      ],
+    };
   });
 /** A model call that never answers: it ends only when the run is stopped. */
-const untilStopped = (req: ModelRequest) => new Promise<never>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
+const untilStopped = (req: ModelRequest) =>
+  new Promise<never>((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason)));
 
 let remote: Served | null = null;
 let local: { rt: Runtime; store: FreshPgliteStore } | null = null;
@@ -58,7 +71,12 @@ const remoteLimits = { limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs
 
 const localRuntime = async (remoteConfig: Record<string, unknown>) => {
   const store = await freshPgliteStore();
-  const rt = await createRuntime({ store, model: delegatingModel(), profiles: [remoteProfiles(remoteConfig)], limits: { remotePollMs: 20, retryBaseMs: 1, retryMaxMs: 5 } });
+  const rt = await createRuntime({
+    store,
+    model: delegatingModel(),
+    profiles: [remoteProfiles(remoteConfig)],
+    limits: { remotePollMs: 20, retryBaseMs: 1, retryMaxMs: 5 },
+  });
   local = { rt, store };
   return rt;
 };
@@ -82,14 +100,26 @@ describe("when A0 delegates to a remote profile", () => {
     expect(child.remote!.taskId).toBe(theirs[0]!.lastRun!.runId);
     // The audit, the CLI's audit text, the page's tree rows and its timeline show where it ran and the task id.
     const runs = auditRuns(await rt.events({ contextId: child.id }));
-    expect(runs[0]!.entries.find((e) => e.kind === "remote_task")).toMatchObject({ url: remote.url, skill: "researcher", taskId: child.remote!.taskId });
-    const text = auditText(await loadAudit(rt.store, rt.projections, root.id), { max: 200, paint: paintFor({ isTTY: false }, {}) });
+    expect(runs[0]!.entries.find((e) => e.kind === "remote_task")).toMatchObject({
+      url: remote.url,
+      skill: "researcher",
+      taskId: child.remote!.taskId,
+    });
+    const text = auditText(await loadAudit(rt.store, rt.projections, root.id), {
+      max: 200,
+      paint: paintFor({ isTTY: false }, {}),
+    });
     expect(text).toContain(`remote task ${child.remote!.taskId} at ${remote.url} (skill researcher)`);
     const fold = new TreeFold();
     fold.apply(await rt.events({ limit: 10_000 }));
-    expect(fold.rows().find((r) => r.id === child.id)?.remote).toMatchObject({ url: remote.url, taskId: child.remote!.taskId });
+    expect(fold.rows().find((r) => r.id === child.id)?.remote).toMatchObject({
+      url: remote.url,
+      taskId: child.remote!.taskId,
+    });
     const timeline = timelineRows({ runs }) as { kind: string; text: string }[];
-    expect(timeline.find((r) => r.kind === "remote_task")?.text).toBe(`remote task ${child.remote!.taskId} at ${remote.url} · skill researcher`);
+    expect(timeline.find((r) => r.kind === "remote_task")?.text).toBe(
+      `remote task ${child.remote!.taskId} at ${remote.url} · skill researcher`,
+    );
     // The credential never reaches the log.
     const all = JSON.stringify(await rt.events({}));
     expect(all).not.toContain(TOKEN);
@@ -103,7 +133,9 @@ describe("when the remote task fails", () => {
       (req) => {
         calls += 1;
         if (calls === 1) throw new ModelError("server_error", "the remote model is down", false);
-        return { text: `second try: ${lastUser(req)} (${req.messages.filter((m) => m.role === "user").length} messages)` };
+        return {
+          text: `second try: ${lastUser(req)} (${req.messages.filter((m) => m.role === "user").length} messages)`,
+        };
       },
       { token: TOKEN },
       remoteLimits,
@@ -115,7 +147,9 @@ describe("when the remote task fails", () => {
     expect(outcome.status).toBe("completed");
     const failed = (await rt.events({ contextId: root.id })).find((e) => e.type === "ToolFailed");
     expect(failed?.data).toMatchObject({ name: "call_subordinate", repairable: true });
-    expect(failed?.type === "ToolFailed" && failed.data.error).toMatch(/failed \(remote_error\): The task .* ended failed/);
+    expect(failed?.type === "ToolFailed" && failed.data.error).toMatch(
+      /failed \(remote_error\): The task .* ended failed/,
+    );
     // The second call continued the same child, and its task the same remote conversation.
     expect(outcome.response).toContain("second try: count the stars (again) (2 messages)");
     const children = (await rt.contexts({ rootContextId: root.id })).filter((c) => c.id !== root.id);
@@ -137,10 +171,13 @@ describe("when the remote task fails", () => {
 describe("when the parent's tree is stopped during a remote delegation", () => {
   it("cancels the remote task (tasks/cancel), and both sides record the stop", async () => {
     const called = gate();
-    remote = await served((req) => {
-      called.open();
-      return untilStopped(req);
-    }, { token: TOKEN });
+    remote = await served(
+      (req) => {
+        called.open();
+        return untilStopped(req);
+      },
+      { token: TOKEN },
+    );
     process.env["FAR_TOKEN"] = TOKEN;
     const rt = await localRuntime({ url: remote.url, credentialsEnv: "FAR_TOKEN" });
     const root = await rt.createContext();
@@ -165,7 +202,10 @@ describe("when a remote profile is misconfigured", () => {
   ])("refuses %j at start with one line naming the field", async (config, message) => {
     const store = await freshPgliteStore();
     try {
-      const error = await createRuntime({ store, model: delegatingModel(), profiles: [remoteProfiles(config)] }).then(() => null, (e: Error) => e);
+      const error = await createRuntime({ store, model: delegatingModel(), profiles: [remoteProfiles(config)] }).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(error?.message).toMatch(message);
       expect(error?.message).not.toContain("\n");
       expect(await store.headPosition()).toBe(0);
@@ -180,7 +220,13 @@ describe("when an A2A client sends the same message id twice", () => {
     remote = await served((req) => ({ text: `once: ${lastUser(req)}` }));
     const client = await a2aClient(remote.url);
     const id = randomUUID();
-    const send = () => client.sendMessage({ tenant: "", message: userMessage("do it once", id), configuration: undefined, metadata: undefined });
+    const send = () =>
+      client.sendMessage({
+        tenant: "",
+        message: userMessage("do it once", id),
+        configuration: undefined,
+        metadata: undefined,
+      });
     const first = (await send()) as { id: string };
     const second = (await send()) as { id: string };
     expect(second.id).toBe(first.id);

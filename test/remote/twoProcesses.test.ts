@@ -67,7 +67,10 @@ const profilesFor = (url: string): string => {
   const dir = mkdtempSync(join(tmpdir(), "az-far-"));
   dirs.push(dir);
   mkdirSync(join(dir, "far"));
-  writeFileSync(join(dir, "far", "profile.json"), JSON.stringify({ title: "Far", remote: { url, credentialsEnv: "FAR_TOKEN" } }));
+  writeFileSync(
+    join(dir, "far", "profile.json"),
+    JSON.stringify({ title: "Far", remote: { url, credentialsEnv: "FAR_TOKEN" } }),
+  );
   return dir;
 };
 
@@ -84,7 +87,12 @@ const swallowingProxy = async (target: string) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k)) as [string, string][]);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => !["host", "content-length", "connection"].includes(k)) as [
+        string,
+        string,
+      ][],
+    );
     const answer = await fetch(`${target}${req.url}`, { method: req.method, headers, ...(body ? { body } : {}) });
     let text = await answer.text();
     if (!swallowed && /"method":\s*"SendMessage"/.test(body)) {
@@ -124,7 +132,11 @@ describe("when A0 in one process delegates to a profile served by another", () =
     const model = scriptedModel((req: ModelRequest) => {
       const last = req.messages.at(-1)!;
       if (last.role === "tool") return { text: `A0 got: ${String(last.content).split("\n")[0]}` };
-      return { toolCalls: [{ id: "far1", name: "call_subordinate", arguments: { message: String(last.content), profile: "far" } }] };
+      return {
+        toolCalls: [
+          { id: "far1", name: "call_subordinate", arguments: { message: String(last.content), profile: "far" } },
+        ],
+      };
     });
     const rt = await createRuntime({ store, model, profiles: [profilesFor(remote.url)], limits: { remotePollMs: 50 } });
     try {
@@ -213,7 +225,9 @@ describe("when A0 in one process delegates to a profile served by another", () =
     await remote.line("bye");
 
     const theirs = await remoteLog(remote.dataDir);
-    expect(theirs.filter((e) => e.type === "MessageReceived").map((e) => e.type === "MessageReceived" && e.data.text)).toEqual(["hold the gate"]);
+    expect(
+      theirs.filter((e) => e.type === "MessageReceived").map((e) => e.type === "MessageReceived" && e.data.text),
+    ).toEqual(["hold the gate"]);
     expect(theirs.filter((e) => e.type === "RunStarted")).toHaveLength(1);
   }, 180_000);
 });

@@ -10,11 +10,18 @@ const B = "5e6f7a8b-2222-4c3d-8e4f-bbbbbbbbbbbb";
 
 describe("given a request holding generated ids", () => {
   it("when it is normalized, then each id is a placeholder numbered by first appearance, and restoring gives the live ids", () => {
-    const request = { messages: [{ content: `child ${B} done` }, { content: `again ${B}, job callsubordin-1a2b3c4d of ${A}` }] };
+    const request = {
+      messages: [{ content: `child ${B} done` }, { content: `again ${B}, job callsubordin-1a2b3c4d of ${A}` }],
+    };
     const { value, ids } = normalizeIds(request);
-    expect(value).toEqual({ messages: [{ content: "child <<id:1>> done" }, { content: "again <<id:1>>, job <<id:2>> of <<id:3>>" }] });
+    expect(value).toEqual({
+      messages: [{ content: "child <<id:1>> done" }, { content: "again <<id:1>>, job <<id:2>> of <<id:3>>" }],
+    });
     expect(ids).toEqual([B, "callsubordin-1a2b3c4d", A]);
-    expect(restoreIds({ context_id: "<<id:3>>", other: "<<id:9>>" }, ids)).toEqual({ context_id: A, other: "<<id:9>>" });
+    expect(restoreIds({ context_id: "<<id:3>>", other: "<<id:9>>" }, ids)).toEqual({
+      context_id: A,
+      other: "<<id:9>>",
+    });
   });
 
   it("when two requests differ only in their ids, then they hash alike; key order never matters", () => {

@@ -4,7 +4,12 @@ import { DEMO_MODEL_NAME, demoModel } from "../../src/cli/demoModel.ts";
 import { DEMO_TASK } from "../../src/cli/commands/run.ts";
 import type { EventStore } from "../../src/events/store.ts";
 
-export type RecordedDemo = { rt: Runtime; rootId: string; response: string | null; sent: Omit<ModelRequest, "signal">[] };
+export type RecordedDemo = {
+  rt: Runtime;
+  rootId: string;
+  response: string | null;
+  sent: Omit<ModelRequest, "signal">[];
+};
 
 /** Runs the demo task with the demo model (no latency) and keeps each request as the model port got it. */
 export const recordDemo = async (store: EventStore, options: { promptsDir?: string } = {}): Promise<RecordedDemo> => {

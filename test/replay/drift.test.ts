@@ -10,7 +10,9 @@ import { replayFixture } from "../../src/testing/index.ts";
 import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 import { REPLAY_PROMPTS, weatherTool } from "./weatherTool.ts";
 
-const V1 = JSON.parse(readFileSync(new URL("../fixtures/replay-v1/fixture-v1-weather.json", import.meta.url), "utf8")) as { formatVersion: number; contexts: { answers: string[] }[] };
+const V1 = JSON.parse(
+  readFileSync(new URL("../fixtures/replay-v1/fixture-v1-weather.json", import.meta.url), "utf8"),
+) as { formatVersion: number; contexts: { answers: string[] }[] };
 
 let store: FreshPgliteStore;
 const dirs: string[] = [];
@@ -50,7 +52,9 @@ describe("given a fixture of format version 1, committed before the format chang
 
 describe("when one prompt file changes", () => {
   it("then the replay fails, naming the request and the changed line", async () => {
-    const prompts = promptsWith("system/01-role.md", (t) => t.replace("use the other tools when they help", "never use other tools"));
+    const prompts = promptsWith("system/01-role.md", (t) =>
+      t.replace("use the other tools when they help", "never use other tools"),
+    );
     const result = await replayFixture(V1, { promptsDir: prompts, store });
     expect(result.ok).toBe(false);
     const first = result.drift[0]!;
@@ -58,7 +62,9 @@ describe("when one prompt file changes", () => {
     expect(first.path).toBe("forecaster");
     expect(first.message).toContain("No recorded reply for the request of A0 (default), model call 1");
     expect(first.message).toContain("message 0 (system) changed:");
-    expect(first.message).toMatch(/- line 2: Answer with the `response` tool; use the other tools when they help\.\n\s+\+ line 2: Answer with the `response` tool; never use other tools\./);
+    expect(first.message).toMatch(
+      /- line 2: Answer with the `response` tool; use the other tools when they help\.\n\s+\+ line 2: Answer with the `response` tool; never use other tools\./,
+    );
     expect(result.drift.map((d) => d.kind)).toContain("answer");
   });
 });

@@ -34,14 +34,22 @@ describe("given the offline demo's tree, exported with --tree", () => {
 
   it("then it holds the tree's contexts, their answers and log shapes, the tool results, profiles and prompts", () => {
     expect(fixture.formatVersion).toBe(2);
-    expect(fixture.contexts.map((c) => c.path).sort()).toEqual(["planner", "planner/developer", "planner/researcher", "planner/researcher/fact-checker"]);
+    expect(fixture.contexts.map((c) => c.path).sort()).toEqual([
+      "planner",
+      "planner/developer",
+      "planner/researcher",
+      "planner/researcher/fact-checker",
+    ]);
     expect(fixture.contexts[0]!.answers).toEqual([demo.response]);
     expect(fixture.toolResults.map((t) => t.name)).toContain("parallel");
     expect(Object.keys(fixture.profiles).sort()).toEqual(["default", "developer", "researcher"]);
     expect(Object.keys(fixture.prompts).some((p) => p.startsWith("system/"))).toBe(true);
     // The ids a replay makes anew are placeholders in what is matched and replayed.
     const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
-    const replayed = JSON.stringify([fixture.calls.map((c) => [c.request, c.reply]), fixture.toolResults.map((t) => [t.arguments, t.result])]);
+    const replayed = JSON.stringify([
+      fixture.calls.map((c) => [c.request, c.reply]),
+      fixture.toolResults.map((t) => [t.arguments, t.result]),
+    ]);
     expect(replayed).not.toMatch(uuid);
     expect(replayed).toContain("context_id: <<id:1>>");
   });
@@ -51,16 +59,29 @@ describe("given the offline demo's tree, exported with --tree", () => {
     expect(result.drift).toEqual([]);
     expect(result.ok).toBe(true);
     expect(result.replayed.contexts.find((c) => c.path === "planner")!.answers).toEqual([demo.response]);
-    for (const c of fixture.contexts) expect(result.replayed.contexts.find((r) => r.path === c.path)!.events).toEqual(c.events);
+    for (const c of fixture.contexts)
+      expect(result.replayed.contexts.find((r) => r.path === c.path)!.events).toEqual(c.events);
   });
 
   it("when a request is not in the fixture, then the call fails loudly naming the changed message and line", async () => {
     const model = fixtureModel(fixture);
     const first = fixture.calls.find((c) => c.agentNumber === 0 && c.step === 1)!;
-    const request = structuredClone(requestOf(fixture, first)) as never as { model: string; messages: { role: string; content: string }[]; tools: never[] };
+    const request = structuredClone(requestOf(fixture, first)) as never as {
+      model: string;
+      messages: { role: string; content: string }[];
+      tools: never[];
+    };
     request.messages[1]!.content = "Plan the launch of a large closed-source app";
-    const call = model.call({ ...request, contextId: "c", agentNumber: 0, profile: "default", signal: new AbortController().signal } as never);
-    await expect(call).rejects.toThrow(/message 1 \(user\) changed:\n\s+- line 1: Plan the launch of a small open-source note-taking app\n\s+\+ line 1: Plan the launch of a large closed-source app/);
+    const call = model.call({
+      ...request,
+      contextId: "c",
+      agentNumber: 0,
+      profile: "default",
+      signal: new AbortController().signal,
+    } as never);
+    await expect(call).rejects.toThrow(
+      /message 1 \(user\) changed:\n\s+- line 1: Plan the launch of a small open-source note-taking app\n\s+\+ line 1: Plan the launch of a large closed-source app/,
+    );
     expect(model.misses).toHaveLength(1);
   });
 });

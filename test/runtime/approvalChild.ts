@@ -8,7 +8,9 @@ import { parkingModel } from "./approvalScript.ts";
 import { deployTool } from "../support/approvalTools.ts";
 
 const [where, mode] = process.argv.slice(2) as [string, "wait" | "close"];
-const store = where.startsWith("postgres") ? await openPostgresStore({ url: where }) : await openPgliteStore({ dataDir: where });
+const store = where.startsWith("postgres")
+  ? await openPostgresStore({ url: where })
+  : await openPgliteStore({ dataDir: where });
 const deploy = deployTool((env) => {
   process.stdout.write(`ran deploy ${env}\n`);
   return `deployed to ${env} by ${process.pid}`;

@@ -4,7 +4,15 @@
 // gives the model who rejected it and why.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createRuntime, defineTool, scriptedModel, type ModelRequest, type ModelTurn, type RecordedEvent, type Runtime } from "../../src/index.ts";
+import {
+  createRuntime,
+  defineTool,
+  scriptedModel,
+  type ModelRequest,
+  type ModelTurn,
+  type RecordedEvent,
+  type Runtime,
+} from "../../src/index.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
@@ -62,13 +70,25 @@ const modelFor = (path: Path, way: ApprovalWay) =>
   scriptedModel((req: ModelRequest): ModelTurn => {
     const first = repliesSoFar(req) === 0;
     if (path === "subordinate" && req.agentNumber === 0) {
-      return first ? call("call_subordinate", { message: "do the task", ...(way.profile ? { profile: way.profile } : {}) }, "c_sub") : { text: `root: ${toolResults(req).at(-1)}` };
+      return first
+        ? call(
+            "call_subordinate",
+            { message: "do the task", ...(way.profile ? { profile: way.profile } : {}) },
+            "c_sub",
+          )
+        : { text: `root: ${toolResults(req).at(-1)}` };
     }
     if (!first) return { text: `done: ${toolResults(req).join(" | ")}` };
     const x = { name: way.call.name, arguments: way.call.arguments };
     if (path === "parallel") return call("parallel", { tool_calls: [x, { name: "echo", arguments: {} }] }, "c_par");
     if (path === "resumed job") return call("parallel", { tool_calls: [x, { name: "hold", arguments: {} }] }, "c_par");
-    if (path === "resumed") return { toolCalls: [{ id: "c_hold", name: "hold", arguments: "{}" }, { id: "c_x", name: x.name, arguments: JSON.stringify(x.arguments) }] };
+    if (path === "resumed")
+      return {
+        toolCalls: [
+          { id: "c_hold", name: "hold", arguments: "{}" },
+          { id: "c_x", name: x.name, arguments: JSON.stringify(x.arguments) },
+        ],
+      };
     return call(x.name, x.arguments, "c_x");
   });
 
@@ -88,7 +108,9 @@ const open = async (on: EventStore, path: Path, way: ApprovalWay, sides: ReturnT
 /** The first event on the log after position `after` that `pick` accepts. */
 const first = (rt: Runtime, pick: (e: RecordedEvent) => boolean, after = 0) =>
   new Promise<RecordedEvent>((resolve) => {
-    void rt.subscribe((e: RecordedEvent) => pick(e) && resolve(e), { after }).then((stop) => closers.push(async () => stop()));
+    void rt
+      .subscribe((e: RecordedEvent) => pick(e) && resolve(e), { after })
+      .then((stop) => closers.push(async () => stop()));
   });
 
 const requested = (e: RecordedEvent) => e.type === "ApprovalRequested";
@@ -113,7 +135,10 @@ const waitThenDecide = async (path: Path, way: ApprovalWay, granted: boolean) =>
     const held = new Promise<void>((r) => (reached = r));
     const dead = await open(own, path, way, sideTools({ holdForever: reached }));
     closers.pop(); // a dead process is never closed
-    const root = await dead.rt.createContext({ ...(way.profile ? { profile: way.profile } : {}), ...(way.project ? { project: way.project } : {}) });
+    const root = await dead.rt.createContext({
+      ...(way.profile ? { profile: way.profile } : {}),
+      ...(way.project ? { project: way.project } : {}),
+    });
     void dead.rt.start(root.id, "go");
     await held;
     if (path === "resumed job") await first(dead.rt, requested);
@@ -134,24 +159,36 @@ const waitThenDecide = async (path: Path, way: ApprovalWay, granted: boolean) =>
     await rt.start(root.id, "go");
   }
   // A call that failed instead of waiting (its tool not offered, say) ends the wait at once, and fails below.
-  const request = await first(rt, (e) => (requested(e) && e.data.tool === way.call.name) || (e.type === "ToolFailed" && e.data.name === way.call.name), after);
+  const request = await first(
+    rt,
+    (e) =>
+      (requested(e) && e.data.tool === way.call.name) || (e.type === "ToolFailed" && e.data.name === way.call.name),
+    after,
+  );
   expect(request.type, JSON.stringify(request.data)).toBe("ApprovalRequested");
   await sideRan;
   // Waiting: the call has not run, and nothing says it did.
   expect(way.ran() - before).toBe(0);
   const pending = await rt.approvals({ contextId: rootId });
-  expect(pending.map((a) => [a.approvalId, a.tool])).toEqual([[(request.data as { approvalId: string }).approvalId, way.call.name]]);
+  expect(pending.map((a) => [a.approvalId, a.tool])).toEqual([
+    [(request.data as { approvalId: string }).approvalId, way.call.name],
+  ]);
   const actingId = request.streamId;
   const acting = await rt.events({ contextId: actingId });
   expect(acting.filter((e) => e.type === "ToolCalled" && e.data.name === way.call.name)).toEqual([]);
   if (path === "parallel" || path === "resumed job") {
-    const job = acting.flatMap((e) => (e.type === "ParallelJobStarted" && e.data.toolName === way.call.name ? [e.data] : []))[0]!;
+    const job = acting.flatMap((e) =>
+      e.type === "ParallelJobStarted" && e.data.toolName === way.call.name ? [e.data] : [],
+    )[0]!;
     expect(request.data).toMatchObject({ jobId: job.jobId, toolCallId: job.jobId });
     // The `parallel` call waits for that job like any other.
     expect(acting.filter((e) => e.type === "ToolReturned" && e.data.name === "parallel")).toEqual([]);
   }
   const approvalId = (request.data as { approvalId: string }).approvalId;
-  const end = first(rt, (e) => e.streamId === rootId && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type));
+  const end = first(
+    rt,
+    (e) => e.streamId === rootId && ["RunCompleted", "RunFailed", "RunStopped", "RunInterrupted"].includes(e.type),
+  );
   if (granted) await rt.approve(approvalId, { by: "alice" });
   else await rt.reject(approvalId, { by: "bob", reason: "too risky" });
   const ended = await end;
@@ -171,7 +208,11 @@ describe.each(paths)("when a call that needs approval is made %s", (path) => {
     expect(ran).toBe(1);
     const acting = await rt.events({ contextId: actingId });
     const results = acting.flatMap((e) =>
-      e.type === "ToolReturned" && e.data.name === way.call.name ? [e.data.result] : e.type === "ParallelJobFinished" && e.data.status === "success" ? [e.data.result] : [],
+      e.type === "ToolReturned" && e.data.name === way.call.name
+        ? [e.data.result]
+        : e.type === "ParallelJobFinished" && e.data.status === "success"
+          ? [e.data.result]
+          : [],
     );
     expect(results).toContain(way.result);
     await assertInvariants(rt);
@@ -195,18 +236,35 @@ describe("when approvals.tools names call_subordinate and the model delegates th
       req.agentNumber > 0
         ? { text: "child done" }
         : repliesSoFar(req) === 0
-          ? call("parallel", { tool_calls: [{ name: "call_subordinate", arguments: { message: "a" } }, { name: "call_subordinate", arguments: { message: "b" } }] }, "c_par")
+          ? call(
+              "parallel",
+              {
+                tool_calls: [
+                  { name: "call_subordinate", arguments: { message: "a" } },
+                  { name: "call_subordinate", arguments: { message: "b" } },
+                ],
+              },
+              "c_par",
+            )
           : { text: `root: ${toolResults(req).at(-1)}` },
     );
-    const rt = await createRuntime({ store, model, approvals: { tools: ["call_subordinate"] }, limits: { passivateAfterMs: 60_000 } });
+    const rt = await createRuntime({
+      store,
+      model,
+      approvals: { tools: ["call_subordinate"] },
+      limits: { passivateAfterMs: 60_000 },
+    });
     closers.push(() => rt.close());
     const root = await rt.createContext();
     const seen: RecordedEvent[] = [];
     const both = new Promise<void>((resolve) => {
-      void rt.subscribe((e: RecordedEvent) => {
-        if (e.streamId === root.id && requested(e)) seen.push(e);
-        if (seen.length === 2) resolve();
-      }, { after: 0 });
+      void rt.subscribe(
+        (e: RecordedEvent) => {
+          if (e.streamId === root.id && requested(e)) seen.push(e);
+          if (seen.length === 2) resolve();
+        },
+        { after: 0 },
+      );
     });
     const started = await rt.start(root.id, "go");
     await both;

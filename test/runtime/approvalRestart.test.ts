@@ -18,9 +18,13 @@ afterAll(async () => {
 
 /** Starts the child on `where`; resolves once its run is parked, with the ids it printed and a way to end it. */
 const parkInChild = async (where: string, mode: "wait" | "close") => {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("./approvalChild.ts", import.meta.url).pathname, where, mode], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./approvalChild.ts", import.meta.url).pathname, where, mode],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const output: string[] = [];
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   const [contextId, approvalId] = await new Promise<[string, string]>((resolve, reject) => {
@@ -45,14 +49,26 @@ const deploy = deployTool((env) => {
   return `deployed to ${env} by ${process.pid}`;
 });
 
-const openHere = (store: EventStore) => createRuntime({ store, model: parkingModel(), tools: [deploy], limits: { leaseTtlMs: 500, passivateAfterMs: 60_000 } });
+const openHere = (store: EventStore) =>
+  createRuntime({
+    store,
+    model: parkingModel(),
+    tools: [deploy],
+    limits: { leaseTtlMs: 500, passivateAfterMs: 60_000 },
+  });
 
 /** Resolves with the end of context `id`'s run, from the log. */
 const runEnd = async (rt: Runtime, id: string, after: number) =>
   new Promise<string>((resolve) => {
     void rt.subscribe(
       (e) => {
-        if (e.streamId === id && (e.type === "RunCompleted" || e.type === "RunFailed" || e.type === "RunInterrupted" || e.type === "RunStopped")) {
+        if (
+          e.streamId === id &&
+          (e.type === "RunCompleted" ||
+            e.type === "RunFailed" ||
+            e.type === "RunInterrupted" ||
+            e.type === "RunStopped")
+        ) {
           resolve(e.type === "RunCompleted" ? e.data.response : e.type);
         }
       },
@@ -76,18 +92,21 @@ const expectParkedThenApproved = async (rt: Runtime, store: EventStore, contextI
 };
 
 describe("when the process that parked a run is gone (PGlite data dir)", () => {
-  it.each(["close", "wait"] as const)("after it %s (wait: SIGKILL), then a reopen finds the run parked and an approval there runs it on", async (mode) => {
-    const dataDir = await copyPgliteTemplate();
-    dirs.push(dataDir);
-    const { child, contextId, approvalId, exited } = await parkInChild(dataDir, mode);
-    if (mode === "wait") child.kill("SIGKILL");
-    await exited;
-    const store = await openPgliteStore({ dataDir });
-    const rt = await openHere(store);
-    await expectParkedThenApproved(rt, store, contextId, approvalId);
-    await rt.close();
-    await store.close();
-  });
+  it.each(["close", "wait"] as const)(
+    "after it %s (wait: SIGKILL), then a reopen finds the run parked and an approval there runs it on",
+    async (mode) => {
+      const dataDir = await copyPgliteTemplate();
+      dirs.push(dataDir);
+      const { child, contextId, approvalId, exited } = await parkInChild(dataDir, mode);
+      if (mode === "wait") child.kill("SIGKILL");
+      await exited;
+      const store = await openPgliteStore({ dataDir });
+      const rt = await openHere(store);
+      await expectParkedThenApproved(rt, store, contextId, approvalId);
+      await rt.close();
+      await store.close();
+    },
+  );
 });
 
 describeWithPostgres("when a run is parked by another process on PostgreSQL", () => {

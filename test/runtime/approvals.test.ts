@@ -45,7 +45,11 @@ const deployThenAnswer: ScriptedHandler = (req) => {
   if (last.role === "user") {
     return {
       toolCalls: [
-        { id: "c_deploy", name: "deploy", arguments: JSON.stringify({ env: last.content === "staging" ? "staging" : "prod" }) },
+        {
+          id: "c_deploy",
+          name: "deploy",
+          arguments: JSON.stringify({ env: last.content === "staging" ? "staging" : "prod" }),
+        },
         { id: "c_echo", name: "echo", arguments: JSON.stringify({ text: "hi" }) },
       ],
     };
@@ -54,14 +58,24 @@ const deployThenAnswer: ScriptedHandler = (req) => {
   return { text: `done: ${deployResult?.content as string}` };
 };
 
-const open = (handler: ScriptedHandler = deployThenAnswer, extra: Partial<Parameters<typeof createRuntime>[0]> = {}) => {
+const open = (
+  handler: ScriptedHandler = deployThenAnswer,
+  extra: Partial<Parameters<typeof createRuntime>[0]> = {},
+) => {
   const model = scriptedModel(handler);
-  return createRuntime({ store, model, tools: [deploy, echo], limits: { passivateAfterMs: 60_000 }, ...extra }).then((rt) => ({ rt, model }));
+  return createRuntime({ store, model, tools: [deploy, echo], limits: { passivateAfterMs: 60_000 }, ...extra }).then(
+    (rt) => ({ rt, model }),
+  );
 };
 
-const parked = (rt: Runtime, id: string) => waitFor(rt.actor(id)!, (s) => s.matches({ running: "parked" }), { timeout: 10_000 });
+const parked = (rt: Runtime, id: string) =>
+  waitFor(rt.actor(id)!, (s) => s.matches({ running: "parked" }), { timeout: 10_000 });
 const typesOf = async (rt: Runtime, id: string) => (await rt.events({ contextId: id })).map((e) => e.type);
-const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as RuntimeError);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as RuntimeError,
+  );
 
 describe("when a tool call needs approval", () => {
   it("records the request and parks the run; the reply's other call runs; approve lets the call run and the run goes on", async () => {
@@ -73,7 +87,14 @@ describe("when a tool call needs approval", () => {
     expect(ran).toEqual(["echo hi"]);
     const [pending, ...more] = await rt.approvals();
     expect(more).toEqual([]);
-    expect(pending).toMatchObject({ contextId: ctx.id, tool: "deploy", toolCallId: "c_deploy", arguments: JSON.stringify({ env: "prod" }), agentNumber: 0, status: "pending" });
+    expect(pending).toMatchObject({
+      contextId: ctx.id,
+      tool: "deploy",
+      toolCallId: "c_deploy",
+      arguments: JSON.stringify({ env: "prod" }),
+      agentNumber: 0,
+      status: "pending",
+    });
     expect(await rt.context(ctx.id)).toMatchObject({ status: "running", awaitingApproval: [pending!.approvalId] });
     expect(await rt.approvals({ contextId: ctx.id })).toHaveLength(1);
 
@@ -104,7 +125,10 @@ describe("when a tool call needs approval", () => {
     ran.length = 0;
     const { rt } = await open();
     const ctx = await rt.createContext();
-    expect(await rt.send(ctx.id, "staging")).toMatchObject({ status: "completed", response: "done: deployed to staging" });
+    expect(await rt.send(ctx.id, "staging")).toMatchObject({
+      status: "completed",
+      response: "done: deployed to staging",
+    });
     expect(await typesOf(rt, ctx.id)).not.toContain("ApprovalRequested");
     await rt.close();
   });
@@ -117,9 +141,15 @@ describe("when a tool call needs approval", () => {
     await parked(rt, ctx.id);
     const [pending] = await rt.approvals({ contextId: ctx.id });
     await rt.reject(pending!.approvalId, { by: "bob", reason: "not on a Friday" });
-    expect(await started.ended).toMatchObject({ status: "completed", response: "done: Not run: bob denied this call: not on a Friday" });
+    expect(await started.ended).toMatchObject({
+      status: "completed",
+      response: "done: Not run: bob denied this call: not on a Friday",
+    });
     expect(ran).toEqual(["echo hi"]);
-    const failed = (await rt.events({ contextId: ctx.id })).find((e) => e.type === "ToolFailed") as Extract<RecordedEvent, { type: "ToolFailed" }>;
+    const failed = (await rt.events({ contextId: ctx.id })).find((e) => e.type === "ToolFailed") as Extract<
+      RecordedEvent,
+      { type: "ToolFailed" }
+    >;
     expect(failed.data).toMatchObject({ toolCallId: "c_deploy", repairable: true });
     expect(model.requests[1]!.messages.filter((m) => m.role === "tool")).toHaveLength(2);
     await rt.close();
@@ -133,18 +163,34 @@ describe("when a tool call needs approval", () => {
     const [pending] = await rt.approvals();
     const head = await store.headPosition();
     expect(await refusal(rt.approve("not-an-id", { by: "alice" }))).toMatchObject({ reason: "invalid", field: "id" });
-    expect(await refusal(rt.approve(pending!.approvalId, {} as never))).toMatchObject({ reason: "invalid", field: "by" });
-    expect(await refusal(rt.approve(pending!.approvalId, { by: "  " }))).toMatchObject({ reason: "invalid", field: "by" });
-    expect(await refusal(rt.reject(pending!.approvalId, { by: "bob" } as never))).toMatchObject({ reason: "invalid", field: "reason" });
-    expect(await refusal(rt.approve("00000000-0000-4000-8000-000000000000", { by: "alice" }))).toMatchObject({ reason: "unknown_approval" });
-    expect(await refusal(rt.approvals({ contextId: 42 as never }))).toMatchObject({ reason: "invalid", field: "contextId" });
+    expect(await refusal(rt.approve(pending!.approvalId, {} as never))).toMatchObject({
+      reason: "invalid",
+      field: "by",
+    });
+    expect(await refusal(rt.approve(pending!.approvalId, { by: "  " }))).toMatchObject({
+      reason: "invalid",
+      field: "by",
+    });
+    expect(await refusal(rt.reject(pending!.approvalId, { by: "bob" } as never))).toMatchObject({
+      reason: "invalid",
+      field: "reason",
+    });
+    expect(await refusal(rt.approve("00000000-0000-4000-8000-000000000000", { by: "alice" }))).toMatchObject({
+      reason: "unknown_approval",
+    });
+    expect(await refusal(rt.approvals({ contextId: 42 as never }))).toMatchObject({
+      reason: "invalid",
+      field: "contextId",
+    });
     expect(await store.headPosition()).toBe(head);
     await rt.approve(pending!.approvalId, { by: "alice" });
     const second = await refusal(rt.reject(pending!.approvalId, { by: "bob", reason: "too late" }));
     expect(second).toBeInstanceOf(RuntimeError);
     expect(second).toMatchObject({ reason: "already_decided" });
     expect(await started.ended).toMatchObject({ status: "completed" });
-    expect((await typesOf(rt, ctx.id)).filter((t) => t === "ApprovalGranted" || t === "ApprovalDenied")).toEqual(["ApprovalGranted"]);
+    expect((await typesOf(rt, ctx.id)).filter((t) => t === "ApprovalGranted" || t === "ApprovalDenied")).toEqual([
+      "ApprovalGranted",
+    ]);
     await rt.close();
   });
 
@@ -169,8 +215,14 @@ describe("when a tool call needs approval", () => {
     const { rt } = await open(deployThenAnswer, { approvals: { timeoutMs: 100 } });
     const ctx = await rt.createContext();
     const started = await rt.start(ctx.id, "ship it");
-    expect(await started.ended).toMatchObject({ status: "completed", response: "done: Not run: actorzero denied this call: timed out" });
-    const denied = (await rt.events({ contextId: ctx.id })).find((e) => e.type === "ApprovalDenied") as Extract<RecordedEvent, { type: "ApprovalDenied" }>;
+    expect(await started.ended).toMatchObject({
+      status: "completed",
+      response: "done: Not run: actorzero denied this call: timed out",
+    });
+    const denied = (await rt.events({ contextId: ctx.id })).find((e) => e.type === "ApprovalDenied") as Extract<
+      RecordedEvent,
+      { type: "ApprovalDenied" }
+    >;
     expect(denied.data).toMatchObject({ by: "actorzero", reason: "timed out" });
     await rt.close();
   });
@@ -179,10 +231,16 @@ describe("when a tool call needs approval", () => {
     const handler: ScriptedHandler = (req) => {
       const last = req.messages.at(-1)!;
       if (req.agentNumber === 0) {
-        if (last.role === "user") return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "deploy", reset: true }) }] };
+        if (last.role === "user")
+          return {
+            toolCalls: [
+              { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "deploy", reset: true }) },
+            ],
+          };
         return { text: `parent: ${last.content as string}` };
       }
-      if (last.role === "user") return { toolCalls: [{ id: "k1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
+      if (last.role === "user")
+        return { toolCalls: [{ id: "k1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
       return { text: `child: ${last.content as string}` };
     };
     const { rt } = await open(handler);
@@ -190,9 +248,12 @@ describe("when a tool call needs approval", () => {
     const head = await store.headPosition();
     const started = await rt.start(root.id, "go");
     const pending = await new Promise<string>((resolve) => {
-      void rt.subscribe((e) => {
-        if (e.type === "ApprovalRequested") resolve(e.streamId);
-      }, { after: head });
+      void rt.subscribe(
+        (e) => {
+          if (e.type === "ApprovalRequested") resolve(e.streamId);
+        },
+        { after: head },
+      );
     });
     await parked(rt, pending);
     expect(rt.actor(root.id)!.getSnapshot().matches({ running: "active" })).toBe(true);
@@ -208,7 +269,11 @@ describe("when a tool call needs approval", () => {
   it("when the process closes while a child is parked, then at reopen the caller's run and the parked child's are both interrupted (no run outlives its superior)", async () => {
     const handler: ScriptedHandler = (req) =>
       req.agentNumber === 0
-        ? { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "deploy", reset: true }) }] }
+        ? {
+            toolCalls: [
+              { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "deploy", reset: true }) },
+            ],
+          }
         : { toolCalls: [{ id: "k1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
     const first = await open(handler);
     const root = await first.rt.createContext();
@@ -222,7 +287,11 @@ describe("when a tool call needs approval", () => {
     await first.rt.close();
     const second = await open(handler);
     expect(await second.rt.context(root.id)).toMatchObject({ status: "failed", failure: { reason: "interrupted" } });
-    expect(await second.rt.context(child)).toMatchObject({ status: "failed", failure: { reason: "interrupted" }, awaitingApproval: [] });
+    expect(await second.rt.context(child)).toMatchObject({
+      status: "failed",
+      failure: { reason: "interrupted" },
+      awaitingApproval: [],
+    });
     expect(await second.rt.approvals({ contextId: root.id })).toEqual([]);
     await second.rt.close();
   });

@@ -25,7 +25,8 @@ const holdingAppendsOf = (type: string) => {
   const store = new Proxy(base, {
     get(target, prop) {
       const value = Reflect.get(target, prop, target) as unknown;
-      if (prop !== "append" || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
+      if (prop !== "append" || typeof value !== "function")
+        return typeof value === "function" ? value.bind(target) : value;
       return async (streamId: string, events: NewEvent[], opts: unknown) => {
         const result = await (value as (...args: unknown[]) => Promise<unknown>).call(target, streamId, events, opts);
         if (events.some((e) => e.type === type)) {
@@ -65,30 +66,43 @@ describe("when the runtime closes while the run's start is being appended", () =
     held.open();
     const outcome = await sending;
     expect(outcome.status).toBe("failed");
-    expect(await typesOf(id)).toEqual(["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled", "RunInterrupted"]);
+    expect(await typesOf(id)).toEqual([
+      "ContextCreated",
+      "MessageReceived",
+      "RunStarted",
+      "ModelCalled",
+      "RunInterrupted",
+    ]);
   });
 });
 
 describe("when the runtime closes while a message waits for a run that is being stopped", () => {
-  it("rejects the waiting send as closed (it used to wait forever on the stopped machine), and the stop answers with the run's end", { timeout: 10_000 }, async () => {
-    const { store, landed, held } = holdingAppendsOf("RunStopped");
-    const calling = gate();
-    const rt = await createRuntime({ store, model: scriptedModel(() => (calling.open(), new Promise<never>(() => undefined))) });
-    const { id } = await rt.createContext({ name: "stopping" });
-    const first = rt.send(id, "work");
-    await calling.promise;
-    const stopping = rt.stop(id);
-    await landed.promise;
-    // The stop's end is held: the machine stays in `stopping`, and the next message waits for it to rest.
-    const second = rt.send(id, "next");
-    await waitFor(rt.actor(id)!, (s) => s.matches({ running: "stopping" }));
-    // Close stops the machine at once; the message waits behind the stop, which waits for its held append.
-    const closing = rt.close();
-    held.open();
-    await expect(second).rejects.toMatchObject({ name: "RuntimeError", reason: "closed" });
-    await closing;
-    // The stop recorded its run's end before the close: it answers with it.
-    expect((await stopping)?.status).toBe("stopped");
-    await Promise.allSettled([first]);
-  });
+  it(
+    "rejects the waiting send as closed (it used to wait forever on the stopped machine), and the stop answers with the run's end",
+    { timeout: 10_000 },
+    async () => {
+      const { store, landed, held } = holdingAppendsOf("RunStopped");
+      const calling = gate();
+      const rt = await createRuntime({
+        store,
+        model: scriptedModel(() => (calling.open(), new Promise<never>(() => undefined))),
+      });
+      const { id } = await rt.createContext({ name: "stopping" });
+      const first = rt.send(id, "work");
+      await calling.promise;
+      const stopping = rt.stop(id);
+      await landed.promise;
+      // The stop's end is held: the machine stays in `stopping`, and the next message waits for it to rest.
+      const second = rt.send(id, "next");
+      await waitFor(rt.actor(id)!, (s) => s.matches({ running: "stopping" }));
+      // Close stops the machine at once; the message waits behind the stop, which waits for its held append.
+      const closing = rt.close();
+      held.open();
+      await expect(second).rejects.toMatchObject({ name: "RuntimeError", reason: "closed" });
+      await closing;
+      // The stop recorded its run's end before the close: it answers with it.
+      expect((await stopping)?.status).toBe("stopped");
+      await Promise.allSettled([first]);
+    },
+  );
 });

@@ -14,9 +14,13 @@ describe("when the process is killed with SIGKILL mid-run and recovery is 'inter
   it("marks the unfinished runs interrupted on reopen, loses nothing acknowledged, and runs the next message", async () => {
     const dataDir = await copyPgliteTemplate();
     dirs.push(dataDir);
-    const child = spawn(process.execPath, ["--import", "tsx", new URL("./crashChild.ts", import.meta.url).pathname, dataDir], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", new URL("./crashChild.ts", import.meta.url).pathname, dataDir],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     const acked: number[] = [];
     const rootId = await new Promise<string>((resolve, reject) => {
       let buf = "";
@@ -35,7 +39,11 @@ describe("when the process is killed with SIGKILL mid-run and recovery is 'inter
     await new Promise((r) => child.once("exit", r));
 
     const store = await openPgliteStore({ dataDir });
-    const rt = await createRuntime({ store, model: scriptedModel(() => ({ text: "back on my feet" })), recovery: "interrupt" });
+    const rt = await createRuntime({
+      store,
+      model: scriptedModel(() => ({ text: "back on my feet" })),
+      recovery: "interrupt",
+    });
     const positions = (await rt.events({ limit: 10_000 })).map((e) => e.globalPosition);
     for (const p of acked) expect(positions).toContain(p);
 

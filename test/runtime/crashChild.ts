@@ -9,16 +9,23 @@ const rt = await createRuntime({
   store,
   model: scriptedModel((req) => {
     if (req.agentNumber > 0) return new Promise(() => undefined); // the subordinate's call hangs mid-run
-    return { toolCalls: [{ id: "t1", name: "call_subordinate", arguments: JSON.stringify({ message: "dig deeper", name: "digger" }) }] };
+    return {
+      toolCalls: [
+        { id: "t1", name: "call_subordinate", arguments: JSON.stringify({ message: "dig deeper", name: "digger" }) },
+      ],
+    };
   }),
 });
 const ctx = await rt.createContext({ name: "doomed" });
 void rt.send(ctx.id, "work until killed");
-const unsubscribe = await rt.subscribe((e) => {
-  // Acknowledge each event once it is committed; the child's model call never returns.
-  process.stdout.write(`ack ${e.globalPosition} ${e.streamId} ${e.type}\n`);
-  if (e.type === "ModelCalled" && e.streamId !== ctx.id) {
-    process.stdout.write(`ready ${ctx.id}\n`);
-    unsubscribe();
-  }
-}, { after: 0 });
+const unsubscribe = await rt.subscribe(
+  (e) => {
+    // Acknowledge each event once it is committed; the child's model call never returns.
+    process.stdout.write(`ack ${e.globalPosition} ${e.streamId} ${e.type}\n`);
+    if (e.type === "ModelCalled" && e.streamId !== ctx.id) {
+      process.stdout.write(`ready ${ctx.id}\n`);
+      unsubscribe();
+    }
+  },
+  { after: 0 },
+);

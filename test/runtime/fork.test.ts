@@ -6,7 +6,11 @@ import { freshPgliteStore } from "../support/pglite.ts";
 const delegating = () =>
   scriptedModel((req) => {
     if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
-      return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+      return {
+        toolCalls: [
+          { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) },
+        ],
+      };
     }
     return { text: req.agentNumber === 0 ? "composed" : "found it" };
   });
@@ -15,7 +19,8 @@ let store: EventStore;
 let rt: Runtime;
 let rootId: string;
 let childId: string;
-const positionOf = async (id: string, type: string) => (await store.readStream(id)).find((e) => e.type === type)!.globalPosition;
+const positionOf = async (id: string, type: string) =>
+  (await store.readStream(id)).find((e) => e.type === type)!.globalPosition;
 
 beforeAll(async () => {
   store = await freshPgliteStore();
@@ -37,8 +42,16 @@ describe("when a root is forked at the end of its run", () => {
     expect(fork).toMatchObject({ depth: 0, parentContextId: null, agentNumber: 0, name: "planner", status: "idle" });
     expect(fork.id).not.toBe(rootId);
     const forked = await store.readStream(fork.id);
-    expect(forked[0]).toMatchObject({ type: "ContextCreated", data: { contextId: fork.id, kind: "root", forkedFrom: { contextId: rootId, position: at } } });
-    expect(forked.slice(1).map((e) => e.type)).toEqual(before.filter((e) => e.globalPosition <= at).slice(1).map((e) => e.type));
+    expect(forked[0]).toMatchObject({
+      type: "ContextCreated",
+      data: { contextId: fork.id, kind: "root", forkedFrom: { contextId: rootId, position: at } },
+    });
+    expect(forked.slice(1).map((e) => e.type)).toEqual(
+      before
+        .filter((e) => e.globalPosition <= at)
+        .slice(1)
+        .map((e) => e.type),
+    );
     expect(await rt.history(fork.id)).toEqual(await rt.history(rootId));
     expect(await store.readStream(rootId)).toEqual(before);
 
@@ -85,7 +98,8 @@ describe("when a subordinate a parallel job started is forked", () => {
       expect((await jobs.send(root.id, "fan out")).status).toBe("completed");
       const child = (await jobs.children(root.id))[0]!.id;
       const started = (await store.readStream(child)).find((e) => e.type === "RunStarted");
-      if (started?.type !== "RunStarted" || started.data.superior?.jobId == null) throw new Error("the child's run has no job");
+      if (started?.type !== "RunStarted" || started.data.superior?.jobId == null)
+        throw new Error("the child's run has no job");
       const fork = await jobs.fork(child, { at: await positionOf(child, "RunCompleted") });
       const copied = (await store.readStream(fork.id)).find((e) => e.type === "RunStarted");
       expect(copied?.type === "RunStarted" && copied.data.runId).toBe(started.data.runId);
@@ -106,7 +120,9 @@ describe("when the position is not one of the context's events", () => {
       expect(error).toMatchObject({ reason: "invalid", field: "at" });
     }
     await expect(rt.fork(rootId, { at: -1 })).rejects.toMatchObject({ field: "at" });
-    await expect(rt.fork("00000000-0000-4000-8000-000000000000", { at: 1 })).rejects.toMatchObject({ reason: "not_found" });
+    await expect(rt.fork("00000000-0000-4000-8000-000000000000", { at: 1 })).rejects.toMatchObject({
+      reason: "not_found",
+    });
     expect(await store.headPosition()).toBe(head);
   });
 });

@@ -25,7 +25,9 @@ afterAll(async () => {
 const APPROVAL_FACTS = new Set(["ApprovalRequested", "ApprovalGranted", "ApprovalDenied"]);
 /** The approval facts of a stream, as [type, approvalId] pairs. */
 const approvalIdsIn = async (id: string) =>
-  (await store.readStream(id)).filter((e) => APPROVAL_FACTS.has(e.type)).map((e) => [e.type, (e.data as { approvalId: string }).approvalId]);
+  (await store.readStream(id))
+    .filter((e) => APPROVAL_FACTS.has(e.type))
+    .map((e) => [e.type, (e.data as { approvalId: string }).approvalId]);
 const approvalsOf = async (id: string) => {
   await rt.projections.catchUp();
   return (await rt.projections.approvals.of([id]))[0]?.approvals ?? [];
@@ -46,7 +48,12 @@ describe("when a context parked on an approval is forked at its last event", () 
     expect(more).toEqual([]);
     expect(copy!.approvalId).not.toBe(pending!.approvalId);
     // The fork's request names the fork and is closed by the run the cut left open.
-    expect(copy).toMatchObject({ contextId: fork.id, toolCallId: "c_deploy", status: "closed", closedBy: "interrupted" });
+    expect(copy).toMatchObject({
+      contextId: fork.id,
+      toolCallId: "c_deploy",
+      status: "closed",
+      closedBy: "interrupted",
+    });
     expect(await approvalIdsIn(fork.id)).toEqual([["ApprovalRequested", copy!.approvalId]]);
     expect(await rt.context(fork.id)).toMatchObject({ status: "failed", awaitingApproval: [] });
     expect(await rt.approvals()).toEqual([pending]);
@@ -55,7 +62,9 @@ describe("when a context parked on an approval is forked at its last event", () 
     await rt.approve(pending!.approvalId, { by: "alice" });
     expect(await started.ended).toMatchObject({ status: "completed", response: "done: deployed to prod" });
     expect(ran).toEqual(["deploy prod"]);
-    expect(await approvalsOf(source.id)).toMatchObject([{ approvalId: pending!.approvalId, contextId: source.id, status: "granted", by: "alice" }]);
+    expect(await approvalsOf(source.id)).toMatchObject([
+      { approvalId: pending!.approvalId, contextId: source.id, status: "granted", by: "alice" },
+    ]);
     expect(await store.readStream(fork.id)).toEqual(forkBefore);
     expect(await approvalsOf(fork.id)).toEqual([copy]);
   });
@@ -70,7 +79,9 @@ describe("when a context whose approval was decided is forked after the decision
     expect(forkIds.map(([type]) => type)).toEqual(["ApprovalRequested", "ApprovalGranted"]);
     expect(new Set(forkIds.map(([, id]) => id)).size).toBe(1);
     expect(sourceIds.has(forkIds[0]![1]!)).toBe(false);
-    expect(await approvalsOf(fork.id)).toMatchObject([{ approvalId: forkIds[0]![1], contextId: fork.id, status: "granted", by: "alice" }]);
+    expect(await approvalsOf(fork.id)).toMatchObject([
+      { approvalId: forkIds[0]![1], contextId: fork.id, status: "granted", by: "alice" },
+    ]);
   });
 });
 

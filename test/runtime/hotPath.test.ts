@@ -44,7 +44,11 @@ const delegating = (seen: string[][]) =>
     const parent = parentId === null ? [] : (await base.readStream(parentId)).map((e) => e.type);
     seen.push([own.at(-1)!, ...parent.slice(-2)]);
     if (req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool") {
-      return { toolCalls: [{ id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] };
+      return {
+        toolCalls: [
+          { id: "d1", name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) },
+        ],
+      };
     }
     return { text: req.agentNumber === 0 ? "composed" : "found it" };
   });
@@ -53,7 +57,12 @@ describe("when a context is created and sent a message that delegates once", () 
   it("makes appends only (no read, no projection statement), and a query afterwards still sees everything", async () => {
     const { store, calls } = countingStore(base);
     const seen: string[][] = [];
-    const rt = await createRuntime({ store, model: delegating(seen), limits: { passivateAfterMs: 60_000 }, projects: { p: {} } });
+    const rt = await createRuntime({
+      store,
+      model: delegating(seen),
+      limits: { passivateAfterMs: 60_000 },
+      projects: { p: {} },
+    });
     try {
       calls.length = 0;
       const root = await rt.createContext({ name: "root" });
@@ -63,7 +72,10 @@ describe("when a context is created and sent a message that delegates once", () 
       calls.length = 0;
       expect(await rt.send(root.id, "delegate once")).toMatchObject({ status: "completed", response: "composed" });
       expect(calls.length, "send made no call to the log").toBeGreaterThan(0);
-      expect(calls.filter((c) => c !== "append"), "send").toEqual([]);
+      expect(
+        calls.filter((c) => c !== "append"),
+        "send",
+      ).toEqual([]);
       // One append per effect boundary: the root's start with its first call, its reply with the tool call and
       // the delegation, the child's creation with its start and first call, its end, the root's next call, its end.
       expect(calls, "send").toHaveLength(6);

@@ -32,8 +32,11 @@ const processHolds = () => {
  */
 const grownSince = (then: ReturnType<typeof processHolds>, now: ReturnType<typeof processHolds>) => {
   const grown: string[] = [];
-  for (const [kind, n] of Object.entries(now.resources)) if (n > (then.resources[kind] ?? 0)) grown.push(`${kind}: ${then.resources[kind] ?? 0} -> ${n}`);
-  for (const [event, n] of Object.entries(now.listeners)) if (n > (then.listeners[event] ?? 0)) grown.push(`process '${event}' listeners: ${then.listeners[event] ?? 0} -> ${n}`);
+  for (const [kind, n] of Object.entries(now.resources))
+    if (n > (then.resources[kind] ?? 0)) grown.push(`${kind}: ${then.resources[kind] ?? 0} -> ${n}`);
+  for (const [event, n] of Object.entries(now.listeners))
+    if (n > (then.listeners[event] ?? 0))
+      grown.push(`process '${event}' listeners: ${then.listeners[event] ?? 0} -> ${n}`);
   return grown;
 };
 
@@ -85,7 +88,15 @@ describe("when one root delegates many times, each time to a fresh subordinate",
   const delegating: ModelPort = {
     call: async (req) =>
       req.agentNumber === 0 && req.messages.at(-1)?.role !== "tool"
-        ? { toolCalls: [{ id: `d${req.messages.length}`, name: "call_subordinate", arguments: JSON.stringify({ message: "look it up", reset: true }) }] }
+        ? {
+            toolCalls: [
+              {
+                id: `d${req.messages.length}`,
+                name: "call_subordinate",
+                arguments: JSON.stringify({ message: "look it up", reset: true }),
+              },
+            ],
+          }
         : { text: req.agentNumber === 0 ? "composed" : "found it" },
   };
 
@@ -101,7 +112,9 @@ describe("when one root delegates many times, each time to a fresh subordinate",
       // The root and its newest subordinate: 28 of the replaced ones were let go when their successor came
       // (the last replaced one was let go when the newest was called; none of them is running).
       expect([...active.keys()].sort()).toEqual([root.id, newest].sort());
-      const spawned = Object.keys(rt.actor(root.id)!.getSnapshot().children).filter((k) => children.some((c) => c.id === k));
+      const spawned = Object.keys(rt.actor(root.id)!.getSnapshot().children).filter((k) =>
+        children.some((c) => c.id === k),
+      );
       expect(spawned).toEqual([newest]);
       // A replaced subordinate is a context like any other: its history reads from the log.
       expect((await rt.history(children[0]!.id)).at(-1)).toMatchObject({ role: "assistant", content: "found it" });

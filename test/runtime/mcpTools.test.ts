@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, scriptedModel, type EventStore, type McpServers, type ModelRequest, type ModelTurn } from "../../src/index.ts";
+import {
+  createRuntime,
+  scriptedModel,
+  type EventStore,
+  type McpServers,
+  type ModelRequest,
+  type ModelTurn,
+} from "../../src/index.ts";
 import { loadConfig } from "../../src/cli/config.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { startMcpHttpServer } from "../support/mcpHttpServer.ts";
@@ -65,7 +72,13 @@ describe("given MCP servers and profiles that choose among them", () => {
         seen.push(req);
         const n = repliesSoFar(req);
         if (req.agentNumber === 0) {
-          if (n === 0) return { toolCalls: [{ id: "add", name: "calc__add", arguments: '{"a":2,"b":40}' }, { id: "pid", name: "crashy__echo", arguments: '{"text":"x"}' }] };
+          if (n === 0)
+            return {
+              toolCalls: [
+                { id: "add", name: "calc__add", arguments: '{"a":2,"b":40}' },
+                { id: "pid", name: "crashy__echo", arguments: '{"text":"x"}' },
+              ],
+            };
           if (n === 1) return call("call_subordinate", { profile: "fetcher", message: "echo hi" }, "delegate");
           return { text: "done" };
         }
@@ -81,12 +94,16 @@ describe("given MCP servers and profiles that choose among them", () => {
     expect(outcome.status).toBe("completed");
     const parent = seen.find((r) => r.agentNumber === 0)!;
     const child = seen.find((r) => r.agentNumber === 1)!;
-    expect(toolNames(parent)).toEqual(expect.arrayContaining(["calc__add", "calc__fail", "crashy__echo", "call_subordinate"]));
+    expect(toolNames(parent)).toEqual(
+      expect.arrayContaining(["calc__add", "calc__fail", "crashy__echo", "call_subordinate"]),
+    );
     expect(toolNames(parent).some((n) => n.startsWith("everything__"))).toBe(false);
     expect(toolNames(child)).toEqual(expect.arrayContaining(["everything__echo", "call_subordinate"]));
     expect(toolNames(child).some((n) => n.startsWith("calc__") || n.startsWith("crashy__"))).toBe(false);
     // The schema the model sees is the server's own.
-    expect(child.tools.find((t) => t.name === "everything__echo")!.parameters).toMatchObject({ properties: { message: { type: "string" } } });
+    expect(child.tools.find((t) => t.name === "everything__echo")!.parameters).toMatchObject({
+      properties: { message: { type: "string" } },
+    });
     // Delegation tells the model which servers each profile may use.
     const description = subordinateDescription(parent);
     expect(description).toContain("fetcher (Fetcher): Fetches things. (MCP tools from: everything)");
@@ -111,7 +128,8 @@ describe("given MCP servers and profiles that choose among them", () => {
   it("gives the model a repairable error naming the server when a tool fails, and the run goes on", async () => {
     const { rt } = await runtimeWith(
       store,
-      (req): ModelTurn => (repliesSoFar(req) === 0 ? call("calc__fail", {}, "fail") : { text: `saw: ${toolResults(req).at(-1)}` }),
+      (req): ModelTurn =>
+        repliesSoFar(req) === 0 ? call("calc__fail", {}, "fail") : { text: `saw: ${toolResults(req).at(-1)}` },
       { profiles: [profilesDir], mcpServers: servers },
     );
     const root = await rt.createContext({ profile: "lead" });
@@ -143,11 +161,20 @@ describe("given MCP servers and profiles that choose among them", () => {
 
   it("refuses a profile that names a server that is not configured, before anything is written", async () => {
     const head = await store.headPosition();
-    const opening = createRuntime({ store, model: scriptedModel(() => ({ text: "x" })), profiles: [profilesDir], mcpServers: { calc: servers.calc! } });
+    const opening = createRuntime({
+      store,
+      model: scriptedModel(() => ({ text: "x" })),
+      profiles: [profilesDir],
+      mcpServers: { calc: servers.calc! },
+    });
     await expect(opening).rejects.toThrow(/Profile 'fetcher'.*'everything'.*not configured/);
-    await expect(createRuntime({ store, model: scriptedModel(() => ({ text: "x" })), mcpServers: { bad: { type: "ftp" } as never } })).rejects.toThrow(
-      /mcpServers\.bad/,
-    );
+    await expect(
+      createRuntime({
+        store,
+        model: scriptedModel(() => ({ text: "x" })),
+        mcpServers: { bad: { type: "ftp" } as never },
+      }),
+    ).rejects.toThrow(/mcpServers\.bad/);
     expect(await store.headPosition()).toBe(head);
   });
 });
@@ -156,9 +183,17 @@ describe("given actorzero.config.json with MCP servers", () => {
   it("reads them, and names the field of a bad one", () => {
     const dir = mkdtempSync(join(tmpdir(), "actorzero-mcp-config-"));
     try {
-      writeFileSync(join(dir, "actorzero.config.json"), JSON.stringify({ mcpServers: { files: { type: "stdio", command: "files-server", args: ["--root", "."] } } }));
-      expect(loadConfig(dir).mcpServers).toEqual({ files: { type: "stdio", command: "files-server", args: ["--root", "."] } });
-      writeFileSync(join(dir, "actorzero.config.json"), JSON.stringify({ mcpServers: { web: { type: "http", url: "not a url" } } }));
+      writeFileSync(
+        join(dir, "actorzero.config.json"),
+        JSON.stringify({ mcpServers: { files: { type: "stdio", command: "files-server", args: ["--root", "."] } } }),
+      );
+      expect(loadConfig(dir).mcpServers).toEqual({
+        files: { type: "stdio", command: "files-server", args: ["--root", "."] },
+      });
+      writeFileSync(
+        join(dir, "actorzero.config.json"),
+        JSON.stringify({ mcpServers: { web: { type: "http", url: "not a url" } } }),
+      );
       expect(() => loadConfig(dir)).toThrow(/mcpServers\.web\.url/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

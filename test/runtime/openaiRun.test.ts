@@ -29,15 +29,18 @@ afterAll(async () => {
 
 describe("when the model answers with tool calls over HTTP", () => {
   it("runs them and sends their results back in the next request, with the tools as JSON schema", async () => {
-    server.reply(
-      { toolCalls: [{ id: "call_1", name: "response", arguments: '{"text":"from the real client"}' }], usage: { inputTokens: 12, outputTokens: 4 } },
-    );
+    server.reply({
+      toolCalls: [{ id: "call_1", name: "response", arguments: '{"text":"from the real client"}' }],
+      usage: { inputTokens: 12, outputTokens: 4 },
+    });
     const ctx = await rt.createContext();
     const r = await rt.send(ctx.id, "answer via the tool");
     expect(r).toMatchObject({ status: "completed", response: "from the real client" });
     const body = server.requests.at(-1)!.body;
     expect(body.model).toBe("test-model");
-    expect(body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(expect.arrayContaining(["response", "call_subordinate", "parallel"]));
+    expect(body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(
+      expect.arrayContaining(["response", "call_subordinate", "parallel"]),
+    );
     expect(body.messages.at(-1)).toEqual({ role: "user", content: "answer via the tool" });
     expect((await rt.usage(ctx.id)).own).toMatchObject({ inputTokens: 12, outputTokens: 4 });
   });
@@ -50,7 +53,9 @@ describe("when the server says 429 and then answers", () => {
     const r = await rt.send(ctx.id, "go");
     expect(r).toMatchObject({ status: "completed", response: "after the rate limit" });
     const failed = (await rt.events({ contextId: ctx.id })).filter((e) => e.type === "ModelCallFailed");
-    expect(failed.map((e) => e.data)).toMatchObject([{ attempt: 1, reason: "rate_limited", retryable: true, retryInMs: 20 }]);
+    expect(failed.map((e) => e.data)).toMatchObject([
+      { attempt: 1, reason: "rate_limited", retryable: true, retryInMs: 20 },
+    ]);
   });
 });
 
@@ -61,12 +66,13 @@ describe("when the server keeps failing with 500", () => {
     const r = await rt.send(ctx.id, "go");
     expect(r).toMatchObject({ status: "failed", failure: { reason: "model_error" } });
     const events = await rt.events({ contextId: ctx.id });
-    expect(events.filter((e) => e.type === "ModelCallFailed").map((e) => (e.data as { reason: string }).reason)).toEqual([
-      "server_error",
-      "server_error",
-      "server_error",
-    ]);
-    const { rows } = await store.sql.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE data::text LIKE $1 OR metadata::text LIKE $1", [`%${API_KEY}%`]);
+    expect(
+      events.filter((e) => e.type === "ModelCallFailed").map((e) => (e.data as { reason: string }).reason),
+    ).toEqual(["server_error", "server_error", "server_error"]);
+    const { rows } = await store.sql.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM events WHERE data::text LIKE $1 OR metadata::text LIKE $1",
+      [`%${API_KEY}%`],
+    );
     expect(rows[0]!.n).toBe(0);
   });
 });

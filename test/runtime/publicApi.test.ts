@@ -39,7 +39,8 @@ describe("given the package's entry points", () => {
   it("when imported, then the runtime is an interface (no class, no internals) and openPostgresStore is there", async () => {
     expect(api).not.toHaveProperty("Runtime");
     expect(typeof api.openPostgresStore).toBe("function");
-    for (const leaked of ["internals", "appendNew", "activate", "activateNew", "stopContext"]) expect(leaked in rt).toBe(false);
+    for (const leaked of ["internals", "appendNew", "activate", "activateNew", "stopContext"])
+      expect(leaked in rt).toBe(false);
   });
 
   it("when the test kit is imported, then its lifecycle model is a plain object of named steps", () => {

@@ -15,9 +15,18 @@ const deterministic = () =>
   scriptedModel((req: ModelRequest) => {
     const last = req.messages.at(-1)!;
     if (req.agentNumber === 0 && last.role === "user" && last.content.startsWith("delegate")) {
-      return { toolCalls: [{ id: `call-${req.messages.length}`, name: "call_subordinate", arguments: JSON.stringify({ message: last.content.slice(9), profile: "researcher", name: "helper" }) }] };
+      return {
+        toolCalls: [
+          {
+            id: `call-${req.messages.length}`,
+            name: "call_subordinate",
+            arguments: JSON.stringify({ message: last.content.slice(9), profile: "researcher", name: "helper" }),
+          },
+        ],
+      };
     }
-    if (last.role === "tool") return { text: `composed: ${last.content.split("\n")[0]}`, usage: { inputTokens: 5, outputTokens: 2 } };
+    if (last.role === "tool")
+      return { text: `composed: ${last.content.split("\n")[0]}`, usage: { inputTokens: 5, outputTokens: 2 } };
     return { text: `answer #${req.messages.length} to ${last.role}`, usage: { inputTokens: 3, outputTokens: 1 } };
   });
 
@@ -29,9 +38,17 @@ describe("when a file-backed store is closed and reopened", () => {
     // Given a tree of contexts with names, profiles, projects, overrides and mixed statuses.
     const store1 = await openPgliteStore({ dataDir });
     const rt1 = await createRuntime({ store: store1, model: deterministic(), projects: { alpha: {} } });
-    const root = await rt1.createContext({ name: "auditor", project: "alpha", modelOverride: { model: "gpt-test", baseURL: "http://127.0.0.1:1/v1" } });
+    const root = await rt1.createContext({
+      name: "auditor",
+      project: "alpha",
+      modelOverride: { model: "gpt-test", baseURL: "http://127.0.0.1:1/v1" },
+    });
     await rt1.send(root.id, "delegate look into the numbers");
-    const other = await rt1.createContext({ name: "second", profile: "developer", modelOverride: { preset: "Default" } });
+    const other = await rt1.createContext({
+      name: "second",
+      profile: "developer",
+      modelOverride: { preset: "Default" },
+    });
     await rt1.send(other.id, "plain question");
     const before = await rt1.contexts();
     const historyBefore = await rt1.history(root.id);
@@ -46,11 +63,23 @@ describe("when a file-backed store is closed and reopened", () => {
     const after = await rt2.contexts();
     expect(after).toHaveLength(3);
     const pick = (c: (typeof after)[number]) => ({
-      id: c.id, name: c.name, label: c.label, profile: c.profile, project: c.project, modelOverride: c.modelOverride,
-      status: c.status, agentNumber: c.agentNumber, parentContextId: c.parentContextId, lastRun: c.lastRun,
+      id: c.id,
+      name: c.name,
+      label: c.label,
+      profile: c.profile,
+      project: c.project,
+      modelOverride: c.modelOverride,
+      status: c.status,
+      agentNumber: c.agentNumber,
+      parentContextId: c.parentContextId,
+      lastRun: c.lastRun,
     });
     expect(after.map(pick)).toEqual(before.map(pick));
-    expect(after.find((c) => c.agentNumber === 1)).toMatchObject({ name: "helper", profile: "researcher", project: "alpha" });
+    expect(after.find((c) => c.agentNumber === 1)).toMatchObject({
+      name: "helper",
+      profile: "researcher",
+      project: "alpha",
+    });
     expect(await rt2.history(root.id)).toEqual(historyBefore);
 
     // And the transcript sent for the next message is what a runtime that never restarted would send.

@@ -23,7 +23,12 @@ const call = (name: string, args: unknown, id = `c_${name}_${Math.random().toStr
 
 const runtimeWith = async (handler: ScriptedHandler, extra: Partial<Parameters<typeof createRuntime>[0]> = {}) => {
   const model = scriptedModel(handler);
-  const rt = await createRuntime({ store, model, limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 }, ...extra });
+  const rt = await createRuntime({
+    store,
+    model,
+    limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 },
+    ...extra,
+  });
   return { rt, model };
 };
 
@@ -31,11 +36,21 @@ const typesOf = async (rt: Runtime, id: string) => (await rt.events({ contextId:
 
 describe("when a message is sent to an idle context", () => {
   it("runs the loop to the model's final answer and records every step", async () => {
-    const { rt, model } = await runtimeWith(() => ({ text: "hello there", usage: { inputTokens: 10, outputTokens: 3 } }));
+    const { rt, model } = await runtimeWith(() => ({
+      text: "hello there",
+      usage: { inputTokens: 10, outputTokens: 3 },
+    }));
     const ctx = await rt.createContext({ name: "greeter" });
     const result = await rt.send(ctx.id, "say hello");
     expect(result).toMatchObject({ status: "completed", response: "hello there" });
-    expect(await typesOf(rt, ctx.id)).toEqual(["ContextCreated", "MessageReceived", "RunStarted", "ModelCalled", "ModelReplied", "RunCompleted"]);
+    expect(await typesOf(rt, ctx.id)).toEqual([
+      "ContextCreated",
+      "MessageReceived",
+      "RunStarted",
+      "ModelCalled",
+      "ModelReplied",
+      "RunCompleted",
+    ]);
     expect(model.requests[0]!.messages[0]!.role).toBe("system");
     expect(model.requests[0]!.messages.at(-1)).toEqual({ role: "user", content: "say hello" });
     expect((await rt.context(ctx.id))!.status).toBe("idle");
@@ -59,7 +74,9 @@ describe("when the run is stopped during a model call", () => {
       calls++;
       if (calls === 1) {
         entered.open();
-        await new Promise((_, reject) => req.signal.addEventListener("abort", () => reject(new ModelError("aborted", "aborted", false))));
+        await new Promise((_, reject) =>
+          req.signal.addEventListener("abort", () => reject(new ModelError("aborted", "aborted", false))),
+        );
       }
       return { text: "second run answer" };
     });
@@ -116,9 +133,12 @@ describe("when the model fails for good", () => {
   });
 
   it("gives up after the configured retries", async () => {
-    const { rt, model } = await runtimeWith(() => {
-      throw new ModelError("server_error", "HTTP 500", true);
-    }, { limits: { modelRetries: 2, retryBaseMs: 1, retryMaxMs: 2 } });
+    const { rt, model } = await runtimeWith(
+      () => {
+        throw new ModelError("server_error", "HTTP 500", true);
+      },
+      { limits: { modelRetries: 2, retryBaseMs: 1, retryMaxMs: 2 } },
+    );
     const ctx = await rt.createContext();
     const r = await rt.send(ctx.id, "go");
     expect(r).toMatchObject({ status: "failed", failure: { reason: "model_error" } });
@@ -145,7 +165,11 @@ describe("when a message arrives while the context runs", () => {
     const running = rt.send(ctx.id, "start working");
     await entered.promise;
     const intervention = rt.send(ctx.id, "also consider this");
-    await eventually(async () => (await typesOf(rt, ctx.id)).includes("InterventionReceived"), 5000, "the intervention");
+    await eventually(
+      async () => (await typesOf(rt, ctx.id)).includes("InterventionReceived"),
+      5000,
+      "the intervention",
+    );
     held.open();
     const [a, b] = await Promise.all([running, intervention]);
     expect(a.runId).toBe(b.runId);
@@ -169,16 +193,29 @@ describe("when a message arrives while the context runs", () => {
       },
     });
     let calls = 0;
-    const { rt, model } = await runtimeWith(() => {
-      calls++;
-      if (calls === 1) return { toolCalls: [{ id: "a", name: "slow", arguments: "{}" }, { id: "b", name: "slow", arguments: "{}" }] };
-      return { text: "ok" };
-    }, { tools: [slow] });
+    const { rt, model } = await runtimeWith(
+      () => {
+        calls++;
+        if (calls === 1)
+          return {
+            toolCalls: [
+              { id: "a", name: "slow", arguments: "{}" },
+              { id: "b", name: "slow", arguments: "{}" },
+            ],
+          };
+        return { text: "ok" };
+      },
+      { tools: [slow] },
+    );
     const ctx = await rt.createContext();
     const running = rt.send(ctx.id, "go");
     await inTool.promise;
     void rt.send(ctx.id, "change of plan");
-    await eventually(async () => (await typesOf(rt, ctx.id)).includes("InterventionReceived"), 5000, "the intervention");
+    await eventually(
+      async () => (await typesOf(rt, ctx.id)).includes("InterventionReceived"),
+      5000,
+      "the intervention",
+    );
     release.open();
     await running;
     const msgs = model.requests[1]!.messages;
@@ -206,7 +243,9 @@ describe("when a running context is paused", () => {
       },
     });
     let calls = 0;
-    const { rt, model } = await runtimeWith(() => (++calls === 1 ? call("step", {}) : { text: "finished" }), { tools: [step] });
+    const { rt, model } = await runtimeWith(() => (++calls === 1 ? call("step", {}) : { text: "finished" }), {
+      tools: [step],
+    });
     const ctx = await rt.createContext();
     const running = rt.send(ctx.id, "go");
     await inTool.promise;
@@ -220,7 +259,9 @@ describe("when a running context is paused", () => {
     expect(await running).toMatchObject({ status: "completed", response: "finished" });
     expect(model.requests).toHaveLength(2);
     // The log's order proves the wait: the second model call comes after the resume, never between.
-    const order = (await rt.events({ contextId: ctx.id })).map((e) => e.type).filter((t) => ["ContextPaused", "ModelCalled", "ContextResumed"].includes(t));
+    const order = (await rt.events({ contextId: ctx.id }))
+      .map((e) => e.type)
+      .filter((t) => ["ContextPaused", "ModelCalled", "ContextResumed"].includes(t));
     expect(order).toEqual(["ModelCalled", "ContextPaused", "ContextResumed", "ModelCalled"]);
     expect((await rt.context(ctx.id))!.paused).toBe(false);
     await rt.close();
@@ -240,7 +281,9 @@ describe("when a running context is paused", () => {
       },
     });
     let calls = 0;
-    const { rt, model } = await runtimeWith(() => (++calls === 1 ? call("step", {}) : { text: "finished" }), { tools: [step] });
+    const { rt, model } = await runtimeWith(() => (++calls === 1 ? call("step", {}) : { text: "finished" }), {
+      tools: [step],
+    });
     const ctx = await rt.createContext();
     const machinePaused = () => (rt.actor(ctx.id)!.getSnapshot().context as { paused: boolean }).paused;
     const agree = async (paused: boolean) => {
@@ -295,7 +338,10 @@ describe("when the model calls tools badly", () => {
     const { rt, model } = await runtimeWith(() => script[i++]!, { tools: [picky] });
     const ctx = await rt.createContext();
     expect(await rt.send(ctx.id, "try things")).toMatchObject({ status: "completed", response: "all done" });
-    const toolResults = model.requests.at(-1)!.messages.filter((m) => m.role === "tool").map((m) => (m as { content: string }).content);
+    const toolResults = model.requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => (m as { content: string }).content);
     expect(toolResults).toEqual([
       expect.stringMatching(/^Invalid arguments for 'picky': n: /),
       expect.stringMatching(/^Invalid arguments for 'picky': not valid JSON/),

@@ -15,7 +15,8 @@ afterAll(async () => {
 const diskFullWhen = (broken: () => boolean): EventStore =>
   Object.create(store, {
     append: {
-      value: (...a: Parameters<EventStore["append"]>) => (broken() ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a)),
+      value: (...a: Parameters<EventStore["append"]>) =>
+        broken() ? Promise.reject(new StoreError("unavailable", "disk full")) : store.append(...a),
       writable: true,
       configurable: true,
     },
@@ -33,7 +34,9 @@ const nested = (depth: number): unknown => {
 
 describe("given a run whose last append is refused", () => {
   it("when a custom model port sends tool arguments nested 10,000 deep, then the run ends in the log once, as failed", async () => {
-    const model: ModelPort = { call: async () => ({ toolCalls: [{ id: "deep", name: "response", arguments: { text: nested(10_000) } }] }) };
+    const model: ModelPort = {
+      call: async () => ({ toolCalls: [{ id: "deep", name: "response", arguments: { text: nested(10_000) } }] }),
+    };
     const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 50 } });
     const ctx = await rt.createContext();
     const outcome = await rt.send(ctx.id, "go");
@@ -89,7 +92,10 @@ describe("given a run whose end the store refused, and a store that works again 
     // The reason the end could not be written is kept, not lost.
     expect(ends[0]!.data).toMatchObject({ reason: expect.stringContaining("disk full") });
     const reopened = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })) });
-    expect((await reopened.context(ctx.id))!.failure).toEqual({ reason: "interrupted", message: expect.stringContaining("disk full") });
+    expect((await reopened.context(ctx.id))!.failure).toEqual({
+      reason: "interrupted",
+      message: expect.stringContaining("disk full"),
+    });
     await reopened.close();
   });
 
@@ -133,7 +139,9 @@ describe("given a model answer the log stores differently", () => {
   it("when the model answers with a NUL and arguments in an order JSONB changes, then the model, rt.history() and a replay read the same text", async () => {
     let turn = 0;
     const model = scriptedModel(() =>
-      ++turn === 1 ? { text: "x\u0000y", toolCalls: [{ id: "c1", name: "no_such_tool", arguments: { zeta: "\u0000", a: 1 } }] } : { text: "done" },
+      ++turn === 1
+        ? { text: "x\u0000y", toolCalls: [{ id: "c1", name: "no_such_tool", arguments: { zeta: "\u0000", a: 1 } }] }
+        : { text: "done" },
     );
     const rt = await createRuntime({ store, model, limits: { passivateAfterMs: 50 } });
     const ctx = await rt.createContext();
@@ -141,7 +149,10 @@ describe("given a model answer the log stores differently", () => {
     const live = model.requests[1]!.messages.slice(1);
     const assistant = live.find((m) => m.role === "assistant")!;
     expect(JSON.stringify(assistant)).not.toContain("\\u0000");
-    expect(assistant).toMatchObject({ content: "x\uFFFDy", tool_calls: [{ function: { arguments: '{"a":1,"zeta":"\uFFFD"}' } }] });
+    expect(assistant).toMatchObject({
+      content: "x\uFFFDy",
+      tool_calls: [{ function: { arguments: '{"a":1,"zeta":"\uFFFD"}' } }],
+    });
     const history = await rt.history(ctx.id);
     expect(history.slice(0, live.length)).toEqual(live);
     await rt.close();

@@ -1,7 +1,15 @@
 // Streamed model output through the runtime: the real `openai` client against a local server that streams chunked
 // SSE; live deltas reach `rt.subscribe` listeners that ask for them, and the log keeps one ModelReplied per call.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, isLiveDelta, openAIModel, type EventStore, type LiveDelta, type LiveEvent, type Runtime } from "../../src/index.ts";
+import {
+  createRuntime,
+  isLiveDelta,
+  openAIModel,
+  type EventStore,
+  type LiveDelta,
+  type LiveEvent,
+  type Runtime,
+} from "../../src/index.ts";
 import { eventually } from "../support/async.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "../support/fakeOpenAIServer.ts";
@@ -46,15 +54,20 @@ const listen = async () => {
   return {
     received,
     deltas,
-    nthDelta: (n: number) => (deltas().length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
+    nthDelta: (n: number) =>
+      deltas().length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve })),
   };
 };
 const textOf = (deltas: LiveDelta[]) => deltas.map((d) => (d.delta.kind === "text" ? d.delta.text : "")).join("");
 const storedUntil = (id: string, type: string) =>
-  eventually(async () => {
-    const events = await rt.events({ contextId: id });
-    return events.some((e) => e.type === type) ? events : undefined;
-  }, 10_000, `${type} in the log`);
+  eventually(
+    async () => {
+      const events = await rt.events({ contextId: id });
+      return events.some((e) => e.type === type) ? events : undefined;
+    },
+    10_000,
+    `${type} in the log`,
+  );
 
 describe("given a listener that asks for deltas", () => {
   it("gets the reply piece by piece, told apart from stored events, while the log stores the whole reply once", async () => {
@@ -71,15 +84,23 @@ describe("given a listener that asks for deltas", () => {
     expect(textOf(deltas)).toBe("hello streaming world");
     const stored = await rt.events({ contextId: ctx.id });
     const runId = stored.find((e) => e.type === "RunStarted")!.data.runId;
-    expect(deltas.every((d) => d.contextId === ctx.id && d.runId === runId && d.step === 1 && d.attempt === 1 && d.live)).toBe(true);
+    expect(
+      deltas.every((d) => d.contextId === ctx.id && d.runId === runId && d.step === 1 && d.attempt === 1 && d.live),
+    ).toBe(true);
     expect(deltas.every((d) => !("globalPosition" in d))).toBe(true);
     // Stored: one ModelReplied with the whole text; no delta ever reaches the log.
     expect(stored.filter((e) => e.type === "ModelReplied").map((e) => e.data.text)).toEqual(["hello streaming world"]);
     expect(stored.some((e) => (e.type as string) === "ModelDelta")).toBe(false);
     await storedUntil(ctx.id, "RunCompleted");
-    await eventually(() => live.received.some((e) => !isLiveDelta(e) && e.type === "RunCompleted" && e.streamId === ctx.id), 10_000, "RunCompleted at the listener");
+    await eventually(
+      () => live.received.some((e) => !isLiveDelta(e) && e.type === "RunCompleted" && e.streamId === ctx.id),
+      10_000,
+      "RunCompleted at the listener",
+    );
     // The call's reply reaches the listener after its last delta.
-    const replied = live.received.findIndex((e) => !isLiveDelta(e) && e.type === "ModelReplied" && e.streamId === ctx.id);
+    const replied = live.received.findIndex(
+      (e) => !isLiveDelta(e) && e.type === "ModelReplied" && e.streamId === ctx.id,
+    );
     expect(replied).toBeGreaterThan(live.received.lastIndexOf(deltas.at(-1)!));
   });
 
@@ -98,7 +119,9 @@ describe("given a listener that asks for deltas", () => {
     expect(await server.requests.at(-1)!.closed).toBe(true); // the client hung up
     const stored = await rt.events({ contextId: ctx.id });
     expect(stored.some((e) => e.type === "ModelReplied")).toBe(false);
-    expect(stored.filter((e) => e.type === "ModelCallFailed").map((e) => e.data)).toMatchObject([{ reason: "aborted", retryable: false }]);
+    expect(stored.filter((e) => e.type === "ModelCallFailed").map((e) => e.data)).toMatchObject([
+      { reason: "aborted", retryable: false },
+    ]);
   });
 
   it("retries a stream dropped midway as a model error; the deltas say which attempt they belong to", async () => {
@@ -110,7 +133,9 @@ describe("given a listener that asks for deltas", () => {
 
     expect(outcome).toMatchObject({ status: "completed", response: "second try" });
     const stored = await rt.events({ contextId: ctx.id });
-    expect(stored.filter((e) => e.type === "ModelCallFailed").map((e) => e.data)).toMatchObject([{ attempt: 1, reason: "connection", retryable: true }]);
+    expect(stored.filter((e) => e.type === "ModelCallFailed").map((e) => e.data)).toMatchObject([
+      { attempt: 1, reason: "connection", retryable: true },
+    ]);
     expect(stored.filter((e) => e.type === "ModelReplied").map((e) => e.data.text)).toEqual(["second try"]);
     expect(textOf(live.deltas().filter((d) => d.attempt === 1))).toBe("firs");
     expect(textOf(live.deltas().filter((d) => d.attempt === 2))).toBe("second try");

@@ -54,14 +54,20 @@ describe("given a served runtime", () => {
     let cursor: number | null = 0;
     for (let pages = 0; cursor !== null; pages++) {
       expect(pages, "paging did not end").toBeLessThan(100);
-      const got: { body: { events: { globalPosition: number }[]; next: number | null } } = await api(s.url, "GET", `/v1/events?after=${cursor}&limit=2`);
+      const got: { body: { events: { globalPosition: number }[]; next: number | null } } = await api(
+        s.url,
+        "GET",
+        `/v1/events?after=${cursor}&limit=2`,
+      );
       seen.push(...got.body.events.map((e) => e.globalPosition));
       cursor = got.body.next;
     }
     const all = (await s.rt.events()).map((e) => e.globalPosition);
     expect(seen).toEqual(all);
     expect((await api(s.url, "GET", `/v1/events?after=${all.at(-1)}`)).body).toEqual({ events: [], next: null });
-    expect((await api(s.url, "GET", `/v1/events?after=0&limit=2`)).body.next).toBe((await s.rt.eventsPage({ limit: 2 })).next);
+    expect((await api(s.url, "GET", `/v1/events?after=0&limit=2`)).body.next).toBe(
+      (await s.rt.eventsPage({ limit: 2 })).next,
+    );
   });
 
   it("when a message is sent without wait, then it answers 202 with the run id and the run can be stopped (409 after)", async () => {
@@ -71,7 +77,10 @@ describe("given a served runtime", () => {
     expect(accepted.status).toBe(202);
     expect(accepted.body).toMatchObject({ contextId: id, intervention: false });
     const runId = accepted.body.runId;
-    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body).toMatchObject({ status: "running", currentRunId: runId });
+    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body).toMatchObject({
+      status: "running",
+      currentRunId: runId,
+    });
 
     const intervened = await api(s.url, "POST", `/v1/contexts/${id}/messages`, { text: "also this" });
     expect(intervened.body).toEqual({ contextId: id, runId, intervention: true });
@@ -85,7 +94,10 @@ describe("given a served runtime", () => {
     expect(stopped.body.outcome).toMatchObject({ runId, status: "stopped" });
     const again = await api(s.url, "POST", `/v1/contexts/${id}/stop`);
     expect(again.status).toBe(409);
-    expect(again.body.error).toEqual({ code: "conflict", message: `context ${id} is not running (stopped); nothing to stop` });
+    expect(again.body.error).toEqual({
+      code: "conflict",
+      message: `context ${id} is not running (stopped); nothing to stop`,
+    });
     held.open();
   });
 
@@ -96,8 +108,11 @@ describe("given a served runtime", () => {
     const events = await s.rt.events({ contextId: id });
     for (const [i, text] of texts.entries()) {
       expect(answers[i]!.status).toBe(202);
-      const taken = events.find((e) => (e.type === "MessageReceived" || e.type === "InterventionReceived") && e.data.text === text);
-      if (taken?.type !== "MessageReceived" && taken?.type !== "InterventionReceived") throw new Error(`no message '${text}' in the log`);
+      const taken = events.find(
+        (e) => (e.type === "MessageReceived" || e.type === "InterventionReceived") && e.data.text === text,
+      );
+      if (taken?.type !== "MessageReceived" && taken?.type !== "InterventionReceived")
+        throw new Error(`no message '${text}' in the log`);
       expect({ text, runId: answers[i]!.body.runId, intervention: answers[i]!.body.intervention }).toEqual({
         text,
         runId: taken.data.runId,
@@ -128,7 +143,13 @@ describe("given a served runtime", () => {
       ["POST", "/v1/contexts/00000000-0000-4000-8000-000000000000/stop", undefined, 404, /no context/],
       ["GET", "/v1/nothing-here", undefined, 404, /no route GET \/v1\/nothing-here/],
       ["POST", `/v1/contexts/${id}/stop`, undefined, 409, /not running \(idle\)/],
-      ["POST", `/v1/contexts/${id}/messages`, JSON.stringify({ text: "x".repeat(1024 * 1024 + 10) }), 413, /over the limit/],
+      [
+        "POST",
+        `/v1/contexts/${id}/messages`,
+        JSON.stringify({ text: "x".repeat(1024 * 1024 + 10) }),
+        413,
+        /over the limit/,
+      ],
       ["POST", `/v1/contexts/${id}/messages`, "[1]", 400, /^body: .*expected object, received array/],
       ["POST", "/v1/contexts", "null", 400, /^body: .*expected object, received null/],
       ["POST", "/v1/contexts/xyz/messages", { text: "hi" }, 400, /^id: must be a context id/],
@@ -176,11 +197,15 @@ describe("given a served runtime", () => {
   it("when the OpenAPI document is read, then it describes the request schemas the server enforces", async () => {
     const doc = (await api(s.url, "GET", "/v1/openapi.json")).body;
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/contexts", "/v1/contexts/{id}/messages", "/v1/events/stream", "/healthz"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/v1/contexts", "/v1/contexts/{id}/messages", "/v1/events/stream", "/healthz"]),
+    );
     const send = doc.paths["/v1/contexts/{id}/messages"].post.requestBody.content["application/json"].schema;
     expect(send).toMatchObject({ type: "object", required: ["text"], additionalProperties: false });
     expect(Object.keys(send.properties).sort()).toEqual(["budget", "text", "wait"]);
-    expect(doc.paths["/v1/contexts/{id}/budget/extend"].post.requestBody.content["application/json"].schema.properties).toHaveProperty("totalTokens");
+    expect(
+      doc.paths["/v1/contexts/{id}/budget/extend"].post.requestBody.content["application/json"].schema.properties,
+    ).toHaveProperty("totalTokens");
     const query = doc.paths["/v1/contexts"].get.parameters.map((p: any) => p.name);
     expect(query).toEqual(["status", "root"]);
   });
@@ -204,7 +229,9 @@ describe("given a server with a token", () => {
   });
 
   it("when asked to bind a non-loopback address without a token, then serve refuses before listening", async () => {
-    await expect(serve(t.rt, { port: 0, host: "0.0.0.0" })).rejects.toThrow(/refusing to listen on 0\.0\.0\.0 without a token/);
+    await expect(serve(t.rt, { port: 0, host: "0.0.0.0" })).rejects.toThrow(
+      /refusing to listen on 0\.0\.0\.0 without a token/,
+    );
   });
 
   it("when the server is closing, then requests get 503", async () => {

@@ -7,13 +7,19 @@ import { defineTool } from "../../src/tools/defineTool.ts";
 import { api, served, type Served } from "./support.ts";
 
 let s: Served;
-const deploy = defineTool({ name: "deploy", description: "deploys", input: z.object({ env: z.string() }), run: ({ env }) => `deployed to ${env}` });
+const deploy = defineTool({
+  name: "deploy",
+  description: "deploys",
+  input: z.object({ env: z.string() }),
+  run: ({ env }) => `deployed to ${env}`,
+});
 
 beforeAll(async () => {
   s = await served(
     (req) => {
       const last = req.messages.at(-1)!;
-      if (last.role === "user") return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
+      if (last.role === "user")
+        return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
       return { text: `done: ${last.content as string}` };
     },
     {},
@@ -39,12 +45,21 @@ describe("given a served runtime whose deploy calls need approval", () => {
   it("when a call is approved over HTTP, then the run goes on and a second decision is a 409", async () => {
     const { id, approval } = await parkedRun();
     expect(approval).toMatchObject({ tool: "deploy", status: "pending" });
-    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body).toMatchObject({ status: "running", awaitingApproval: [approval.approvalId] });
+    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body).toMatchObject({
+      status: "running",
+      awaitingApproval: [approval.approvalId],
+    });
     const ok = await api(s.url, "POST", `/v1/approvals/${approval.approvalId}/approve`, { note: "fine" });
     // No tokens: the decision is recorded under the serving process's OS user.
-    expect(ok).toMatchObject({ status: 200, body: { approvalId: approval.approvalId, status: "granted", by: userInfo().username } });
+    expect(ok).toMatchObject({
+      status: 200,
+      body: { approvalId: approval.approvalId, status: "granted", by: userInfo().username },
+    });
     await ended(id);
-    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body.lastRun).toMatchObject({ status: "completed", response: "done: deployed to prod" });
+    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body.lastRun).toMatchObject({
+      status: "completed",
+      response: "done: deployed to prod",
+    });
     const again = await api(s.url, "POST", `/v1/approvals/${approval.approvalId}/reject`, { reason: "late" });
     expect(again.status).toBe(409);
     expect(again.body.error.message).toMatch(/already granted/);
@@ -52,9 +67,13 @@ describe("given a served runtime whose deploy calls need approval", () => {
 
   it("when a call is rejected over HTTP, then the model gets the reason", async () => {
     const { id, approval } = await parkedRun();
-    expect((await api(s.url, "POST", `/v1/approvals/${approval.approvalId}/reject`, { reason: "change freeze" })).status).toBe(200);
+    expect(
+      (await api(s.url, "POST", `/v1/approvals/${approval.approvalId}/reject`, { reason: "change freeze" })).status,
+    ).toBe(200);
     await ended(id);
-    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body.lastRun.response).toBe(`done: Not run: ${userInfo().username} denied this call: change freeze`);
+    expect((await api(s.url, "GET", `/v1/contexts/${id}`)).body.lastRun.response).toBe(
+      `done: Not run: ${userInfo().username} denied this call: change freeze`,
+    );
   });
 
   it("when a decision is malformed or names no pending call, then it is refused with its status and nothing is written", async () => {
@@ -63,7 +82,12 @@ describe("given a served runtime whose deploy calls need approval", () => {
     const cases: [string, unknown, number, RegExp][] = [
       ["/v1/approvals/not-an-id/approve", {}, 400, /approval id/],
       // Who decides is never the body's to say.
-      [`/v1/approvals/${approval.approvalId}/approve`, { by: "alice" }, 400, /^by: not accepted; a decision is recorded under the name of the token/],
+      [
+        `/v1/approvals/${approval.approvalId}/approve`,
+        { by: "alice" },
+        400,
+        /^by: not accepted; a decision is recorded under the name of the token/,
+      ],
       [`/v1/approvals/${approval.approvalId}/reject`, { by: "bob", reason: "no" }, 400, /^by: not accepted/],
       [`/v1/approvals/${approval.approvalId}/reject`, {}, 400, /^reason: /],
       [`/v1/approvals/${approval.approvalId}/approve`, { extra: 1 }, 400, /unknown field 'extra'/],

@@ -46,6 +46,8 @@ describe("given a client on the event stream while a model streams its reply", (
     expect(types.lastIndexOf("ModelDelta")).toBeLessThan(types.indexOf("ModelReplied"));
     // Every event with an id is a stored one: resuming after the last id replays nothing live and skips nothing stored.
     const stored = events.filter((e) => e.id !== null);
-    expect(stored.map((e) => Number(e.id))).toEqual((await rt.events({ contextId: id })).map((e) => e.globalPosition).filter((p) => p > Number(stored[0]!.id) - 1));
+    expect(stored.map((e) => Number(e.id))).toEqual(
+      (await rt.events({ contextId: id })).map((e) => e.globalPosition).filter((p) => p > Number(stored[0]!.id) - 1),
+    );
   });
 });

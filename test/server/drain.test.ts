@@ -28,7 +28,10 @@ describe("given actorzero serve in its own process", () => {
     // The stream ends with the drain rather than hanging.
     expect(await stream.collect(() => false)).toBeDefined();
     const result = await proc.done;
-    expect({ code: result.code, stderr: result.stderr }).toMatchObject({ code: 0, stderr: expect.stringContaining("draining") });
+    expect({ code: result.code, stderr: result.stderr }).toMatchObject({
+      code: 0,
+      stderr: expect.stringContaining("draining"),
+    });
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
 
     const store = await openPgliteStore({ dataDir });

@@ -7,17 +7,35 @@ import { served, type Served } from "./support.ts";
 
 /** One request with exactly these headers (fetch will not send a Host or Origin of our choosing). */
 const raw = (url: string, method: string, path: string, headers: Record<string, string>, body?: string) =>
-  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>((resolve, reject) => {
-    const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, method, path, headers: { ...headers, ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}) }, agent: false }, (res) => {
-      let text = "";
-      res.setEncoding("utf8");
-      res.on("data", (d: string) => (text += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text.startsWith("{") ? JSON.parse(text) : text }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any }>(
+    (resolve, reject) => {
+      const u = new URL(url);
+      const req = request(
+        {
+          host: u.hostname,
+          port: u.port,
+          method,
+          path,
+          headers: { ...headers, ...(body !== undefined ? { "content-length": String(Buffer.byteLength(body)) } : {}) },
+          agent: false,
+        },
+        (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => (text += d));
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: text.startsWith("{") ? JSON.parse(text) : text,
+            }),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    },
+  );
 
 let s: Served;
 let own: string;
@@ -48,7 +66,9 @@ describe("given a server bound to 127.0.0.1 with no options", () => {
       expect(res.status, `${method} ${path}`).toBe(421);
       if (path !== "/") expect(res.body.error.code).toBe("misdirected");
     }
-    expect((await raw(own, "POST", "/v1/contexts", { host: "evil.example", ...JSON_TYPE }, "{}")).body.error.message).toMatch(/Host 'evil\.example' is not a name this server answers to/);
+    expect(
+      (await raw(own, "POST", "/v1/contexts", { host: "evil.example", ...JSON_TYPE }, "{}")).body.error.message,
+    ).toMatch(/Host 'evil\.example' is not a name this server answers to/);
     expect(await logLength()).toBe(before);
   });
 
@@ -61,7 +81,12 @@ describe("given a server bound to 127.0.0.1 with no options", () => {
 
   it("when a write comes from another origin, then it is 403 and nothing is written; its own origin is answered", async () => {
     const before = await logLength();
-    for (const origin of ["http://evil.example", "null", `http://localhost:${Number(new URL(own).port) + 1}`, "https://" + hostHeader]) {
+    for (const origin of [
+      "http://evil.example",
+      "null",
+      `http://localhost:${Number(new URL(own).port) + 1}`,
+      "https://" + hostHeader,
+    ]) {
       const res = await raw(own, "POST", "/v1/contexts", { host: hostHeader, origin, ...JSON_TYPE }, "{}");
       expect(res.status, origin).toBe(403);
       expect(res.body.error.code).toBe("forbidden");
@@ -74,11 +99,23 @@ describe("given a server bound to 127.0.0.1 with no options", () => {
   });
 
   it("when another site fetches without an Origin (a no-cors GET), then it is 403; a person navigating to the page is answered", async () => {
-    const cross = await raw(own, "GET", "/v1/contexts", { host: hostHeader, "sec-fetch-site": "cross-site", "sec-fetch-mode": "no-cors" });
+    const cross = await raw(own, "GET", "/v1/contexts", {
+      host: hostHeader,
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "no-cors",
+    });
     expect(cross.status).toBe(403);
-    const sameSite = await raw(own, "GET", "/v1/events/stream", { host: hostHeader, "sec-fetch-site": "same-site", "sec-fetch-mode": "cors" });
+    const sameSite = await raw(own, "GET", "/v1/events/stream", {
+      host: hostHeader,
+      "sec-fetch-site": "same-site",
+      "sec-fetch-mode": "cors",
+    });
     expect(sameSite.status).toBe(403);
-    const opened = await raw(own, "GET", "/", { host: hostHeader, "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" });
+    const opened = await raw(own, "GET", "/", {
+      host: hostHeader,
+      "sec-fetch-site": "cross-site",
+      "sec-fetch-mode": "navigate",
+    });
     expect(opened.status).toBe(200);
     expect(String(opened.body)).toContain("<html");
   });
@@ -103,14 +140,25 @@ describe("given a server bound to 127.0.0.1 with no options", () => {
     expect(await logLength()).toBe(afterCreate);
     // A body-less write with the JSON type is fine (stop, pause and resume take none).
     expect((await raw(own, "POST", `/v1/contexts/${id}/pause`, { host: hostHeader, ...JSON_TYPE })).status).toBe(200);
-    expect((await raw(own, "POST", `/v1/contexts/${id}/resume`, { host: hostHeader, "content-type": "application/json; charset=utf-8" })).status).toBe(200);
+    expect(
+      (
+        await raw(own, "POST", `/v1/contexts/${id}/resume`, {
+          host: hostHeader,
+          "content-type": "application/json; charset=utf-8",
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
 describe("given a server told to allow a host name and an origin", () => {
   let opted: Awaited<ReturnType<typeof serve>>;
   beforeAll(async () => {
-    opted = await serve(s.rt, { port: 0, allowedHosts: ["actorzero.internal"], allowOrigins: ["https://dashboard.example"] });
+    opted = await serve(s.rt, {
+      port: 0,
+      allowedHosts: ["actorzero.internal"],
+      allowOrigins: ["https://dashboard.example"],
+    });
   });
   afterAll(async () => opted.close());
 
@@ -132,20 +180,36 @@ describe("given a server told to allow a host name and an origin", () => {
     expect(preflight.headers["access-control-allow-methods"]).toContain("POST");
     expect(preflight.headers["access-control-allow-headers"]).toContain("content-type");
     expect(preflight.headers["access-control-allow-headers"]).toContain("authorization");
-    const created = await raw(opted.url, "POST", "/v1/contexts", { host, origin: "https://dashboard.example", ...JSON_TYPE }, "{}");
+    const created = await raw(
+      opted.url,
+      "POST",
+      "/v1/contexts",
+      { host, origin: "https://dashboard.example", ...JSON_TYPE },
+      "{}",
+    );
     expect(created.status).toBe(201);
     expect(created.headers["access-control-allow-origin"]).toBe("https://dashboard.example");
     expect(created.headers["vary"]).toContain("Origin");
 
-    const other = await raw(opted.url, "OPTIONS", "/v1/contexts", { host, origin: "https://other.example", "access-control-request-method": "POST" });
+    const other = await raw(opted.url, "OPTIONS", "/v1/contexts", {
+      host,
+      origin: "https://other.example",
+      "access-control-request-method": "POST",
+    });
     expect(other.status).toBe(403);
     expect(other.headers["access-control-allow-origin"]).toBeUndefined();
   });
 
   it("when an allowed origin or host is not one, then serve refuses to start, naming it", async () => {
-    await expect(serve(s.rt, { port: 0, allowOrigins: ["https://dashboard.example/app"] })).rejects.toThrow(/allowed origin 'https:\/\/dashboard\.example\/app' is not an origin/);
+    await expect(serve(s.rt, { port: 0, allowOrigins: ["https://dashboard.example/app"] })).rejects.toThrow(
+      /allowed origin 'https:\/\/dashboard\.example\/app' is not an origin/,
+    );
     await expect(serve(s.rt, { port: 0, allowOrigins: ["dashboard.example"] })).rejects.toThrow(/is not an origin/);
-    await expect(serve(s.rt, { port: 0, allowedHosts: ["http://actorzero.internal"] })).rejects.toThrow(/allowed host 'http:\/\/actorzero\.internal' is not a host name/);
-    await expect(serve(s.rt, { port: 0, allowedHosts: ["actorzero.internal:80"] })).rejects.toThrow(/is not a host name/);
+    await expect(serve(s.rt, { port: 0, allowedHosts: ["http://actorzero.internal"] })).rejects.toThrow(
+      /allowed host 'http:\/\/actorzero\.internal' is not a host name/,
+    );
+    await expect(serve(s.rt, { port: 0, allowedHosts: ["actorzero.internal:80"] })).rejects.toThrow(
+      /is not a host name/,
+    );
   });
 });

@@ -19,16 +19,24 @@ const TOKENS = [
   { name: "alice", token: "approve-secret-0123456789", role: "approve" },
   { name: "root", token: "admin-secret-0123456789", role: "admin" },
 ] as const;
-const bearer = (name: string) => ({ authorization: `Bearer ${TOKENS.find((t) => t.name === name)?.token ?? "admin-single-token"}` });
+const bearer = (name: string) => ({
+  authorization: `Bearer ${TOKENS.find((t) => t.name === name)?.token ?? "admin-single-token"}`,
+});
 
 let s: Served;
-const deploy = defineTool({ name: "deploy", description: "deploys", input: z.object({ env: z.string() }), run: ({ env }) => `deployed to ${env}` });
+const deploy = defineTool({
+  name: "deploy",
+  description: "deploys",
+  input: z.object({ env: z.string() }),
+  run: ({ env }) => `deployed to ${env}`,
+});
 
 beforeAll(async () => {
   s = await served(
     (req) => {
       const last = req.messages.at(-1)!;
-      if (last.role === "user") return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
+      if (last.role === "user")
+        return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: "prod" }) }] };
       return { text: `done: ${last.content as string}` };
     },
     { tokens: [...TOKENS], token: "admin-single-token" },
@@ -48,9 +56,21 @@ const parked = async () => {
 type Try = { what: string; need: "read" | "act" | "approve"; send: (name: string) => Promise<number> };
 
 const tries = (ctx: string, approvalId: string): Try[] => [
-  { what: "list contexts", need: "read", send: async (n) => (await api(s.url, "GET", "/v1/contexts", undefined, bearer(n))).status },
-  { what: "read the tree", need: "read", send: async (n) => (await api(s.url, "GET", "/v1/tree", undefined, bearer(n))).status },
-  { what: "list approvals", need: "read", send: async (n) => (await api(s.url, "GET", "/v1/approvals", undefined, bearer(n))).status },
+  {
+    what: "list contexts",
+    need: "read",
+    send: async (n) => (await api(s.url, "GET", "/v1/contexts", undefined, bearer(n))).status,
+  },
+  {
+    what: "read the tree",
+    need: "read",
+    send: async (n) => (await api(s.url, "GET", "/v1/tree", undefined, bearer(n))).status,
+  },
+  {
+    what: "list approvals",
+    need: "read",
+    send: async (n) => (await api(s.url, "GET", "/v1/approvals", undefined, bearer(n))).status,
+  },
   {
     what: "follow the stream",
     need: "read",
@@ -64,21 +84,55 @@ const tries = (ctx: string, approvalId: string): Try[] => [
       }
     },
   },
-  { what: "create a context", need: "act", send: async (n) => (await api(s.url, "POST", "/v1/contexts", {}, bearer(n))).status },
-  { what: "pause", need: "act", send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/pause`, {}, bearer(n))).status },
-  { what: "resume", need: "act", send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/resume`, {}, bearer(n))).status },
-  { what: "stop", need: "act", send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/stop`, {}, bearer(n))).status },
-  { what: "send a message", need: "act", send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/messages`, { text: "hello" }, bearer(n))).status },
+  {
+    what: "create a context",
+    need: "act",
+    send: async (n) => (await api(s.url, "POST", "/v1/contexts", {}, bearer(n))).status,
+  },
+  {
+    what: "pause",
+    need: "act",
+    send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/pause`, {}, bearer(n))).status,
+  },
+  {
+    what: "resume",
+    need: "act",
+    send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/resume`, {}, bearer(n))).status,
+  },
+  {
+    what: "stop",
+    need: "act",
+    send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/stop`, {}, bearer(n))).status,
+  },
+  {
+    what: "send a message",
+    need: "act",
+    send: async (n) => (await api(s.url, "POST", `/v1/contexts/${ctx}/messages`, { text: "hello" }, bearer(n))).status,
+  },
   // Refusals are checked before the approval is looked at: an unknown id is a 404 to those allowed, 403 to others.
-  { what: "approve", need: "approve", send: async (n) => (await api(s.url, "POST", `/v1/approvals/${approvalId}/approve`, {}, bearer(n))).status },
-  { what: "reject", need: "approve", send: async (n) => (await api(s.url, "POST", `/v1/approvals/${approvalId}/reject`, { reason: "no" }, bearer(n))).status },
+  {
+    what: "approve",
+    need: "approve",
+    send: async (n) => (await api(s.url, "POST", `/v1/approvals/${approvalId}/approve`, {}, bearer(n))).status,
+  },
+  {
+    what: "reject",
+    need: "approve",
+    send: async (n) =>
+      (await api(s.url, "POST", `/v1/approvals/${approvalId}/reject`, { reason: "no" }, bearer(n))).status,
+  },
 ];
 
 describe("given a server with a read, an act, an approve and an admin token", () => {
   it("when each token tries each route, then it is 403 exactly outside its role, and nothing it was refused is written", async () => {
     const idle = (await s.rt.createContext()).id;
     const unknownApproval = "00000000-0000-4000-8000-000000000000";
-    const allowed: Record<string, readonly string[]> = { dashboard: ["read"], "ci-bot": ["read", "act"], alice: ["read", "approve"], root: ["read", "act", "approve"] };
+    const allowed: Record<string, readonly string[]> = {
+      dashboard: ["read"],
+      "ci-bot": ["read", "act"],
+      alice: ["read", "approve"],
+      root: ["read", "act", "approve"],
+    };
     for (const name of ["dashboard", "alice", "ci-bot", "root"]) {
       for (const t of tries(idle, unknownApproval)) {
         const before = await s.rt.store.headPosition();
@@ -91,22 +145,50 @@ describe("given a server with a read, an act, an approve and an admin token", ()
       }
     }
     const refused = await api(s.url, "POST", "/v1/contexts", {}, bearer("dashboard"));
-    expect(refused.body.error).toEqual({ code: "forbidden", message: "the token 'dashboard' (role read) may not act on contexts; it needs the role act or admin" });
+    expect(refused.body.error).toEqual({
+      code: "forbidden",
+      message: "the token 'dashboard' (role read) may not act on contexts; it needs the role act or admin",
+    });
     const noDecision = await api(s.url, "POST", `/v1/approvals/${unknownApproval}/approve`, {}, bearer("ci-bot"));
-    expect(noDecision.body.error.message).toBe("the token 'ci-bot' (role act) may not decide approvals; it needs the role approve or admin");
-    expect((await api(s.url, "GET", "/v1/contexts", undefined, { authorization: "Bearer not-a-token-at-all" })).status).toBe(401);
+    expect(noDecision.body.error.message).toBe(
+      "the token 'ci-bot' (role act) may not decide approvals; it needs the role approve or admin",
+    );
+    expect(
+      (await api(s.url, "GET", "/v1/contexts", undefined, { authorization: "Bearer not-a-token-at-all" })).status,
+    ).toBe(401);
   });
 
   it("when alice approves and the single --token rejects, then the log, the approvals and the model name each token, whatever the body says", async () => {
     const first = await parked();
-    const granted = await api(s.url, "POST", `/v1/approvals/${first.approvalId}/approve`, { note: "ok" }, bearer("alice"));
+    const granted = await api(
+      s.url,
+      "POST",
+      `/v1/approvals/${first.approvalId}/approve`,
+      { note: "ok" },
+      bearer("alice"),
+    );
     expect(granted.body).toEqual({ approvalId: first.approvalId, status: "granted", by: "alice" });
     const claimed = await parked();
     // A name in the body is refused, not recorded.
-    expect((await api(s.url, "POST", `/v1/approvals/${claimed.approvalId}/reject`, { reason: "no", by: "mallory" }, bearer("alice"))).status).toBe(400);
-    expect((await api(s.url, "POST", `/v1/approvals/${claimed.approvalId}/reject`, { reason: "freeze" }, bearer("admin"))).body.by).toBe("admin");
+    expect(
+      (
+        await api(
+          s.url,
+          "POST",
+          `/v1/approvals/${claimed.approvalId}/reject`,
+          { reason: "no", by: "mallory" },
+          bearer("alice"),
+        )
+      ).status,
+    ).toBe(400);
+    expect(
+      (await api(s.url, "POST", `/v1/approvals/${claimed.approvalId}/reject`, { reason: "freeze" }, bearer("admin")))
+        .body.by,
+    ).toBe("admin");
 
-    const decided = (await s.rt.events({ after: 0, limit: 100_000 })).filter((e) => e.type === "ApprovalGranted" || e.type === "ApprovalDenied");
+    const decided = (await s.rt.events({ after: 0, limit: 100_000 })).filter(
+      (e) => e.type === "ApprovalGranted" || e.type === "ApprovalDenied",
+    );
     expect(decided.map((e) => [e.type, (e.data as { by: string }).by])).toEqual([
       ["ApprovalGranted", "alice"],
       ["ApprovalDenied", "admin"],
@@ -119,7 +201,8 @@ describe("given a server with a read, an act, an approve and an admin token", ()
       ["denied", "admin"],
     ]);
     await waitFor(s.rt.actor(claimed.id)!, (x) => !x.matches("running"), { timeout: 10_000 });
-    const told = (await api(s.url, "GET", `/v1/contexts/${claimed.id}/history`, undefined, bearer("dashboard"))).body.history;
+    const told = (await api(s.url, "GET", `/v1/contexts/${claimed.id}/history`, undefined, bearer("dashboard"))).body
+      .history;
     expect(JSON.stringify(told)).toContain("Not run: admin denied this call: freeze");
   });
 
@@ -129,16 +212,26 @@ describe("given a server with a read, an act, an approve and an admin token", ()
     try {
       const { approvalId } = await parked();
       const answer = await new Promise<any>((resolve, reject) => {
-        const req = request({ socketPath: controlSocketPath(dir), path: `/v1/approvals/${approvalId}/approve`, method: "POST", headers: { "content-type": "application/json" } }, (res) => {
-          let text = "";
-          res.on("data", (d: Buffer) => (text += d.toString()));
-          res.on("end", () => resolve(JSON.parse(text)));
-        });
+        const req = request(
+          {
+            socketPath: controlSocketPath(dir),
+            path: `/v1/approvals/${approvalId}/approve`,
+            method: "POST",
+            headers: { "content-type": "application/json" },
+          },
+          (res) => {
+            let text = "";
+            res.on("data", (d: Buffer) => (text += d.toString()));
+            res.on("end", () => resolve(JSON.parse(text)));
+          },
+        );
         req.on("error", reject);
         req.end("{}");
       });
       expect(answer).toEqual({ approvalId, status: "granted", by: userInfo().username });
-      const granted = (await s.rt.events({ after: 0, limit: 100_000 })).find((e) => e.type === "ApprovalGranted" && e.data.approvalId === approvalId);
+      const granted = (await s.rt.events({ after: 0, limit: 100_000 })).find(
+        (e) => e.type === "ApprovalGranted" && e.data.approvalId === approvalId,
+      );
       expect(granted?.data).toMatchObject({ by: userInfo().username });
     } finally {
       await control.close();
@@ -148,11 +241,21 @@ describe("given a server with a read, an act, an approve and an admin token", ()
 
   it("when tokens are given badly, then serve refuses to start, naming the problem", async () => {
     const good = { name: "ok", token: "a-long-enough-secret", role: "read" as const };
-    await expect(serve(s.rt, { port: 0, tokens: [good, { ...good, token: "another-long-secret" }] })).rejects.toThrow("tokens: the name 'ok' is given twice");
-    await expect(serve(s.rt, { port: 0, tokens: [good, { ...good, name: "two" }] })).rejects.toThrow("tokens: 'two' has the same secret as another token");
-    await expect(serve(s.rt, { port: 0, tokens: [{ ...good, role: "owner" as "read" }] })).rejects.toThrow("tokens[0].role: must be one of read, act, approve, admin");
-    await expect(serve(s.rt, { port: 0, tokens: [{ ...good, token: "short" }] })).rejects.toThrow("tokens[0].token: must be a secret of at least 16 characters");
-    await expect(serve(s.rt, { port: 0, token: "x", tokens: [{ ...good, name: "admin" }] })).rejects.toThrow(/no named token may have that name/);
+    await expect(serve(s.rt, { port: 0, tokens: [good, { ...good, token: "another-long-secret" }] })).rejects.toThrow(
+      "tokens: the name 'ok' is given twice",
+    );
+    await expect(serve(s.rt, { port: 0, tokens: [good, { ...good, name: "two" }] })).rejects.toThrow(
+      "tokens: 'two' has the same secret as another token",
+    );
+    await expect(serve(s.rt, { port: 0, tokens: [{ ...good, role: "owner" as "read" }] })).rejects.toThrow(
+      "tokens[0].role: must be one of read, act, approve, admin",
+    );
+    await expect(serve(s.rt, { port: 0, tokens: [{ ...good, token: "short" }] })).rejects.toThrow(
+      "tokens[0].token: must be a secret of at least 16 characters",
+    );
+    await expect(serve(s.rt, { port: 0, token: "x", tokens: [{ ...good, name: "admin" }] })).rejects.toThrow(
+      /no named token may have that name/,
+    );
     // A named token is enough to bind beyond loopback.
     const wide = await serve(s.rt, { port: 0, host: "0.0.0.0", tokens: [good] });
     await wide.close();
@@ -177,9 +280,15 @@ describe("given a server that allows 3 event streams, 2 per token", () => {
     try {
       const a1 = await open("dashboard");
       const a2 = await open("dashboard");
-      expect(await refusal("dashboard")).toEqual({ status: 429, message: "the token 'dashboard' already has 2 event streams open; close one, or retry later" });
+      expect(await refusal("dashboard")).toEqual({
+        status: 429,
+        message: "the token 'dashboard' already has 2 event streams open; close one, or retry later",
+      });
       const b1 = await open("alice");
-      expect(await refusal("root")).toEqual({ status: 429, message: "this server already has 3 event streams open; close one, or retry later" });
+      expect(await refusal("root")).toEqual({
+        status: 429,
+        message: "this server already has 3 event streams open; close one, or retry later",
+      });
       a1.abort();
       // The server notices the closed connection on its own time: wait until the place is free.
       for (let i = 0; ; i++) {

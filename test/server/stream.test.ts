@@ -10,7 +10,8 @@ let s: Served;
 // A0 delegates to A1 which delegates to A2: a small tree whose events interleave across three streams.
 beforeAll(async () => {
   s = await served((req) => {
-    if (req.agentNumber < 2 && isFirstStep(req)) return call("call_subordinate", { message: `level ${req.agentNumber + 1}` });
+    if (req.agentNumber < 2 && isFirstStep(req))
+      return call("call_subordinate", { message: `level ${req.agentNumber + 1}` });
     return { text: `A${req.agentNumber} done` };
   });
 });
@@ -51,7 +52,9 @@ describe("given the event stream", () => {
 
   it("when 100 clients follow the stream while a tree runs, then each gets exactly the log's events in order", async () => {
     const from = await headPosition();
-    const clients = await Promise.all(Array.from({ length: 100 }, () => sse(`${s.url}/v1/events/stream?after=${from}`)));
+    const clients = await Promise.all(
+      Array.from({ length: 100 }, () => sse(`${s.url}/v1/events/stream?after=${from}`)),
+    );
     const id = await runTree();
     const target = await headPosition();
     const got = await Promise.all(clients.map((c) => c.collect((e) => Number(e.id) === target)));
@@ -77,7 +80,7 @@ describe("given the event stream", () => {
       // The reader keeps up: it reads until both trees' six runs have completed.
       const read = (async () => {
         const out: number[] = [];
-        for (let completed = 0; completed < 6; ) {
+        for (let completed = 0; completed < 6;) {
           const e = await reader.next();
           if (!e) break;
           if (isLiveDelta(e)) continue;

@@ -40,7 +40,9 @@ describe("given a stream whose client does not read", () => {
 
     const serverSide = new Promise<Socket>((resolve) => s.server.server.once("connection", resolve));
     const req = http.get(`${s.url}/v1/events/stream`);
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => req.once("response", resolve).once("error", reject));
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      req.once("response", resolve).once("error", reject),
+    );
     expect(res.statusCode).toBe(200);
     // The response is left paused: Node's client stops reading the socket once its small buffer is full.
     const socket = await serverSide;

@@ -1,9 +1,24 @@
 // Shared by the server tests: a runtime on a fresh PGlite store served over real HTTP, a gate that holds a run
 // in its model call, and a Server-Sent Events reader over fetch.
-import { createRuntime, scriptedModel, serve, type ModelRequest, type ModelTurn, type Runtime, type ServeOptions, type ServerHandle } from "../../src/index.ts";
+import {
+  createRuntime,
+  scriptedModel,
+  serve,
+  type ModelRequest,
+  type ModelTurn,
+  type Runtime,
+  type ServeOptions,
+  type ServerHandle,
+} from "../../src/index.ts";
 import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 
-export type Served = { rt: Runtime; store: FreshPgliteStore; server: ServerHandle; url: string; close(): Promise<void> };
+export type Served = {
+  rt: Runtime;
+  store: FreshPgliteStore;
+  server: ServerHandle;
+  url: string;
+  close(): Promise<void>;
+};
 
 /** A runtime whose model answers with `handler`, served on a free port. */
 export const served = async (
@@ -12,7 +27,12 @@ export const served = async (
   runtime: Partial<Parameters<typeof createRuntime>[0]> = {},
 ): Promise<Served> => {
   const store = await freshPgliteStore();
-  const rt = await createRuntime({ store, model: scriptedModel(handler), limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 }, ...runtime });
+  const rt = await createRuntime({
+    store,
+    model: scriptedModel(handler),
+    limits: { retryBaseMs: 1, retryMaxMs: 5, passivateAfterMs: 50 },
+    ...runtime,
+  });
   const server = await serve(rt, { port: 0, ...options });
   return {
     rt,
@@ -33,7 +53,13 @@ export const gate = () => {
   return { open, opened };
 };
 
-export const api = async (url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+export const api = async (
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) => {
   const res = await fetch(url + path, {
     method,
     headers: { "content-type": "application/json", ...headers },

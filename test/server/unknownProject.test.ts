@@ -26,7 +26,9 @@ describe("when a root is created in a project that is not configured", () => {
   it("then with no projects configured at all, any project is refused and saying so", async () => {
     const s = await served(() => ({ text: "ok" }));
     try {
-      await expect(s.rt.createContext({ project: "p" })).rejects.toThrow("Project 'p' not found. No projects are configured.");
+      await expect(s.rt.createContext({ project: "p" })).rejects.toThrow(
+        "Project 'p' not found. No projects are configured.",
+      );
     } finally {
       await s.close();
     }

@@ -53,7 +53,10 @@ export const approvalWays = async (): Promise<{ ways: ApprovalWay[]; close(): Pr
   const mcp = await startMcpHttpServer();
   const profiles = mkdtempSync(join(tmpdir(), "actorzero-approval-ways-"));
   mkdirSync(join(profiles, "ops"));
-  writeFileSync(join(profiles, "ops", "profile.json"), JSON.stringify({ title: "Ops", context: "Runs operations.", needsApproval: ["write_file"] }));
+  writeFileSync(
+    join(profiles, "ops", "profile.json"),
+    JSON.stringify({ title: "Ops", context: "Runs operations.", needsApproval: ["write_file"] }),
+  );
   const ran: string[] = [];
   const ranOf = (name: string) => () => ran.filter((r) => r.startsWith(`${name} `)).length;
   const write = { call: { name: "write_file", arguments: { path: "/etc/app.conf" } }, result: "wrote /etc/app.conf" };
@@ -73,7 +76,12 @@ export const approvalWays = async (): Promise<{ ways: ApprovalWay[]; close(): Pr
       throw new Error("policy service down");
     }),
     own("check_answers_no_boolean", (() => "maybe") as never),
-    { name: "approvals.tools naming the tool", ...write, options: { tools: [plainWrite()], approvals: { tools: ["write_file"] } }, ran: ranOf("write_file") },
+    {
+      name: "approvals.tools naming the tool",
+      ...write,
+      options: { tools: [plainWrite()], approvals: { tools: ["write_file"] } },
+      ran: ranOf("write_file"),
+    },
     {
       name: "approvals.tools naming an MCP server's tools by prefix (calc__*)",
       call: { name: "calc__add", arguments: { a: 2, b: 3 } },
@@ -81,7 +89,13 @@ export const approvalWays = async (): Promise<{ ways: ApprovalWay[]; close(): Pr
       options: { mcpServers: { calc: { type: "http", url: mcp.url } }, approvals: { tools: ["calc__*"] } },
       ran: () => mcp.calls.get("add") ?? 0,
     },
-    { name: "a profile's needsApproval", ...write, options: { tools: [plainWrite()], profiles: [profiles] }, profile: "ops", ran: ranOf("write_file") },
+    {
+      name: "a profile's needsApproval",
+      ...write,
+      options: { tools: [plainWrite()], profiles: [profiles] },
+      profile: "ops",
+      ran: ranOf("write_file"),
+    },
     {
       name: "a project's needsApproval",
       ...write,
@@ -90,7 +104,8 @@ export const approvalWays = async (): Promise<{ ways: ApprovalWay[]; close(): Pr
       ran: ranOf("write_file"),
     },
   ];
-  if (ways.map((w) => w.name).join("\n") !== APPROVAL_WAY_NAMES.join("\n")) throw new Error("APPROVAL_WAY_NAMES is out of date");
+  if (ways.map((w) => w.name).join("\n") !== APPROVAL_WAY_NAMES.join("\n"))
+    throw new Error("APPROVAL_WAY_NAMES is out of date");
   return {
     ways,
     async close() {

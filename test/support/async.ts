@@ -8,7 +8,11 @@ export const gate = <T = void>() => {
 };
 
 /** Polls `check` until it returns a truthy value, failing after `timeoutMs`. */
-export const eventually = async <T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = "condition"): Promise<NonNullable<T>> => {
+export const eventually = async <T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<NonNullable<T>> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -27,7 +31,13 @@ export const settledWithin = async (promise: Promise<unknown>, ms: number): Prom
   let timer: ReturnType<typeof setTimeout> | undefined;
   const pending = new Promise<"pending">((r) => (timer = setTimeout(() => r("pending"), ms)));
   try {
-    return await Promise.race([promise.then(() => "settled" as const, () => "settled" as const), pending]);
+    return await Promise.race([
+      promise.then(
+        () => "settled" as const,
+        () => "settled" as const,
+      ),
+      pending,
+    ]);
   } finally {
     clearTimeout(timer);
   }

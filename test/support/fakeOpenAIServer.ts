@@ -92,7 +92,9 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
 
     const path = (req.url ?? "").split("?")[0];
     if (req.method !== "POST" || (path !== "/v1/chat/completions" && path !== "/chat/completions")) {
-      return send(res, 404, { error: { message: `fake OpenAI server: no route ${req.method} ${req.url}`, type: "invalid_request_error" } });
+      return send(res, 404, {
+        error: { message: `fake OpenAI server: no route ${req.method} ${req.url}`, type: "invalid_request_error" },
+      });
     }
     const next = queue.shift();
     if (next === undefined) {
@@ -112,7 +114,14 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       return send(
         res,
         reply.status,
-        { error: { message: reply.message ?? `fake error ${reply.status}`, type: "fake_error", code: null, param: null } },
+        {
+          error: {
+            message: reply.message ?? `fake error ${reply.status}`,
+            type: "fake_error",
+            code: null,
+            param: null,
+          },
+        },
         reply.headers,
       );
     }
@@ -124,8 +133,15 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
     }));
     const usage = reply.usage ?? { inputTokens: 0, outputTokens: 0 };
     if ((body as { stream?: unknown })?.stream === true) {
-      const includeUsage = (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
-      return streamReply(res, { index, model, reply, toolCalls: toolCalls ?? [], usage: includeUsage ? usage : undefined });
+      const includeUsage =
+        (body as { stream_options?: { include_usage?: unknown } }).stream_options?.include_usage === true;
+      return streamReply(res, {
+        index,
+        model,
+        reply,
+        toolCalls: toolCalls ?? [],
+        usage: includeUsage ? usage : undefined,
+      });
     }
     return send(res, 200, {
       id: `chatcmpl-${index}`,
@@ -135,7 +151,12 @@ export async function startFakeOpenAIServer(): Promise<FakeOpenAIServer> {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: reply.text ?? null, refusal: null, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
+          message: {
+            role: "assistant",
+            content: reply.text ?? null,
+            refusal: null,
+            ...(toolCalls?.length ? { tool_calls: toolCalls } : {}),
+          },
           finish_reason: toolCalls?.length ? "tool_calls" : "stop",
           logprobs: null,
         },
@@ -191,19 +212,33 @@ const streamReply = async (
   const { index, model, reply, toolCalls, usage } = options;
   const size = Math.max(1, reply.chunkSize ?? 3);
   const base = { id: `chatcmpl-${index}`, object: "chat.completion.chunk", created: 0, model };
-  const choice = (delta: unknown, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+  const choice = (delta: unknown, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
   const chunks: unknown[] = [choice({ role: "assistant", content: "" })];
   for (const piece of pieces(reply.text ?? "", size)) chunks.push(choice({ content: piece }));
   toolCalls.forEach((call, i) => {
-    chunks.push(choice({ tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] }));
-    for (const piece of pieces(call.function.arguments, size)) chunks.push(choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
+    chunks.push(
+      choice({
+        tool_calls: [
+          { index: i, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } },
+        ],
+      }),
+    );
+    for (const piece of pieces(call.function.arguments, size))
+      chunks.push(choice({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
   });
   chunks.push(choice({}, toolCalls.length ? "tool_calls" : "stop"));
   if (usage) {
     chunks.push({
       ...base,
       choices: [],
-      usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
+      usage: {
+        prompt_tokens: usage.inputTokens,
+        completion_tokens: usage.outputTokens,
+        total_tokens: usage.inputTokens + usage.outputTokens,
+      },
     });
   }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

@@ -7,10 +7,14 @@ import { z } from "zod";
 
 const serverWithTools = (count: (tool: string) => void) => {
   const mcp = new McpServer({ name: "calc", version: "1.0.0" });
-  mcp.registerTool("add", { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => {
-    count("add");
-    return { content: [{ type: "text", text: String(a + b) }] };
-  });
+  mcp.registerTool(
+    "add",
+    { description: "Adds two numbers.", inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => {
+      count("add");
+      return { content: [{ type: "text", text: String(a + b) }] };
+    },
+  );
   mcp.registerTool("fail", { description: "Always fails.", inputSchema: {} }, async () => ({
     isError: true,
     content: [{ type: "text", text: "the fail tool failed" }],
@@ -23,7 +27,9 @@ const serverWithTools = (count: (tool: string) => void) => {
 };
 
 /** Stateless: one MCP server and transport per request, so a restarted server needs no session. */
-export async function startMcpHttpServer(port = 0): Promise<{ url: string; port: number; close(): Promise<void>; calls: Map<string, number> }> {
+export async function startMcpHttpServer(
+  port = 0,
+): Promise<{ url: string; port: number; close(): Promise<void>; calls: Map<string, number> }> {
   // How many times each tool ran, for tests that check a call did (or did not) reach the server.
   const calls = new Map<string, number>();
   const http: Server = createServer(async (req, res) => {

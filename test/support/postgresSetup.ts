@@ -13,7 +13,9 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject) {
   if (process.env.ACTORZERO_TEST_QUICK === "1") {
-    project.provide("actorzeroPostgres", { unavailable: "npm run test:quick leaves PostgreSQL out (npm test runs it)" });
+    project.provide("actorzeroPostgres", {
+      unavailable: "npm run test:quick leaves PostgreSQL out (npm test runs it)",
+    });
     return;
   }
   const external = process.env.ACTORZERO_PG_URL;

@@ -38,7 +38,13 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
   const seen: number[] = []; // arrivals, accepted or not, within the last window
   const accepted: number[] = []; // accepted arrivals within the last window
   let calls = 0;
-  const state: Omit<RateLimitedServer, "baseURL" | "close"> = { accepted: 0, usage: { inputTokens: 0, outputTokens: 0 }, refused: 0, maxInWindow: 0, acceptedAt: [] };
+  const state: Omit<RateLimitedServer, "baseURL" | "close"> = {
+    accepted: 0,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    refused: 0,
+    maxInWindow: 0,
+    acceptedAt: [],
+  };
 
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -59,7 +65,11 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
         "x-ratelimit-remaining-requests": "0",
         "x-ratelimit-reset-requests": `${resetMs}ms`,
       });
-      res.end(JSON.stringify({ error: { message: "Rate limit reached for requests", type: "requests", code: "rate_limit_exceeded" } }));
+      res.end(
+        JSON.stringify({
+          error: { message: "Rate limit reached for requests", type: "requests", code: "rate_limit_exceeded" },
+        }),
+      );
       return;
     }
     accepted.push(now);
@@ -71,7 +81,11 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
     state.accepted++;
     state.usage.inputTokens += usage.prompt_tokens;
     state.usage.outputTokens += usage.completion_tokens;
-    const toolCalls = (turn.toolCalls ?? []).map((c) => ({ id: `call_${++calls}`, type: "function", function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+    const toolCalls = (turn.toolCalls ?? []).map((c) => ({
+      id: `call_${++calls}`,
+      type: "function",
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
       JSON.stringify({
@@ -79,7 +93,17 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
         object: "chat.completion",
         created: Math.floor(now / 1000),
         model: body.model,
-        choices: [{ index: 0, finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop", message: { role: "assistant", content: turn.text ?? null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) } }],
+        choices: [
+          {
+            index: 0,
+            finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
+            message: {
+              role: "assistant",
+              content: turn.text ?? null,
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
+          },
+        ],
         usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
       }),
     );
@@ -88,10 +112,11 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
   const { port } = server.address() as AddressInfo;
   return Object.assign(state, {
     baseURL: `http://127.0.0.1:${port}/v1`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
 
@@ -99,14 +124,26 @@ export async function startRateLimitedServer(options: RateLimitOptions): Promise
  * The 8 × 8 fan-out as an endpoint answers it, from the request alone: a root's task or an A1's part (`… of A0`)
  * fans out to 8 subordinates in parallel on its first call and answers once they are done; an A2's part answers at once.
  */
-export const fanOutReply = (fan: number) => (body: any): ServerTurn => {
-  const messages = body.messages as { role: string; content: unknown }[];
-  const task = String(messages.find((m) => m.role === "user")?.content ?? "");
-  const leaf = /part \d+ of A1\b/.test(task);
-  if (leaf) return { text: "leaf done" };
-  if (messages.some((m) => m.role === "assistant")) return { text: "all parts done" };
-  const level = /part \d+ of A0\b/.test(task) ? 1 : 0;
-  return {
-    toolCalls: [{ name: "parallel", arguments: { tool_calls: Array.from({ length: fan }, (_, i) => ({ name: "call_subordinate", arguments: { message: `part ${i + 1} of A${level}` } })) } }],
+export const fanOutReply =
+  (fan: number) =>
+  (body: any): ServerTurn => {
+    const messages = body.messages as { role: string; content: unknown }[];
+    const task = String(messages.find((m) => m.role === "user")?.content ?? "");
+    const leaf = /part \d+ of A1\b/.test(task);
+    if (leaf) return { text: "leaf done" };
+    if (messages.some((m) => m.role === "assistant")) return { text: "all parts done" };
+    const level = /part \d+ of A0\b/.test(task) ? 1 : 0;
+    return {
+      toolCalls: [
+        {
+          name: "parallel",
+          arguments: {
+            tool_calls: Array.from({ length: fan }, (_, i) => ({
+              name: "call_subordinate",
+              arguments: { message: `part ${i + 1} of A${level}` },
+            })),
+          },
+        },
+      ],
+    };
   };
-};

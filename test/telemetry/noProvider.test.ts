@@ -10,7 +10,8 @@ afterEach(closeRuntimes);
 
 /** A0 delegates to an A1, which delegates to an A2. */
 const chainModel = (req: ModelRequest): ModelTurn => {
-  if (req.agentNumber < 2 && isFirstStep(req)) return call("call_subordinate", { message: `to A${req.agentNumber + 1}` });
+  if (req.agentNumber < 2 && isFirstStep(req))
+    return call("call_subordinate", { message: `to A${req.agentNumber + 1}` });
   return { text: `answer of A${req.agentNumber}`, usage: { inputTokens: 1, outputTokens: 1 } };
 };
 

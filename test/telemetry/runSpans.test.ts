@@ -1,10 +1,23 @@
 // OpenTelemetry spans of real runs, collected with the SDK's in-memory exporter: a run span per run, a chat span per
 // model call, a tool span per tool call, each delegation's child run under its caller's call_subordinate span (also
 // when another process restores it from the traceparent stored on PostgreSQL), and a failed run redacted.
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { SpanStatusCode } from "@opentelemetry/api";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { ModelError, openPostgresStore, scriptedModel, type EventStore, type ModelRequest, type ModelTurn, type RecordedEvent } from "../../src/index.ts";
+import {
+  ModelError,
+  openPostgresStore,
+  scriptedModel,
+  type EventStore,
+  type ModelRequest,
+  type ModelTurn,
+  type RecordedEvent,
+} from "../../src/index.ts";
 import { LiveDeltas } from "../../src/runtime/liveDeltas.ts";
 import { RunObserver } from "../../src/runtime/runObserver.ts";
 import { actorzeroTracer } from "../../src/telemetry/tracing.ts";
@@ -24,7 +37,8 @@ afterEach(closeRuntimes);
 const render = (spans: ReadableSpan[]): string => {
   const label = (s: ReadableSpan) => {
     const a = s.attributes;
-    if (s.name.startsWith("invoke_agent")) return `${s.name} A${a["actorzero.agent_number"]} ${a["actorzero.run.status"]}`;
+    if (s.name.startsWith("invoke_agent"))
+      return `${s.name} A${a["actorzero.agent_number"]} ${a["actorzero.run.status"]}`;
     return s.name;
   };
   const childrenOf = (id: string | undefined) => spans.filter((s) => s.parentSpanContext?.spanId === id);
@@ -59,7 +73,8 @@ const treeModel = (req: ModelRequest): ModelTurn => {
       usage,
     };
   }
-  if (req.agentNumber === 1 && isFirstStep(req) && text.startsWith("deep:")) return { ...call("call_subordinate", { message: "the leaf" }), usage };
+  if (req.agentNumber === 1 && isFirstStep(req) && text.startsWith("deep:"))
+    return { ...call("call_subordinate", { message: "the leaf" }), usage };
   return { text: `answer of A${req.agentNumber}`, usage };
 };
 
@@ -100,8 +115,14 @@ describe("given a tracer provider and a three-level tree with parallel jobs", ()
     );
     expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
     const rootSpan = spans.find((s) => s.attributes["actorzero.agent_number"] === 0)!;
-    expect(rootSpan.attributes).toMatchObject({ "actorzero.context_id": root.id, "actorzero.profile": "default", "actorzero.run.status": "completed" });
-    const chat = spans.find((s) => s.name.startsWith("chat") && s.parentSpanContext?.spanId === rootSpan.spanContext().spanId)!;
+    expect(rootSpan.attributes).toMatchObject({
+      "actorzero.context_id": root.id,
+      "actorzero.profile": "default",
+      "actorzero.run.status": "completed",
+    });
+    const chat = spans.find(
+      (s) => s.name.startsWith("chat") && s.parentSpanContext?.spanId === rootSpan.spanContext().spanId,
+    )!;
     expect(chat.attributes).toMatchObject({
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": "gpt-4o-mini",
@@ -155,9 +176,14 @@ describeWithPostgres("given runs on PostgreSQL and another process that runs the
     const store = await openPostgresStore({ url: db.url() });
     const other = await openPostgresStore({ url: db.url() });
     try {
-      const { rt } = await runtimeWith(store, (req) => (req.agentNumber === 0 && isFirstStep(req) ? call("call_subordinate", { message: "help" }) : { text: "ok" }), {
-        tracerProvider: provider,
-      });
+      const { rt } = await runtimeWith(
+        store,
+        (req) =>
+          req.agentNumber === 0 && isFirstStep(req) ? call("call_subordinate", { message: "help" }) : { text: "ok" },
+        {
+          tracerProvider: provider,
+        },
+      );
       const root = await rt.createContext();
       await rt.send(root.id, "delegate");
       const [child] = await rt.children(root.id);
@@ -174,9 +200,13 @@ describeWithPostgres("given runs on PostgreSQL and another process that runs the
       const otherProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(otherExporter)] });
       const observer = new RunObserver(actorzeroTracer(otherProvider), new LiveDeltas());
       observer.observe(other);
-      await other.append(child!.id, [{ type: "ModelCalled", data: { runId: started.data.runId, step: 2, attempt: 1, model: "m" } }], {
-        expectedVersion: stream.at(-1)!.streamVersion,
-      });
+      await other.append(
+        child!.id,
+        [{ type: "ModelCalled", data: { runId: started.data.runId, step: 2, attempt: 1, model: "m" } }],
+        {
+          expectedVersion: stream.at(-1)!.streamVersion,
+        },
+      );
       await observer.model(scriptedModel(() => ({ text: "later" }))).call({
         contextId: child!.id,
         agentNumber: 1,

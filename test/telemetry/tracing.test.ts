@@ -1,5 +1,10 @@
 // Span helpers against the SDK's in-memory exporter: names, gen_ai attributes, parenting across a stored traceparent.
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from "@opentelemetry/sdk-trace-base";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -36,12 +41,22 @@ describe("given a registered provider", () => {
     const run = startRunSpan(tracer, { contextId: "c0", runId: "r0", agentNumber: 0, profile: "default" });
     const model = startModelSpan(tracer, { system: "openai", model: "gpt-test", parent: contextWith(run) });
     endModelSpan(model, { usage: { inputTokens: 12, outputTokens: 3 }, finishReason: "tool_calls" });
-    const delegate = startToolSpan(tracer, { name: "call_subordinate", toolCallId: "call_1", parent: contextWith(run) });
+    const delegate = startToolSpan(tracer, {
+      name: "call_subordinate",
+      toolCallId: "call_1",
+      parent: contextWith(run),
+    });
 
     // What the process running the child reads back from the event metadata.
     const stored = traceparentOf(delegate);
     const childTracer = actorzeroTracer(provider);
-    const child = startRunSpan(childTracer, { contextId: "c1", runId: "r1", agentNumber: 1, profile: "researcher", parent: contextFromTraceparent(stored) });
+    const child = startRunSpan(childTracer, {
+      contextId: "c1",
+      runId: "r1",
+      agentNumber: 1,
+      profile: "researcher",
+      parent: contextFromTraceparent(stored),
+    });
     endModelSpan(startModelSpan(childTracer, { system: "openai", model: "gpt-mini", parent: contextWith(child) }), {});
     endRunSpan(child, { status: "completed" });
     endToolSpan(delegate);
@@ -49,7 +64,13 @@ describe("given a registered provider", () => {
 
     const spans = exporter.getFinishedSpans();
     expect(spans.map((s) => s.name).sort()).toEqual(
-      ["chat gpt-mini", "chat gpt-test", "execute_tool call_subordinate", "invoke_agent default", "invoke_agent researcher"].sort(),
+      [
+        "chat gpt-mini",
+        "chat gpt-test",
+        "execute_tool call_subordinate",
+        "invoke_agent default",
+        "invoke_agent researcher",
+      ].sort(),
     );
     const root = named(spans, "invoke_agent default");
     expect(parentOf(root)).toBeUndefined();
@@ -69,7 +90,12 @@ describe("given a registered provider", () => {
       "gen_ai.usage.output_tokens": 3,
       "gen_ai.response.finish_reasons": ["tool_calls"],
     });
-    expect(childSpan.attributes).toMatchObject({ "actorzero.context_id": "c1", "actorzero.agent_number": 1, "actorzero.profile": "researcher", "actorzero.run.status": "completed" });
+    expect(childSpan.attributes).toMatchObject({
+      "actorzero.context_id": "c1",
+      "actorzero.agent_number": 1,
+      "actorzero.profile": "researcher",
+      "actorzero.run.status": "completed",
+    });
   });
 
   it("marks a failed run as an error and records the exception without the secret", () => {
@@ -92,7 +118,10 @@ describe("given a registered provider", () => {
   it("redacts URL credentials and keys by default when the caller passes no redaction", () => {
     const tracer = actorzeroTracer(provider);
     const run = startRunSpan(tracer, { contextId: "c0", runId: "r0", agentNumber: 0, profile: "default" });
-    endRunSpan(run, { status: "failed", error: new Error("connect to http://user:hunter2@model.local/v1 failed with sk-proj-abcdefghijklmnop1234") });
+    endRunSpan(run, {
+      status: "failed",
+      error: new Error("connect to http://user:hunter2@model.local/v1 failed with sk-proj-abcdefghijklmnop1234"),
+    });
 
     const [span] = exporter.getFinishedSpans();
     const recorded = JSON.stringify([span?.status, span?.events]);
@@ -112,7 +141,13 @@ describe("given no provider", () => {
 
   it("reads a malformed traceparent as no parent", () => {
     const tracer = actorzeroTracer(provider);
-    const span = startRunSpan(tracer, { contextId: "c", runId: "r", agentNumber: 0, profile: "p", parent: contextFromTraceparent("00-zz-1-01") });
+    const span = startRunSpan(tracer, {
+      contextId: "c",
+      runId: "r",
+      agentNumber: 0,
+      profile: "p",
+      parent: contextFromTraceparent("00-zz-1-01"),
+    });
     span.end();
     expect(parentOf(exporter.getFinishedSpans()[0]!)).toBeUndefined();
   });
@@ -133,6 +168,8 @@ describe("given a provider registered globally only after the tracer was made", 
     endRunSpan(run, { status: "completed" });
     const spans = exporter.getFinishedSpans();
     expect(spans.map((s) => s.name).sort()).toEqual(["execute_tool response", "invoke_agent late"]);
-    expect(parentOf(named(spans, "execute_tool response"))).toBe(named(spans, "invoke_agent late").spanContext().spanId);
+    expect(parentOf(named(spans, "execute_tool response"))).toBe(
+      named(spans, "invoke_agent late").spanContext().spanId,
+    );
   });
 });

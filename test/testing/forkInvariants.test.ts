@@ -6,7 +6,10 @@ import { createRuntime, scriptedModel, type ModelRequest, type ModelTurn, type R
 import { checkInvariants, checkSuperiorsInTree, readTree } from "../../src/testing/index.ts";
 import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 
-const job = (message: string, name: string) => ({ name: "call_subordinate", arguments: { message, name, reset: true } });
+const job = (message: string, name: string) => ({
+  name: "call_subordinate",
+  arguments: { message, name, reset: true },
+});
 
 /** A0 delegates to an A1 that delegates to an A2; on its second message A0 runs two subordinates through parallel. */
 const delegating = (req: ModelRequest): ModelTurn => {
@@ -14,12 +17,34 @@ const delegating = (req: ModelRequest): ModelTurn => {
   const users = req.messages.filter((m) => m.role === "user").length;
   if (req.agentNumber === 0) {
     if (last.role === "tool") return { text: "composed" };
-    if (users === 1) return { toolCalls: [{ id: `d${users}`, name: "call_subordinate", arguments: JSON.stringify({ message: "go deeper", reset: true }) }] };
-    return { toolCalls: [{ id: `p${users}`, name: "parallel", arguments: JSON.stringify({ tool_calls: [job("look it up", "reader"), job("go deeper", "digger")] }) }] };
+    if (users === 1)
+      return {
+        toolCalls: [
+          {
+            id: `d${users}`,
+            name: "call_subordinate",
+            arguments: JSON.stringify({ message: "go deeper", reset: true }),
+          },
+        ],
+      };
+    return {
+      toolCalls: [
+        {
+          id: `p${users}`,
+          name: "parallel",
+          arguments: JSON.stringify({ tool_calls: [job("look it up", "reader"), job("go deeper", "digger")] }),
+        },
+      ],
+    };
   }
   if (last.role === "tool") return { text: `found by A${req.agentNumber}` };
   const asked = typeof last.content === "string" ? last.content : JSON.stringify(last.content);
-  if (req.agentNumber === 1 && asked.includes("go deeper")) return { toolCalls: [{ id: "a2", name: "call_subordinate", arguments: JSON.stringify({ message: "the detail", reset: true }) }] };
+  if (req.agentNumber === 1 && asked.includes("go deeper"))
+    return {
+      toolCalls: [
+        { id: "a2", name: "call_subordinate", arguments: JSON.stringify({ message: "the detail", reset: true }) },
+      ],
+    };
   return { text: `leaf A${req.agentNumber}` };
 };
 
@@ -45,19 +70,28 @@ afterAll(async () => {
 });
 
 describe("given a delegation with subordinates and a parallel fan-out", () => {
-  it("when any context is forked at a random one of its events, then the fork passes every invariant", { timeout: 300_000 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...cuts), async (cut) => {
-        const fork = await rt.fork(cut.contextId, { at: cut.position });
-        const violations = await checkInvariants(rt, { rootContextId: fork.id });
-        expect(violations, `fork of ${cut.contextId} at ${cut.position} (${cut.type})`).toEqual([]);
-      }),
-      { numRuns: Math.max(40, cuts.length * 2) },
-    );
-  });
+  it(
+    "when any context is forked at a random one of its events, then the fork passes every invariant",
+    { timeout: 300_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...cuts), async (cut) => {
+          const fork = await rt.fork(cut.contextId, { at: cut.position });
+          const violations = await checkInvariants(rt, { rootContextId: fork.id });
+          expect(violations, `fork of ${cut.contextId} at ${cut.position} (${cut.type})`).toEqual([]);
+        }),
+        { numRuns: Math.max(40, cuts.length * 2) },
+      );
+    },
+  );
 
   it("when a subordinate is cut between a message and its run's start, then the fork closes that run and passes", async () => {
-    const between = cuts.find((c, i) => c.type === "MessageReceived" && cuts.slice(i + 1).find((d) => d.contextId === c.contextId)?.type === "RunStarted" && c.contextId !== cuts[0]!.contextId)!;
+    const between = cuts.find(
+      (c, i) =>
+        c.type === "MessageReceived" &&
+        cuts.slice(i + 1).find((d) => d.contextId === c.contextId)?.type === "RunStarted" &&
+        c.contextId !== cuts[0]!.contextId,
+    )!;
     expect(between).toBeDefined();
     const fork = await rt.fork(between.contextId, { at: between.position });
     const copied = await store.readStream(fork.id);

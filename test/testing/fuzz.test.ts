@@ -2,7 +2,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createRuntime, openPgliteStore, type EventStore, type ModelTurn, type Runtime } from "../../src/index.ts";
-import { checkInvariants, malformedTurnArb, reply, scriptedModel, type ScriptedModel } from "../../src/testing/index.ts";
+import {
+  checkInvariants,
+  malformedTurnArb,
+  reply,
+  scriptedModel,
+  type ScriptedModel,
+} from "../../src/testing/index.ts";
 
 const targetCalls = Number(process.env.ACTORZERO_FUZZ_CALLS ?? 3000);
 const MAX_CALLS_PER_TURN = 8;
@@ -54,7 +60,9 @@ describe("given model turns full of malformed tool calls (bad JSON, wrong types,
 
         // The run ends normally: the model gets to answer after its bad turn (or a valid `response` in it ends the run).
         expect(outcome.status).toBe("completed");
-        const events = (await rt.events({ contextId: rootId })).filter((e) => "runId" in e.data && e.data.runId === outcome.runId);
+        const events = (await rt.events({ contextId: rootId })).filter(
+          (e) => "runId" in e.data && e.data.runId === outcome.runId,
+        );
         const replied = events.find((e) => e.type === "ModelReplied");
         expect(replied?.type === "ModelReplied" && replied.data.toolCalls.length).toBe(rawCalls(turn).length);
         // Every call was answered, as a result or a repairable error, never a fatal one.
@@ -93,7 +101,11 @@ describe("given model turns full of malformed tool calls (bad JSON, wrong types,
       { toolCalls: [{ id: "emoji", name: "response", arguments: "😀" }] },
     ];
     const queue = [...turns] as ModelTurn[];
-    const own = await createRuntime({ store, model: scriptedModel(() => queue.shift() ?? reply("fine")), limits: { passivateAfterMs: 50 } });
+    const own = await createRuntime({
+      store,
+      model: scriptedModel(() => queue.shift() ?? reply("fine")),
+      limits: { passivateAfterMs: 50 },
+    });
     for (let i = 0; i < turns.length; i++) {
       const ctx = await own.createContext({ name: "unstorable" });
       const outcome = await withTimeout(own.send(ctx.id, "go"), 3000);

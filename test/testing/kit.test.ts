@@ -7,12 +7,35 @@ import type { ModelRequest } from "../../src/models/port.ts";
 import { contextsProjection } from "../../src/projections/contexts.ts";
 import { foldEvents } from "../../src/projections/projection.ts";
 import {
-  callTool, checkLogShape, checkNoRunOutlivesItsSuperior, checkNumbersAndDepths, checkOneRunAtATime, checkStatus, checkTranscript,
-  delegate, delegationTreeArb, fail, jsonbStorable, lifecycleModel, initialModel, logBuilder, LogMemory, malformedTurnArb, reply, scriptByAgent, treeSize,
+  callTool,
+  checkLogShape,
+  checkNoRunOutlivesItsSuperior,
+  checkNumbersAndDepths,
+  checkOneRunAtATime,
+  checkStatus,
+  checkTranscript,
+  delegate,
+  delegationTreeArb,
+  fail,
+  jsonbStorable,
+  lifecycleModel,
+  initialModel,
+  logBuilder,
+  LogMemory,
+  malformedTurnArb,
+  reply,
+  scriptByAgent,
+  treeSize,
 } from "../../src/testing/index.ts";
 
 const req = (agentNumber: number): ModelRequest => ({
-  contextId: `ctx-${agentNumber}`, agentNumber, profile: "default", model: "m", messages: [{ role: "user", content: "hi" }], tools: [], signal: new AbortController().signal,
+  contextId: `ctx-${agentNumber}`,
+  agentNumber,
+  profile: "default",
+  model: "m",
+  messages: [{ role: "user", content: "hi" }],
+  tools: [],
+  signal: new AbortController().signal,
 });
 
 describe("given the turn builders", () => {
@@ -53,17 +76,39 @@ describe("given a script by agent", () => {
 const created = (id: string, parent: { id: string; n: number } | null, n = parent ? parent.n + 1 : 0): DomainEvent => ({
   type: "ContextCreated",
   data: {
-    contextId: id as ContextId, name: id, label: id, profile: "default", project: null, agentNumber: n, depth: n,
-    kind: parent ? "subordinate" : "root", parentContextId: (parent?.id ?? null) as ContextId | null, parentAgentNumber: parent?.n ?? null,
-    rootContextId: "root" as ContextId, slot: parent ? "default" : null, modelOverride: null,
+    contextId: id as ContextId,
+    name: id,
+    label: id,
+    profile: "default",
+    project: null,
+    agentNumber: n,
+    depth: n,
+    kind: parent ? "subordinate" : "root",
+    parentContextId: (parent?.id ?? null) as ContextId | null,
+    parentAgentNumber: parent?.n ?? null,
+    rootContextId: "root" as ContextId,
+    slot: parent ? "default" : null,
+    modelOverride: null,
   },
 });
 const started = (runId: string, superior: { contextId: string; runId: string } | null = null): DomainEvent => ({
   type: "RunStarted",
-  data: { runId: runId as RunId, model: "m", superior: superior ? { contextId: superior.contextId as ContextId, runId: superior.runId as RunId, toolCallId: "t", jobId: null } : null },
+  data: {
+    runId: runId as RunId,
+    model: "m",
+    superior: superior
+      ? { contextId: superior.contextId as ContextId, runId: superior.runId as RunId, toolCallId: "t", jobId: null }
+      : null,
+  },
 });
-const message = (runId: string, text = "hi"): DomainEvent => ({ type: "MessageReceived", data: { runId: runId as RunId, text, sender: "user" } });
-const completed = (runId: string): DomainEvent => ({ type: "RunCompleted", data: { runId: runId as RunId, response: "ok" } });
+const message = (runId: string, text = "hi"): DomainEvent => ({
+  type: "MessageReceived",
+  data: { runId: runId as RunId, text, sender: "user" },
+});
+const completed = (runId: string): DomainEvent => ({
+  type: "RunCompleted",
+  data: { runId: runId as RunId, response: "ok" },
+});
 const stopped = (runId: string): DomainEvent => ({ type: "RunStopped", data: { runId: runId as RunId, by: "user" } });
 const streamsOf = (events: RecordedEvent[]) => {
   const m = new Map<string, RecordedEvent[]>();
@@ -74,16 +119,33 @@ const streamsOf = (events: RecordedEvent[]) => {
 describe("given a log where a context runs twice at once", () => {
   it("reports one-run-at-a-time; a well-formed log reports nothing", () => {
     const log = logBuilder();
-    for (const e of [created("root", null), message("r1"), started("r1"), message("r2"), started("r2"), completed("r2")]) log.add("root", e);
+    for (const e of [
+      created("root", null),
+      message("r1"),
+      started("r1"),
+      message("r2"),
+      started("r2"),
+      completed("r2"),
+    ])
+      log.add("root", e);
     expect(checkOneRunAtATime("root", log.events).map((v) => v.invariant)).toContain("one-run-at-a-time");
     const good = logBuilder();
-    for (const e of [created("root", null), message("r1"), started("r1"), completed("r1"), message("r2"), started("r2")]) good.add("root", e);
+    for (const e of [
+      created("root", null),
+      message("r1"),
+      started("r1"),
+      completed("r1"),
+      message("r2"),
+      started("r2"),
+    ])
+      good.add("root", e);
     expect(checkOneRunAtATime("root", good.events)).toEqual([]);
   });
 
   it("reports a run that ends twice", () => {
     const log = logBuilder();
-    for (const e of [created("root", null), message("r1"), started("r1"), completed("r1"), stopped("r1")]) log.add("root", e);
+    for (const e of [created("root", null), message("r1"), started("r1"), completed("r1"), stopped("r1")])
+      log.add("root", e);
     expect(checkOneRunAtATime("root", log.events)[0]?.detail).toMatch(/had already ended/);
   });
 });
@@ -94,7 +156,11 @@ describe("given a log with a gap in a stream's versions", () => {
     log.add("root", created("root", null));
     const e = log.add("root", message("r1"));
     const broken = [log.events[0]!, { ...e, streamVersion: 3 }];
-    expect(checkLogShape(new Map([["root", broken]])).map((v) => v.detail).join()).toMatch(/versions must be 1..n/);
+    expect(
+      checkLogShape(new Map([["root", broken]]))
+        .map((v) => v.detail)
+        .join(),
+    ).toMatch(/versions must be 1..n/);
   });
 
   it("reports an event rewritten between two reads (append-only)", () => {
@@ -138,7 +204,9 @@ describe("given a projection whose status disagrees with the log", () => {
     for (const e of [created("root", null), message("r1"), started("r1"), stopped("r1")]) log.add("root", e);
     const view = foldEvents(contextsProjection, log.events).get("root")!;
     expect(checkStatus(view, log.events)).toEqual([]);
-    expect(checkStatus({ ...view, status: "idle" }, log.events)[0]?.detail).toMatch(/status is "idle", the log says "stopped"/);
+    expect(checkStatus({ ...view, status: "idle" }, log.events)[0]?.detail).toMatch(
+      /status is "idle", the log says "stopped"/,
+    );
   });
 });
 
@@ -155,16 +223,29 @@ describe("given the reference model", () => {
   it("stops a caller's running child first and gives a stopped child's caller its next step", () => {
     let m = lifecycleModel.send(initialModel({ maxDepth: 2, modelRetries: 1 }), 0);
     m = lifecycleModel.delegate(m, 0, { kind: "fresh" });
-    expect(m.contexts.map((c) => [c.status, c.wait])).toEqual([["running", "child"], ["running", "model"]]);
+    expect(m.contexts.map((c) => [c.status, c.wait])).toEqual([
+      ["running", "child"],
+      ["running", "model"],
+    ]);
     expect(lifecycleModel.stop(m, 0).contexts.map((c) => c.status)).toEqual(["stopped", "stopped"]);
-    expect(lifecycleModel.stop(m, 1).contexts.map((c) => [c.status, c.wait])).toEqual([["running", "model"], ["stopped", null]]);
+    expect(lifecycleModel.stop(m, 1).contexts.map((c) => [c.status, c.wait])).toEqual([
+      ["running", "model"],
+      ["stopped", null],
+    ]);
   });
 });
 
 describe("given the arbitraries", () => {
   it("generate malformed turns with at least one call, and trees whose size counts every node", () => {
     fc.assert(fc.property(malformedTurnArb(), (t) => Array.isArray(t.toolCalls) && t.toolCalls.length >= 1));
-    fc.assert(fc.property(delegationTreeArb({ maxDepth: 2, maxChildren: 2 }), (t) => treeSize(t) >= 1 && treeSize(t) <= 7));
-    expect([jsonbStorable("fine"), jsonbStorable("a\u0000"), jsonbStorable("\uD800"), jsonbStorable("😀")]).toEqual([true, false, false, false]);
+    fc.assert(
+      fc.property(delegationTreeArb({ maxDepth: 2, maxChildren: 2 }), (t) => treeSize(t) >= 1 && treeSize(t) <= 7),
+    );
+    expect([jsonbStorable("fine"), jsonbStorable("a\u0000"), jsonbStorable("\uD800"), jsonbStorable("😀")]).toEqual([
+      true,
+      false,
+      false,
+      false,
+    ]);
   });
 });

@@ -13,7 +13,13 @@ import { approvalListFor } from "../../src/runtime/approvalPolicy.ts";
 import { callNeedsApproval, listNames } from "../../src/tools/approval.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 
-const ctx = { contextId: "ctx-1" as ContextId, runId: "run-1" as RunId, agentNumber: 1, profile: "ops", toolCallId: "call-1" };
+const ctx = {
+  contextId: "ctx-1" as ContextId,
+  runId: "run-1" as RunId,
+  agentNumber: 1,
+  profile: "ops",
+  toolCallId: "call-1",
+};
 const deploy = defineTool({
   name: "deploy",
   description: "Deploys a service.",
@@ -33,14 +39,22 @@ describe("given a tool that declares needsApproval", () => {
     expect(await callNeedsApproval(deploy as never, { env: "prod" }, ctx, [])).toBe(true);
     expect(await callNeedsApproval(deploy as never, { env: "staging" }, ctx, [])).toBe(false);
     const seen: unknown[] = [];
-    const later = { name: "t", needsApproval: async (input: unknown, c: typeof ctx) => (seen.push(c.toolCallId), (input as { n: number }).n > 2) };
+    const later = {
+      name: "t",
+      needsApproval: async (input: unknown, c: typeof ctx) => (seen.push(c.toolCallId), (input as { n: number }).n > 2),
+    };
     expect(await callNeedsApproval(later as never, { n: 3 }, ctx, [])).toBe(true);
     expect(await callNeedsApproval(later as never, { n: 1 }, ctx, [])).toBe(false);
     expect(seen).toEqual(["call-1", "call-1"]);
   });
 
   it("when the function throws or answers something other than a boolean, then the call needs approval", async () => {
-    const throwing = { name: "t", needsApproval: () => { throw new Error("policy service down"); } };
+    const throwing = {
+      name: "t",
+      needsApproval: () => {
+        throw new Error("policy service down");
+      },
+    };
     const vague = { name: "t", needsApproval: () => "maybe" as unknown as boolean };
     expect(await callNeedsApproval(throwing as never, {}, ctx, [])).toBe(true);
     expect(await callNeedsApproval(vague as never, {}, ctx, [])).toBe(true);
@@ -60,15 +74,26 @@ describe("given approval lists in the runtime options, a profile and a project",
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), "actorzero-approvals-"));
     mkdirSync(join(dir, "ops"));
-    writeFileSync(join(dir, "ops", "profile.json"), JSON.stringify({ title: "Ops", needsApproval: ["deploy", "k8s__*"] }));
+    writeFileSync(
+      join(dir, "ops", "profile.json"),
+      JSON.stringify({ title: "Ops", needsApproval: ["deploy", "k8s__*"] }),
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("when a context's list is asked for, then it holds the runtime's, its profile's and its project's entries", () => {
     const profiles = loadProfiles([dir]);
-    const options = { approvals: { tools: ["send_email"] }, projects: { live: { needsApproval: ["call_subordinate"] } } };
+    const options = {
+      approvals: { tools: ["send_email"] },
+      projects: { live: { needsApproval: ["call_subordinate"] } },
+    };
     const settings = { tools: options.approvals.tools, timeoutMs: null };
-    expect(approvalListFor(settings, profiles, options.projects, "ops", "live")).toEqual(["send_email", "deploy", "k8s__*", "call_subordinate"]);
+    expect(approvalListFor(settings, profiles, options.projects, "ops", "live")).toEqual([
+      "send_email",
+      "deploy",
+      "k8s__*",
+      "call_subordinate",
+    ]);
     expect(approvalListFor(settings, profiles, options.projects, "default", null)).toEqual(["send_email"]);
   });
 
@@ -78,7 +103,13 @@ describe("given approval lists in the runtime options, a profile and a project",
   });
 
   it("when actorzero.config.json sets approvals, then the CLI reads them and names the field of a bad one", () => {
-    writeFileSync(join(dir, "actorzero.config.json"), JSON.stringify({ approvals: { tools: ["deploy"], timeoutMs: 60000 }, projects: { p: { needsApproval: ["x*"] } } }));
+    writeFileSync(
+      join(dir, "actorzero.config.json"),
+      JSON.stringify({
+        approvals: { tools: ["deploy"], timeoutMs: 60000 },
+        projects: { p: { needsApproval: ["x*"] } },
+      }),
+    );
     expect(loadConfig(dir).approvals).toEqual({ tools: ["deploy"], timeoutMs: 60000 });
     writeFileSync(join(dir, "actorzero.config.json"), JSON.stringify({ approvals: { timeoutMs: -1 } }));
     expect(() => loadConfig(dir)).toThrow(/approvals\.timeoutMs/);
@@ -138,8 +169,13 @@ describe("given bad approval settings handed to createRuntime", () => {
   });
 
   it("when recovery is 'resume' or 'interrupt', then the runtime opens; anything else is refused naming what is expected", async () => {
-    for (const recovery of ["resume", "interrupt"] as const) await (await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery })).close();
-    const error = await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery: "later" as never }).catch((e: unknown) => e);
+    for (const recovery of ["resume", "interrupt"] as const)
+      await (await createRuntime({ store, model: scriptedModel(() => ({ text: "ok" })), recovery })).close();
+    const error = await createRuntime({
+      store,
+      model: scriptedModel(() => ({ text: "ok" })),
+      recovery: "later" as never,
+    }).catch((e: unknown) => e);
     expect(String((error as Error).message)).toMatch(/recovery: expected "resume" or "interrupt"/);
   });
 });

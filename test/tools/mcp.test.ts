@@ -13,7 +13,14 @@ const everything = require.resolve("@modelcontextprotocol/server-everything/dist
 const crashy = fileURLToPath(new URL("../support/mcpCrashServer.mjs", import.meta.url));
 
 const ctx = (signal = new AbortController().signal): ToolContext =>
-  ({ contextId: "ctx-1", runId: "run-1", agentNumber: 0, profile: "default", toolCallId: "call-1", signal }) as ToolContext;
+  ({
+    contextId: "ctx-1",
+    runId: "run-1",
+    agentNumber: 0,
+    profile: "default",
+    toolCallId: "call-1",
+    signal,
+  }) as ToolContext;
 
 const byName = (tools: Tool<Record<string, unknown>>[], name: string) => {
   const tool = tools.find((t) => t.name === name);
@@ -51,7 +58,11 @@ describe("given the registry's everything server over stdio", () => {
     expect(unavailable).toEqual([]);
     const echo = byName(tools, "everything__echo");
     const spec = toolSpec(echo);
-    expect(spec.parameters).toMatchObject({ type: "object", properties: { message: { type: "string" } }, required: ["message"] });
+    expect(spec.parameters).toMatchObject({
+      type: "object",
+      properties: { message: { type: "string" } },
+      required: ["message"],
+    });
     expect(tools.every((t) => /^[a-zA-Z0-9_-]{1,64}$/.test(t.name))).toBe(true);
     expect(await echo.run({ message: "hello mcp" }, ctx())).toBe("Echo: hello mcp");
   }, 30_000);
@@ -123,7 +134,9 @@ describe("given a server that cannot start or crashes", () => {
   });
 
   it("reports a crash mid-call as a repairable error naming the server, then reconnects to a fresh process", async () => {
-    const { tools } = await hubOf({ crashy: { type: "stdio", command: process.execPath, args: [crashy] } }).toolsFor(["crashy"]);
+    const { tools } = await hubOf({ crashy: { type: "stdio", command: process.execPath, args: [crashy] } }).toolsFor([
+      "crashy",
+    ]);
     const echo = byName(tools, "crashy__echo");
     const before = String(await echo.run({ text: "a" }, ctx()));
 

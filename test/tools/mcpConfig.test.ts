@@ -51,7 +51,9 @@ describe("allowedMcpServers", () => {
 
 describe("validateMcpServers", () => {
   it("accepts stdio and http servers", () => {
-    expect(() => validateMcpServers({ a: { type: "stdio", command: "node" }, b: { type: "http", url: "http://127.0.0.1:1/mcp" } })).not.toThrow();
+    expect(() =>
+      validateMcpServers({ a: { type: "stdio", command: "node" }, b: { type: "http", url: "http://127.0.0.1:1/mcp" } }),
+    ).not.toThrow();
   });
 
   it.each([

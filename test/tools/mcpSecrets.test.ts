@@ -11,7 +11,15 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, openPgliteStore, scriptedModel, serve, type McpServers, type ModelRequest, type ModelTurn } from "../../src/index.ts";
+import {
+  createRuntime,
+  openPgliteStore,
+  scriptedModel,
+  serve,
+  type McpServers,
+  type ModelRequest,
+  type ModelTurn,
+} from "../../src/index.ts";
 import { api } from "../server/support.ts";
 import { cli, jsonLines } from "../cli/support.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
@@ -19,7 +27,10 @@ import { call, repliesSoFar } from "../delegation/support.ts";
 
 const SECRETS = { bearer: "HeaderTok-8d2e55aa", apiKey: "ApiKeyHdr-1f9a33bb", env: "EnvSecret-4b7c19cc" };
 const planted = Object.values(SECRETS);
-const leaks = (text: string) => Object.entries(SECRETS).filter(([, s]) => text.includes(s)).map(([name]) => name);
+const leaks = (text: string) =>
+  Object.entries(SECRETS)
+    .filter(([, s]) => text.includes(s))
+    .map(([name]) => name);
 
 /** An HTTP MCP server whose `whoami` fails quoting the credentials it was sent. */
 const startHeaderEcho = async (): Promise<{ url: string; close(): Promise<void> }> => {
@@ -27,7 +38,12 @@ const startHeaderEcho = async (): Promise<{ url: string; close(): Promise<void> 
     const mcp = new McpServer({ name: "web", version: "1.0.0" });
     mcp.registerTool("whoami", { description: "Says who you are.", inputSchema: {} }, async (_args, extra) => ({
       isError: true,
-      content: [{ type: "text", text: `not allowed: ${extra.requestInfo?.headers["authorization"]} / ${extra.requestInfo?.headers["x-api-key"]}` }],
+      content: [
+        {
+          type: "text",
+          text: `not allowed: ${extra.requestInfo?.headers["authorization"]} / ${extra.requestInfo?.headers["x-api-key"]}`,
+        },
+      ],
     }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on("close", () => void transport.close().then(() => mcp.close()));
@@ -54,8 +70,17 @@ let apiTexts: string[] = [];
 beforeAll(async () => {
   web = await startHeaderEcho();
   servers = {
-    web: { type: "http", url: web.url, headers: { Authorization: `Bearer ${SECRETS.bearer}`, "X-Api-Key": SECRETS.apiKey } },
-    envy: { type: "stdio", command: process.execPath, args: [fileURLToPath(new URL("../support/mcpEnvServer.mjs", import.meta.url))], env: { TEST_MCP_TOKEN: SECRETS.env } },
+    web: {
+      type: "http",
+      url: web.url,
+      headers: { Authorization: `Bearer ${SECRETS.bearer}`, "X-Api-Key": SECRETS.apiKey },
+    },
+    envy: {
+      type: "stdio",
+      command: process.execPath,
+      args: [fileURLToPath(new URL("../support/mcpEnvServer.mjs", import.meta.url))],
+      env: { TEST_MCP_TOKEN: SECRETS.env },
+    },
   };
   dataDir = await copyPgliteTemplate();
   cwd = mkdtempSync(path.join(tmpdir(), "az-mcp-secrets-"));
@@ -99,7 +124,10 @@ afterAll(async () => {
 
 describe("when MCP servers repeat the headers and environment they were configured with", () => {
   it("then the model reads the results and errors with the secrets redacted", () => {
-    const toolTexts = requests.at(-1)!.messages.filter((m) => m.role === "tool").map((m) => JSON.stringify(m));
+    const toolTexts = requests
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => JSON.stringify(m));
     expect(toolTexts).toHaveLength(3);
     expect(toolTexts.join("\n")).toContain("not allowed: Bearer ***");
     expect(toolTexts.join("\n")).toContain("my token is ***");
@@ -109,7 +137,9 @@ describe("when MCP servers repeat the headers and environment they were configur
   it("then no column of any event in the log holds one", async () => {
     const store = await openPgliteStore({ dataDir });
     try {
-      const { rows } = await store.sql.query<{ row: string }>("SELECT e::text AS row FROM events e ORDER BY global_position");
+      const { rows } = await store.sql.query<{ row: string }>(
+        "SELECT e::text AS row FROM events e ORDER BY global_position",
+      );
       const all = rows.map((r) => r.row).join("\n");
       expect(all).toContain("was refused");
       expect(leaks(all)).toEqual([]);
@@ -120,8 +150,16 @@ describe("when MCP servers repeat the headers and environment they were configur
 
   it("then neither the spans nor the HTTP API's events, history and errors hold one", () => {
     const spans = exporter.getFinishedSpans();
-    expect(spans.some((s) => s.name.includes("envy__fail") || JSON.stringify(s.attributes).includes("envy__fail"))).toBe(true);
-    expect(leaks(JSON.stringify(spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status }))))).toEqual([]);
+    expect(
+      spans.some((s) => s.name.includes("envy__fail") || JSON.stringify(s.attributes).includes("envy__fail")),
+    ).toBe(true);
+    expect(
+      leaks(
+        JSON.stringify(
+          spans.map((s) => ({ name: s.name, attributes: s.attributes, events: s.events, status: s.status })),
+        ),
+      ),
+    ).toEqual([]);
     expect(apiTexts.join("\n")).toContain("was refused");
     expect(apiTexts.at(-1)).toContain("Project '***' not found");
     expect(leaks(apiTexts.join("\n"))).toEqual([]);
@@ -130,7 +168,8 @@ describe("when MCP servers repeat the headers and environment they were configur
   it("then the CLI's audit, events and contexts, and its errors, print none of them", async () => {
     // One at a time: a PGlite data dir belongs to one process.
     const outputs = [];
-    for (const args of [["audit", rootId, "--full"], ["events", "--json"], ["contexts"], ["audit", SECRETS.env]]) outputs.push(await cli([...args, "--data-dir", dataDir], { cwd }));
+    for (const args of [["audit", rootId, "--full"], ["events", "--json"], ["contexts"], ["audit", SECRETS.env]])
+      outputs.push(await cli([...args, "--data-dir", dataDir], { cwd }));
     for (const r of outputs.slice(0, 3)) expect(r.code, r.stderr).toBe(0);
     expect(jsonLines(outputs[1]!.stdout).length).toBeGreaterThan(5);
     expect(outputs[0]!.stdout).toContain("was refused");

@@ -33,7 +33,12 @@ describe("given a tool of the embedder's own", () => {
       if (req.agentNumber === 0 && isFirstStep(req)) return call("probe", {});
       const results = req.messages.filter((m) => m.role === "tool").length;
       if (req.agentNumber === 0 && results === 1) {
-        return call("parallel", { tool_calls: [{ name: "probe", arguments: {} }, { name: "call_subordinate", arguments: { message: "hello" } }] });
+        return call("parallel", {
+          tool_calls: [
+            { name: "probe", arguments: {} },
+            { name: "call_subordinate", arguments: { message: "hello" } },
+          ],
+        });
       }
       if (req.agentNumber === 0 && results === 2) return call("parallel", { action: "await" });
       return { text: `done by A${req.agentNumber}` };

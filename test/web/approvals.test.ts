@@ -21,7 +21,8 @@ servedPageForFile(
       limits: { passivateAfterMs: 60_000 },
       model: scriptedModel((req) => {
         const last = req.messages.at(-1)!;
-        if (last.role === "user") return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: last.content }) }] };
+        if (last.role === "user")
+          return { toolCalls: [{ id: "c1", name: "deploy", arguments: JSON.stringify({ env: last.content }) }] };
         return { text: `done: ${last.content as string}` };
       }),
     }),
@@ -37,7 +38,9 @@ const parkRun = async (env: string) => {
 };
 
 const decisions = async (id: string) =>
-  (await rt.events({ contextId: id })).filter((e) => e.type === "ApprovalGranted" || e.type === "ApprovalDenied").map((e) => ({ type: e.type, data: e.data }));
+  (await rt.events({ contextId: id }))
+    .filter((e) => e.type === "ApprovalGranted" || e.type === "ApprovalDenied")
+    .map((e) => ({ type: e.type, data: e.data }));
 
 describe("given a served runtime with a run parked awaiting approval", () => {
   it("when Approve and Reject are pressed on the page, then each decision is recorded and its run goes on", async () => {
@@ -53,7 +56,9 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     await page.locator(`#tree-${prod.id} .pill`, { hasText: "awaiting approval" }).waitFor();
     await row.getByRole("button", { name: "Approve" }).click();
     expect(await prod.ended).toMatchObject({ status: "completed", response: "done: deployed to prod" });
-    expect(await decisions(prod.id)).toEqual([{ type: "ApprovalGranted", data: expect.objectContaining({ by: "ops-lead", note: null }) }]);
+    expect(await decisions(prod.id)).toEqual([
+      { type: "ApprovalGranted", data: expect.objectContaining({ by: "ops-lead", note: null }) },
+    ]);
     await page.waitForSelector("#approvals-pane", { state: "hidden" });
 
     const staging = await parkRun("staging");
@@ -66,8 +71,13 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     expect(await decisions(staging.id)).toEqual([]);
     await next.getByRole("textbox").fill("change freeze");
     await next.getByRole("button", { name: "Reject" }).click();
-    expect(await staging.ended).toMatchObject({ status: "completed", response: "done: Not run: ops-lead denied this call: change freeze" });
-    expect(await decisions(staging.id)).toEqual([{ type: "ApprovalDenied", data: expect.objectContaining({ by: "ops-lead", reason: "change freeze" }) }]);
+    expect(await staging.ended).toMatchObject({
+      status: "completed",
+      response: "done: Not run: ops-lead denied this call: change freeze",
+    });
+    expect(await decisions(staging.id)).toEqual([
+      { type: "ApprovalDenied", data: expect.objectContaining({ by: "ops-lead", reason: "change freeze" }) },
+    ]);
     expect(w.errors).toEqual([]);
   });
 
@@ -77,7 +87,18 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     const row = page.locator("#approvals li", { hasText: "qa" });
     await row.waitFor();
     await page.click(`#tree-${waiting.id} .task`);
-    const writers = ["#new-text", "#new-form button", "#send-text", "#send", "#stop", "#pause", "#resume", "#approvals li input", "#approvals li button.approve", "#approvals li button.reject"];
+    const writers = [
+      "#new-text",
+      "#new-form button",
+      "#send-text",
+      "#send",
+      "#stop",
+      "#pause",
+      "#resume",
+      "#approvals li input",
+      "#approvals li button.approve",
+      "#approvals li button.reject",
+    ];
     await page.waitForSelector("#stop:not([disabled])");
     expect(await page.isDisabled("#new-text")).toBe(false);
     expect(await row.getByRole("button", { name: "Approve" }).isDisabled()).toBe(false);

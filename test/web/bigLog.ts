@@ -27,7 +27,10 @@ export const fillBigLog = async (store: EventStore, contexts: number, events: nu
     const root = tree[0]?.id ?? id;
     if (place.parent === null) roots.push(id);
     tree.push({ id, runId });
-    const task = place.parent === null ? `Task ${roots.length}: survey part ${roots.length} of the corpus` : `Look into item ${i} for A${place.agentNumber - 1}`;
+    const task =
+      place.parent === null
+        ? `Task ${roots.length}: survey part ${roots.length} of the corpus`
+        : `Look into item ${i} for A${place.agentNumber - 1}`;
     const batch: NewEvent[] = [
       {
         type: "ContextCreated",
@@ -48,12 +51,28 @@ export const fillBigLog = async (store: EventStore, contexts: number, events: nu
         },
       },
       { type: "MessageReceived", data: { runId, text: task, sender: parent ? "superior" : "user" } },
-      { type: "RunStarted", data: { runId, model: "gpt-4o-mini", superior: parent ? { contextId: parent.id, runId: parent.runId, toolCallId: `call-${i}`, jobId: null } : null } },
+      {
+        type: "RunStarted",
+        data: {
+          runId,
+          model: "gpt-4o-mini",
+          superior: parent ? { contextId: parent.id, runId: parent.runId, toolCallId: `call-${i}`, jobId: null } : null,
+        },
+      },
     ];
     for (let step = 1; step <= steps; step++) {
       batch.push(
         { type: "ModelCalled", data: { runId, step, attempt: 1, model: "gpt-4o-mini" } },
-        { type: "ModelReplied", data: { runId, step, text: `step ${step} of ${steps}`, toolCalls: [], usage: { inputTokens: 100 + step, outputTokens: 20 } } },
+        {
+          type: "ModelReplied",
+          data: {
+            runId,
+            step,
+            text: `step ${step} of ${steps}`,
+            toolCalls: [],
+            usage: { inputTokens: 100 + step, outputTokens: 20 },
+          },
+        },
       );
     }
     batch.push({ type: "RunCompleted", data: { runId, response: `Finished ${task}` } });

@@ -16,13 +16,17 @@ servedPageForFile(
       store,
       limits: { passivateAfterMs: 60_000 },
       presets: { Default: { model: "gpt-4o-mini", maxOutputTokens: 50 } },
-      model: scriptedModel((req) => ({ text: `answer ${req.messages.filter((m) => m.role === "user").length}`, usage: { inputTokens: 100, outputTokens: 10 } })),
+      model: scriptedModel((req) => ({
+        text: `answer ${req.messages.filter((m) => m.role === "user").length}`,
+        usage: { inputTokens: 100, outputTokens: 10 },
+      })),
     }),
   { tokens: [{ name: "ci-bot", token: "act-secret-0123456789", role: "act" }] },
   (p) => ({ rt, server, w } = p),
 );
 
-const extensions = async (root: string) => (await rt.events()).filter((e) => e.streamId === `${root}:budget` && e.type === "BudgetExtended").map((e) => e.data);
+const extensions = async (root: string) =>
+  (await rt.events()).filter((e) => e.streamId === `${root}:budget` && e.type === "BudgetExtended").map((e) => e.data);
 
 describe("given a served runtime with a run parked on its tree's budget", () => {
   it("when the page shows it, then it is over budget with its spend, a bad extension writes nothing, the form is off in the past, and Extend lets it finish", async () => {

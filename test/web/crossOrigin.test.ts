@@ -26,7 +26,9 @@ beforeAll(async () => {
   s = await served((req) => ({ text: `done: ${String(req.messages.at(-1)?.content ?? "")}` }));
   target = s.url;
   port = new URL(s.url).port;
-  attacker = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(attackerPage(target)));
+  attacker = createServer((_req, res) =>
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(attackerPage(target)),
+  );
   await new Promise<void>((resolve) => attacker.listen(0, "127.0.0.1", resolve));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`;
   // evil.example resolves to this machine, as a rebinding attacker's DNS would make it.
@@ -66,10 +68,40 @@ describe("given a runtime served on 127.0.0.1 and a page of another origin open 
     const outcomes = await page.evaluate(
       async ({ api, id }) => {
         const tries: [string, RequestInit][] = [
-          [`${api}/v1/contexts`, { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: JSON.stringify({ name: "from-another-page" }) }],
-          [`${api}/v1/contexts/${id}/messages`, { method: "POST", mode: "no-cors", headers: { "content-type": "text/plain" }, body: JSON.stringify({ text: "do my bidding" }) }],
-          [`${api}/v1/contexts`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "from-another-page" }) }],
-          [`${api}/v1/contexts/${id}/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "do my bidding" }) }],
+          [
+            `${api}/v1/contexts`,
+            {
+              method: "POST",
+              mode: "no-cors",
+              headers: { "content-type": "text/plain" },
+              body: JSON.stringify({ name: "from-another-page" }),
+            },
+          ],
+          [
+            `${api}/v1/contexts/${id}/messages`,
+            {
+              method: "POST",
+              mode: "no-cors",
+              headers: { "content-type": "text/plain" },
+              body: JSON.stringify({ text: "do my bidding" }),
+            },
+          ],
+          [
+            `${api}/v1/contexts`,
+            {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ name: "from-another-page" }),
+            },
+          ],
+          [
+            `${api}/v1/contexts/${id}/messages`,
+            {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ text: "do my bidding" }),
+            },
+          ],
         ];
         const out: string[] = [];
         for (const [url, init] of tries) {
@@ -116,7 +148,11 @@ describe("given a runtime served on 127.0.0.1 and a page of another origin open 
     await w.page.waitForSelector("#conn.live");
     await w.page.fill("#new-text", "Tidy the changelog");
     await w.page.keyboard.press("Enter");
-    await waitForTree(w.page, (rows) => rows.some((r) => r.task === "Tidy the changelog" && (r.status === "completed" || r.status === "idle")), "the new root done");
+    await waitForTree(
+      w.page,
+      (rows) => rows.some((r) => r.task === "Tidy the changelog" && (r.status === "completed" || r.status === "idle")),
+      "the new root done",
+    );
     const contexts = await s.rt.contexts();
     expect(contexts).toHaveLength(before + 1);
     expect(w.errors).toEqual([]);

@@ -32,7 +32,11 @@ describe("given a log of 1,000 contexts", () => {
     expect(drawn.length).toBeLessThan(60);
     await w.page.focus("#tree");
     await w.page.keyboard.press("End");
-    const last = await waitForTree(w.page, (r) => r.some((x) => x.agent === "A1" && x.task.includes(`Look into item ${CONTEXTS - 1} `)), "the last context");
+    const last = await waitForTree(
+      w.page,
+      (r) => r.some((x) => x.agent === "A1" && x.task.includes(`Look into item ${CONTEXTS - 1} `)),
+      "the last context",
+    );
     expect(last.length).toBeLessThan(60);
     await w.page.keyboard.press("Home");
     await waitForTree(w.page, (r) => r[0]?.id === roots[0], "the first root again");

@@ -15,7 +15,10 @@ import { launchBrowser, treeRows, waitForTree, watchedPage, type WatchedPage } f
 
 // The README shows docs/web-*.png as this test draws them: ACTORZERO_UPDATE_SCREENSHOTS=1 writes them there; any
 // other run writes them under .scratch-testing/ (ignored by git), so a test run leaves the checkout as it was.
-const SHOTS = new URL(process.env["ACTORZERO_UPDATE_SCREENSHOTS"] === "1" ? "../../docs/" : "../../.scratch-testing/screenshots/", import.meta.url);
+const SHOTS = new URL(
+  process.env["ACTORZERO_UPDATE_SCREENSHOTS"] === "1" ? "../../docs/" : "../../.scratch-testing/screenshots/",
+  import.meta.url,
+);
 
 let dataDir: string;
 let store: EventStore;
@@ -57,7 +60,8 @@ beforeAll(async () => {
       if (task.startsWith("Hold")) await held.opened;
       // An intervention is a user message in the run: answered as such, so the run ends with it.
       const latest = String(userMessages(req).at(-1) ?? "");
-      if (latest.includes("Mind the gap")) return { text: "Minding the gap.", usage: { inputTokens: 80, outputTokens: 20 } };
+      if (latest.includes("Mind the gap"))
+        return { text: "Minding the gap.", usage: { inputTokens: 80, outputTokens: 20 } };
       return { text: `Done: ${task}`, usage: { inputTokens: 80, outputTokens: 20 } };
     }),
   });
@@ -109,7 +113,10 @@ describe("given a served log with two finished delegation trees", () => {
     await w.page.keyboard.press("End");
     await w.page.keyboard.press("ArrowRight");
     await waitForTree(w.page, (r) => r.length === 5, "the release notes' subordinate");
-    await w.page.screenshot({ path: new URL("web-tree.png", SHOTS).pathname, clip: { x: 0, y: 0, width: 1280, height: 330 } });
+    await w.page.screenshot({
+      path: new URL("web-tree.png", SHOTS).pathname,
+      clip: { x: 0, y: 0, width: 1280, height: 330 },
+    });
   });
 
   it("when a run starts outside the page, then the tree shows it running over SSE, without a reload", async () => {
@@ -118,7 +125,11 @@ describe("given a served log with two finished delegation trees", () => {
     const ctx = await rt.createContext();
     roots["Hold"] = ctx.id;
     await rt.start(ctx.id, "Hold the line until told");
-    const rows = await waitForTree(w.page, (r) => r.some((x) => x.id === ctx.id && x.status === "running"), "the new root running");
+    const rows = await waitForTree(
+      w.page,
+      (r) => r.some((x) => x.id === ctx.id && x.status === "running"),
+      "the new root running",
+    );
     expect(rows.find((x) => x.id === ctx.id)!.task).toBe("Hold the line until told");
     expect(await w.page.evaluate(() => (globalThis as any).sameDocument)).toBe(true);
   });
@@ -155,9 +166,17 @@ describe("given a served log with two finished delegation trees", () => {
     // The numbers follow too: the tokens of the run's model calls (80 + 20 each) arrive without a reload.
     // The numbers follow too: the run's two model calls (before and after the intervention), 80 + 20 tokens each,
     // arrive without a reload.
-    await waitForTree(w.page, (r) => r.some((x) => x.id === id && x.status === "completed" && x.tokens === "200"), "the run finished with its tokens");
+    await waitForTree(
+      w.page,
+      (r) => r.some((x) => x.id === id && x.status === "completed" && x.tokens === "200"),
+      "the run finished with its tokens",
+    );
     const log = (await rt.events({ contextId: id })).map((e) => e.type);
-    expect(log.filter((t) => ["MessageReceived", "ContextPaused", "ContextResumed", "InterventionReceived", "RunCompleted"].includes(t))).toEqual([
+    expect(
+      log.filter((t) =>
+        ["MessageReceived", "ContextPaused", "ContextResumed", "InterventionReceived", "RunCompleted"].includes(t),
+      ),
+    ).toEqual([
       "MessageReceived",
       "MessageReceived",
       "ContextPaused",
@@ -179,16 +198,25 @@ describe("given a served log with two finished delegation trees", () => {
     for (let i = 0; i < steps.indexOf("tool_call"); i++) await w.page.keyboard.press("ArrowDown");
     expect(await w.page.textContent("#detail")).toContain("call_subordinate");
     await w.page.keyboard.press("Enter");
-    await w.page.waitForFunction(() => (globalThis as any).document.querySelector("#ctx-title")?.textContent?.startsWith("Timeline of A1"));
+    await w.page.waitForFunction(() =>
+      (globalThis as any).document.querySelector("#ctx-title")?.textContent?.startsWith("Timeline of A1"),
+    );
     await w.page.waitForSelector("#timeline [data-kind=end]");
     childId = (await w.page.evaluate(() => (globalThis as any).document.body.dataset["timeline"]))!;
     childTimeline = await w.page.$$eval("#timeline [data-kind]", (els) =>
-      els.map((el) => ({ kind: (el as any).dataset["kind"]!, position: Number((el as any).dataset["position"]), text: el.querySelector(".text")!.textContent! })),
+      els.map((el) => ({
+        kind: (el as any).dataset["kind"]!,
+        position: Number((el as any).dataset["position"]),
+        text: el.querySelector(".text")!.textContent!,
+      })),
     );
     expect(childTimeline.map((r) => r.kind)).toEqual(["run", "message", "model_call", "end"]);
     await w.page.keyboard.press("Home");
     await w.page.keyboard.press("ArrowDown");
-    await w.page.screenshot({ path: new URL("web-timeline.png", SHOTS).pathname, clip: { x: 589, y: 44, width: 691, height: 716 } });
+    await w.page.screenshot({
+      path: new URL("web-timeline.png", SHOTS).pathname,
+      clip: { x: 589, y: 44, width: 691, height: 716 },
+    });
   });
 
   it("when the log position is moved back with the keyboard, then the tree is the one of that time; Live brings today's back", async () => {
@@ -198,13 +226,20 @@ describe("given a served log with two finished delegation trees", () => {
     await waitForTree(w.page, (r) => r.length === 0, "an empty tree at position 0");
     // One before the second root was created: only the first tree existed then.
     for (let i = 0; i < createdAt - 1; i++) await w.page.keyboard.press("ArrowRight");
-    await w.page.waitForFunction((p) => (globalThis as any).document.body.dataset["position"] === String(p), createdAt - 1);
+    await w.page.waitForFunction(
+      (p) => (globalThis as any).document.body.dataset["position"] === String(p),
+      createdAt - 1,
+    );
     const past = await treeRows(w.page);
     expect(past.map((r) => r.id)).not.toContain(roots["Write"]);
     expect(past.map((r) => r.id)).toContain(roots["Survey"]);
     expect(await w.page.isDisabled("#send")).toBe(true);
     await w.page.click("#live");
-    await waitForTree(w.page, (r) => r.some((x) => x.id === roots["Hold"]) && r.some((x) => x.id === roots["Write"]), "today's roots again");
+    await waitForTree(
+      w.page,
+      (r) => r.some((x) => x.id === roots["Hold"]) && r.some((x) => x.id === roots["Write"]),
+      "today's roots again",
+    );
   });
 
   it("when the server needs a token, then a missing or wrong one is shown as the API's error, and the right one shows the tree", async () => {
@@ -213,10 +248,14 @@ describe("given a served log with two finished delegation trees", () => {
       const t = await watchedPage(browser);
       await t.page.goto(guarded.url);
       await t.page.waitForSelector("#error:not([hidden])");
-      expect(await t.page.textContent("#error-text")).toBe("401 unauthorized: a bearer token is required (Authorization: Bearer <token>)");
+      expect(await t.page.textContent("#error-text")).toBe(
+        "401 unauthorized: a bearer token is required (Authorization: Bearer <token>)",
+      );
       await t.page.fill("#token", "wrong");
       await t.page.keyboard.press("Enter");
-      await t.page.waitForFunction(() => (globalThis as any).document.querySelector("#error-text")?.textContent?.includes("wrong"));
+      await t.page.waitForFunction(() =>
+        (globalThis as any).document.querySelector("#error-text")?.textContent?.includes("wrong"),
+      );
       expect(await t.page.textContent("#error-text")).toBe("401 unauthorized: the bearer token is wrong");
       await t.page.fill("#token", "s3cret-token");
       await t.page.keyboard.press("Enter");
@@ -242,7 +281,10 @@ describe("given a served log with two finished delegation trees", () => {
     expect(report.context.id).toBe(childId);
     const expected = report.context.runs.flatMap((run) => [
       { kind: "run", position: run.positions.first },
-      ...run.entries.flatMap((e) => [{ kind: e.kind, position: e.position }, ...(e.kind === "tool_call" ? e.jobs.map(() => ({ kind: "job", position: e.position })) : [])]),
+      ...run.entries.flatMap((e) => [
+        { kind: e.kind, position: e.position },
+        ...(e.kind === "tool_call" ? e.jobs.map(() => ({ kind: "job", position: e.position })) : []),
+      ]),
       ...(run.status === "running" ? [] : [{ kind: "end", position: run.positions.last }]),
     ]);
     expect(childTimeline.map(({ kind, position }) => ({ kind, position }))).toEqual(expected);

@@ -13,7 +13,10 @@ import { gate } from "../server/support.ts";
 import { launchBrowser, treeRows, waitForTree, type WatchedPage } from "./support.ts";
 
 // As in page.test.ts: ACTORZERO_UPDATE_SCREENSHOTS=1 writes docs/web-phone.png, which the README shows.
-const SHOTS = new URL(process.env["ACTORZERO_UPDATE_SCREENSHOTS"] === "1" ? "../../docs/" : "../../.scratch-testing/screenshots/", import.meta.url);
+const SHOTS = new URL(
+  process.env["ACTORZERO_UPDATE_SCREENSHOTS"] === "1" ? "../../docs/" : "../../.scratch-testing/screenshots/",
+  import.meta.url,
+);
 const PHONE = { width: 390, height: 844 };
 
 let dataDir: string;
@@ -43,8 +46,14 @@ beforeAll(async () => {
       if (req.agentNumber === 0 && isFirstStep(req)) {
         return call("parallel", {
           tool_calls: [
-            { name: "call_subordinate", arguments: { profile: "researcher", name: "scout", message: `Research: ${task}` } },
-            { name: "call_subordinate", arguments: { profile: "developer", name: "builder", message: `Build: ${task}` } },
+            {
+              name: "call_subordinate",
+              arguments: { profile: "researcher", name: "scout", message: `Research: ${task}` },
+            },
+            {
+              name: "call_subordinate",
+              arguments: { profile: "developer", name: "builder", message: `Build: ${task}` },
+            },
           ],
         });
       }
@@ -60,7 +69,10 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: PHONE, deviceScaleFactor: 1, isMobile: true, hasTouch: true });
   w = { page, errors: [], httpErrors: [] };
-  page.on("console", (m) => void (m.type() === "error" && !/^Failed to load resource/.test(m.text()) && w.errors.push(m.text())));
+  page.on(
+    "console",
+    (m) => void (m.type() === "error" && !/^Failed to load resource/.test(m.text()) && w.errors.push(m.text())),
+  );
   page.on("pageerror", (e) => void w.errors.push(`uncaught: ${e.message}`));
   mkdirSync(SHOTS, { recursive: true });
 });
@@ -97,14 +109,29 @@ const whenLog = async (check: () => Promise<boolean>) => {
   }
 };
 
-const box = (selector: string) => page.$eval(selector, (el) => JSON.parse(JSON.stringify(el.getBoundingClientRect())) as { x: number; y: number; width: number; height: number; right: number; bottom: number });
+const box = (selector: string) =>
+  page.$eval(
+    selector,
+    (el) =>
+      JSON.parse(JSON.stringify(el.getBoundingClientRect())) as {
+        x: number;
+        y: number;
+        width: number;
+        height: number;
+        right: number;
+        bottom: number;
+      },
+  );
 
 describe("given a served log, on a 390×844 phone screen", () => {
   it("when the page opens, then it is no wider than the screen and the tree and the timeline are both on it", async () => {
     await page.goto(server.url);
     await waitForTree(page, (r) => r.length === 1, "the root");
     await page.waitForSelector("#timeline [data-index]");
-    const width = await page.evaluate(() => [(globalThis as any).document.documentElement.scrollWidth, (globalThis as any).document.body.scrollWidth]);
+    const width = await page.evaluate(() => [
+      (globalThis as any).document.documentElement.scrollWidth,
+      (globalThis as any).document.body.scrollWidth,
+    ]);
     expect(Math.max(...width)).toBeLessThanOrEqual(PHONE.width);
     for (const pane of ["#tree", "#timeline", "#at"]) {
       const b = await box(pane);
@@ -136,14 +163,26 @@ describe("given a served log, on a 390×844 phone screen", () => {
     const started = await rt.start(hold.id, "Hold the launch");
     await waitForTree(page, (r) => r.some((x) => x.id === holdId && x.status === "running"), "the held root running");
     // Both jobs' subordinates are waiting in their model call.
-    await whenLog(async () => (await rt.contexts()).filter((c) => c.parentContextId === holdId && c.status === "running").length === 2);
+    await whenLog(
+      async () =>
+        (await rt.contexts()).filter((c) => c.parentContextId === holdId && c.status === "running").length === 2,
+    );
     await page.click(`#tree-${holdId} .task`);
     await page.waitForSelector("#stop:not([disabled])");
     await page.click("#stop");
     expect((await started.ended).status).toBe("stopped");
     await waitForTree(page, (r) => r.some((x) => x.id === holdId && x.status === "stopped"), "the held root stopped");
-    await page.waitForFunction((id) => (globalThis as any).document.body.dataset["timeline"] === id && (globalThis as any).document.querySelectorAll("#timeline button.child").length >= 2, holdId);
-    await page.waitForFunction(() => [...(globalThis as any).document.querySelectorAll("#timeline button.child")].every((b) => !/running/.test(b.textContent ?? "")));
+    await page.waitForFunction(
+      (id) =>
+        (globalThis as any).document.body.dataset["timeline"] === id &&
+        (globalThis as any).document.querySelectorAll("#timeline button.child").length >= 2,
+      holdId,
+    );
+    await page.waitForFunction(() =>
+      [...(globalThis as any).document.querySelectorAll("#timeline button.child")].every(
+        (b) => !/running/.test(b.textContent ?? ""),
+      ),
+    );
     const links = await page.$$eval("#timeline button.child", (els) => els.map((e) => e.textContent));
     expect(links.length).toBeGreaterThanOrEqual(2);
     for (const l of links) expect(l).toMatch(/^A1 (stopped|cancelled) →$/);
@@ -154,11 +193,18 @@ describe("given a served log, on a 390×844 phone screen", () => {
     const events = await rt.events({ contextId: holdId });
     const start = events.find((e) => e.type === "RunStarted")!;
     const during = events.find((e) => e.type === "ParallelJobStarted")!;
-    await page.$eval("#at", (el, p) => {
-      (el as any).value = String(p);
-      el.dispatchEvent(new (globalThis as any).Event("input", { bubbles: true }));
-    }, during.globalPosition);
-    await page.waitForFunction((p) => (globalThis as any).document.body.dataset["position"] === String(p), during.globalPosition);
+    await page.$eval(
+      "#at",
+      (el, p) => {
+        (el as any).value = String(p);
+        el.dispatchEvent(new (globalThis as any).Event("input", { bubbles: true }));
+      },
+      during.globalPosition,
+    );
+    await page.waitForFunction(
+      (p) => (globalThis as any).document.body.dataset["position"] === String(p),
+      during.globalPosition,
+    );
     const row = (await treeRows(page)).find((r) => r.id === holdId)!;
     expect(row.status).toBe("running");
     // What it was then, not the minutes since: the time between the run's start and that position.

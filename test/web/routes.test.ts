@@ -15,14 +15,21 @@ beforeAll(async () => {
   s = await served((req) => {
     const task = userMessages(req)[0] ?? "";
     if (req.agentNumber === 0 && isFirstStep(req) && task.startsWith("fan out")) {
-      return call("parallel", { tool_calls: [{ name: "call_subordinate", arguments: { message: "left" } }, { name: "call_subordinate", arguments: { message: "right" } }] });
+      return call("parallel", {
+        tool_calls: [
+          { name: "call_subordinate", arguments: { message: "left" } },
+          { name: "call_subordinate", arguments: { message: "right" } },
+        ],
+      });
     }
     if (req.agentNumber === 0 && isFirstStep(req)) return call("call_subordinate", { message: "one below" });
     return { text: `done: ${task}`, usage: { inputTokens: 7 + req.agentNumber, outputTokens: 3 } };
   });
   for (const task of ["fan out to two", "delegate once"]) {
     const id = (await api(s.url, "POST", "/v1/contexts", {})).body.id as string;
-    expect((await api(s.url, "POST", `/v1/contexts/${id}/messages`, { text: task, wait: true })).body.status).toBe("completed");
+    expect((await api(s.url, "POST", `/v1/contexts/${id}/messages`, { text: task, wait: true })).body.status).toBe(
+      "completed",
+    );
     roots.push(id);
   }
 });
@@ -44,7 +51,13 @@ describe("given a served log of two delegation trees", () => {
       const view = stored.find((c) => c.id === r.id)!;
       const own = (await s.rt.usage(r.id)).own!;
       const first = (await s.rt.events({ contextId: r.id })).find((e) => e.type === "MessageReceived");
-      expect({ status: r.status, parentId: r.parentId, agentNumber: r.agentNumber, inputTokens: r.inputTokens, outputTokens: r.outputTokens }).toEqual({
+      expect({
+        status: r.status,
+        parentId: r.parentId,
+        agentNumber: r.agentNumber,
+        inputTokens: r.inputTokens,
+        outputTokens: r.outputTokens,
+      }).toEqual({
         status: view.status,
         parentId: view.parentContextId,
         agentNumber: view.agentNumber,
@@ -53,11 +66,19 @@ describe("given a served log of two delegation trees", () => {
       });
       expect(r.task).toBe(first?.type === "MessageReceived" ? first.data.text : null);
     }
-    expect(rows.filter((r) => r.parentId === roots[0]).map((r) => r.task).sort()).toEqual(["left", "right"]);
+    expect(
+      rows
+        .filter((r) => r.parentId === roots[0])
+        .map((r) => r.task)
+        .sort(),
+    ).toEqual(["left", "right"]);
     // A root's row also carries its whole tree's tokens: the usage projection's rollup.
     for (const root of roots) {
       const rollup = (await s.rt.usage(root)).rollup!;
-      expect(rows.find((r) => r.id === root)!.treeTokens).toEqual({ inputTokens: rollup.inputTokens, outputTokens: rollup.outputTokens });
+      expect(rows.find((r) => r.id === root)!.treeTokens).toEqual({
+        inputTokens: rollup.inputTokens,
+        outputTokens: rollup.outputTokens,
+      });
       expect(rollup.inputTokens).toBeGreaterThan(rows.find((r) => r.id === root)!.inputTokens);
     }
     expect(rows.filter((r) => r.parentId !== null).every((r) => r.treeTokens === null)).toBe(true);
@@ -109,7 +130,9 @@ describe("given a served log of two delegation trees", () => {
 
     const summary = (await api(s.url, "GET", `/v1/contexts/${roots[0]}/audit?children=summary`)).body;
     expect(summary.context.runs).toEqual(full.body.context.runs);
-    expect(summary.context.children.map((c: any) => [c.id, c.runs, c.tree])).toEqual(full.body.context.children.map((c: any) => [c.id, [], c.tree]));
+    expect(summary.context.children.map((c: any) => [c.id, c.runs, c.tree])).toEqual(
+      full.body.context.children.map((c: any) => [c.id, [], c.tree]),
+    );
 
     const started = full.body.context.runs[0].positions.first as number;
     const early = (await api(s.url, "GET", `/v1/contexts/${roots[0]}/audit?at=${started + 1}`)).body;

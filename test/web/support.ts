@@ -12,8 +12,15 @@ export const CHROMIUM = process.env["ACTORZERO_CHROMIUM"] ?? "/usr/bin/chromium"
 
 /** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=…` to point a name at this machine. */
 export const launchBrowser = async (extraArgs: string[] = []): Promise<Browser> => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set ACTORZERO_CHROMIUM`);
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", ...extraArgs] });
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: install Debian's chromium package (.ci/run does) or set ACTORZERO_CHROMIUM`,
+    );
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", ...extraArgs],
+  });
 };
 
 export type WatchedPage = {
@@ -32,7 +39,8 @@ export const watchedPage = async (browser: Browser): Promise<WatchedPage> => {
   page.on("console", (m: ConsoleMessage) => {
     if (m.type() !== "error") return;
     // Chromium logs every 4xx/5xx answer to fetch as a console error; those are sorted out, the rest fail the test.
-    if (/^Failed to load resource: the server responded with a status of \d+/.test(m.text())) httpErrors.push(`${m.text()} (${m.location().url})`);
+    if (/^Failed to load resource: the server responded with a status of \d+/.test(m.text()))
+      httpErrors.push(`${m.text()} (${m.location().url})`);
     else errors.push(m.text());
   });
   page.on("pageerror", (e) => errors.push(`uncaught: ${e.message}`));
@@ -53,13 +61,22 @@ export const treeRows = (page: Page) =>
   );
 
 /** Waits until `check` holds for the tree rows on screen. */
-export const waitForTree = async (page: Page, check: (rows: Awaited<ReturnType<typeof treeRows>>) => boolean, what: string, timeoutMs = 30_000) => {
+export const waitForTree = async (
+  page: Page,
+  check: (rows: Awaited<ReturnType<typeof treeRows>>) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+) => {
   let rows: Awaited<ReturnType<typeof treeRows>> = [];
   try {
-    return await eventually(async () => {
-      rows = await treeRows(page);
-      return check(rows) ? rows : undefined;
-    }, timeoutMs, what);
+    return await eventually(
+      async () => {
+        rows = await treeRows(page);
+        return check(rows) ? rows : undefined;
+      },
+      timeoutMs,
+      what,
+    );
   } catch {
     throw new Error(`the tree never showed ${what}; it shows:\n${JSON.stringify(rows, null, 1)}`);
   }

@@ -14,7 +14,10 @@ let w: WatchedPage;
 beforeAll(async () => {
   s = await served(() => ({ text: "A picnic for twelve: sandwiches, fruit, two blankets." }));
   const id = (await api(s.url, "POST", "/v1/contexts", {})).body.id as string;
-  expect((await api(s.url, "POST", `/v1/contexts/${id}/messages`, { text: "Plan a picnic for twelve people", wait: true })).body.status).toBe("completed");
+  expect(
+    (await api(s.url, "POST", `/v1/contexts/${id}/messages`, { text: "Plan a picnic for twelve people", wait: true }))
+      .body.status,
+  ).toBe("completed");
   browser = await launchBrowser();
   w = await watchedPage(browser);
 });
@@ -39,7 +42,9 @@ describe("given a served log", () => {
     expect(v.head.hash).toMatch(/^[0-9a-f]{64}$/);
 
     await w.page.goto(s.url);
-    expect(await mark("ok")).toBe(`log verified · ${events.length} events · head ${head}:${v.head.hash!.slice(0, 12)}…`);
+    expect(await mark("ok")).toBe(
+      `log verified · ${events.length} events · head ${head}:${v.head.hash!.slice(0, 12)}…`,
+    );
     expect(w.errors).toEqual([]);
   });
 

@@ -29,7 +29,8 @@ export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "approvals");
   return withLog(where, { create: false, readOnly: true }, async ({ projections }) => {
     const arg = v.positionals["<id>"];
-    const scope = arg === undefined ? undefined : await subtreeIds(projections, (await resolveContext(projections, arg, where)).id);
+    const scope =
+      arg === undefined ? undefined : await subtreeIds(projections, (await resolveContext(projections, arg, where)).id);
     const states = await projections.approvals.of(scope);
     const rows: ApprovalView[] = v.all
       ? states.flatMap((s) => s.approvals).sort((a, b) => a.requestedPosition - b.requestedPosition)
@@ -61,7 +62,15 @@ export const approvalsCommand = async (v: Values, io: Io): Promise<number> => {
     );
     const pending = rows.filter((a) => a.status === "pending").length;
     if (pending > 0) {
-      io.print(wrapText(p.dim(`decide with actorzero approve <approval> [--note <text>] or actorzero reject <approval> --reason <text> (a unique prefix of the id will do)`), width, "  "));
+      io.print(
+        wrapText(
+          p.dim(
+            `decide with actorzero approve <approval> [--note <text>] or actorzero reject <approval> --reason <text> (a unique prefix of the id will do)`,
+          ),
+          width,
+          "  ",
+        ),
+      );
     }
     return EXIT.ok;
   });
@@ -79,4 +88,6 @@ const NARROWER: FitStep[] = [
 ];
 
 const statusOf = (a: ApprovalView): string =>
-  a.status === "closed" ? `closed (run ${a.closedBy})` : `${a.status} by ${a.by}${a.status === "denied" && a.reason ? `: ${oneLine(a.reason, 40)}` : ""}`;
+  a.status === "closed"
+    ? `closed (run ${a.closedBy})`
+    : `${a.status} by ${a.by}${a.status === "denied" && a.reason ? `: ${oneLine(a.reason, 40)}` : ""}`;

@@ -49,10 +49,19 @@ const specOf = (action: Action): CommandSpec<Values> => ({
     action === "approve"
       ? "Approve a tool call waiting for a decision: it runs, and its parked run goes on."
       : "Reject a tool call waiting for a decision: the model gets --reason as the call's error, and the run goes on.",
-  usage: [action === "approve" ? "approve <approval> [--note <text>] [--by <name>] [--json]" : "reject <approval> --reason <text> [--by <name>] [--json]"],
+  usage: [
+    action === "approve"
+      ? "approve <approval> [--note <text>] [--by <name>] [--json]"
+      : "reject <approval> --reason <text> [--by <name>] [--json]",
+  ],
   options: {
     ...STORE_OPTIONS,
-    by: { type: "string", value: "<name>", description: "who decides, as recorded (default: the OS user; at most 100 characters); not with a holder, which records its own OS user" },
+    by: {
+      type: "string",
+      value: "<name>",
+      description:
+        "who decides, as recorded (default: the OS user; at most 100 characters); not with a holder, which records its own OS user",
+    },
     ...(action === "approve"
       ? { note: { type: "string", value: "<text>", description: "a note recorded with the approval" } }
       : { reason: { type: "string", value: "<text>", description: "why (required): the model reads it" } }),
@@ -68,33 +77,49 @@ On a data dir that actorzero run, send or serve holds, the decision goes to that
 export const approveSpec = specOf("approve");
 export const rejectSpec = specOf("reject");
 
-const decideWith = (action: Action) => async (v: Values, io: Io): Promise<number> => {
-  const where = locate(v, action);
-  const arg = v.positionals["<approval>"]!.trim().toLowerCase();
-  if (action === "reject" && (v.reason ?? "").trim() === "") throw usageError("reject needs --reason <text>: the model reads it as the call's error", "reject");
-  let by = v.by ?? osUser(io.env);
-  const body = action === "approve" ? { by, ...(v.note !== undefined ? { note: v.note } : {}) } : { by, reason: v.reason ?? "" };
-  const opened = await openLogOrHolder(where, { create: false });
-  let id = arg;
-  if (opened.holder) {
-    if (v.by !== undefined) {
-      throw new CliError(`--by: this data dir is held by a running process, which records the decision under its own OS user; leave --by out`);
-    }
-    id = approvalNamed(await holderPending(opened.holder), arg);
-    by = await through(opened.holder, action, id, body);
-  } else await here(opened.store, action, arg, body, io, (ids) => (id = approvalNamed(ids, arg)));
-  const status = action === "approve" ? "granted" : "denied";
-  if (v.json) io.print(JSON.stringify({ approvalId: id, status }));
-  else io.print(`approval ${id} ${status} by ${by}${action === "approve" ? ": the call runs and its run goes on" : ": the model gets the reason and the run goes on"}`);
-  return EXIT.ok;
-};
+const decideWith =
+  (action: Action) =>
+  async (v: Values, io: Io): Promise<number> => {
+    const where = locate(v, action);
+    const arg = v.positionals["<approval>"]!.trim().toLowerCase();
+    if (action === "reject" && (v.reason ?? "").trim() === "")
+      throw usageError("reject needs --reason <text>: the model reads it as the call's error", "reject");
+    let by = v.by ?? osUser(io.env);
+    const body =
+      action === "approve" ? { by, ...(v.note !== undefined ? { note: v.note } : {}) } : { by, reason: v.reason ?? "" };
+    const opened = await openLogOrHolder(where, { create: false });
+    let id = arg;
+    if (opened.holder) {
+      if (v.by !== undefined) {
+        throw new CliError(
+          `--by: this data dir is held by a running process, which records the decision under its own OS user; leave --by out`,
+        );
+      }
+      id = approvalNamed(await holderPending(opened.holder), arg);
+      by = await through(opened.holder, action, id, body);
+    } else await here(opened.store, action, arg, body, io, (ids) => (id = approvalNamed(ids, arg)));
+    const status = action === "approve" ? "granted" : "denied";
+    if (v.json) io.print(JSON.stringify({ approvalId: id, status }));
+    else
+      io.print(
+        `approval ${id} ${status} by ${by}${action === "approve" ? ": the call runs and its run goes on" : ": the model gets the reason and the run goes on"}`,
+      );
+    return EXIT.ok;
+  };
 
 export const approveCommand = decideWith("approve");
 export const rejectCommand = decideWith("reject");
 
 type Body = { by: string; note?: string } | { by: string; reason: string };
 
-const here = async (store: EventStore, action: Action, arg: string, body: Body, io: Io, resolve: (pending: string[]) => string): Promise<void> => {
+const here = async (
+  store: EventStore,
+  action: Action,
+  arg: string,
+  body: Body,
+  io: Io,
+  resolve: (pending: string[]) => string,
+): Promise<void> => {
   try {
     const config = loadConfig(io.cwd);
     const rt = await runtimeFor(store, config, await chooseModel({}, config, io.env));
@@ -103,7 +128,10 @@ const here = async (store: EventStore, action: Action, arg: string, body: Body, 
       const context = await decided(rt, action, id, body);
       // The parked run goes on in this process: wait until it ends (or parks again) before closing.
       const actor = context === null ? undefined : rt.actor(context);
-      if (actor) await waitFor(actor, (s) => !s.matches({ running: "active" }) && !s.matches({ running: "stopping" }), { timeout: Infinity });
+      if (actor)
+        await waitFor(actor, (s) => !s.matches({ running: "active" }) && !s.matches({ running: "stopping" }), {
+          timeout: Infinity,
+        });
     } finally {
       await rt.close();
     }
@@ -112,7 +140,12 @@ const here = async (store: EventStore, action: Action, arg: string, body: Body, 
   }
 };
 
-const decided = async (rt: Awaited<ReturnType<typeof runtimeFor>>, action: Action, id: string, body: Body): Promise<string | null> => {
+const decided = async (
+  rt: Awaited<ReturnType<typeof runtimeFor>>,
+  action: Action,
+  id: string,
+  body: Body,
+): Promise<string | null> => {
   const pending = (await rt.approvals()).find((a) => a.approvalId === id);
   if (action === "approve") await rt.approve(id, body as { by: string; note?: string });
   else await rt.reject(id, body as { by: string; reason: string });
@@ -143,5 +176,7 @@ export const approvalNamed = (pending: readonly string[], arg: string): string =
   const matches = pending.filter((id) => id.startsWith(arg));
   if (matches.length === 1) return matches[0]!;
   if (matches.length === 0) throw new CliError(`no pending approval starts with '${arg}' (see actorzero approvals)`);
-  throw new CliError(`'${arg}' could be any of ${matches.length} pending approvals (${matches.map((m) => m.slice(0, 13)).join(", ")}): give more of the id`);
+  throw new CliError(
+    `'${arg}' could be any of ${matches.length} pending approvals (${matches.map((m) => m.slice(0, 13)).join(", ")}): give more of the id`,
+  );
 };

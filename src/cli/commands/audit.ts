@@ -13,7 +13,8 @@ export const AUDIT_TEXT_MAX = 160;
 
 export const auditSpec = defineCommand({
   name: "audit",
-  summary: "The full story of a context and everything it delegated: messages, model and tool calls, children, outcomes.",
+  summary:
+    "The full story of a context and everything it delegated: messages, model and tool calls, children, outcomes.",
   usage: ["audit <id> [--full] [--json]"],
   args: [{ name: "<id>", id: true }],
   flags: {
@@ -45,10 +46,22 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
     const created = (await store.readStream(view.id, 1)).find((e) => e.type === "ContextCreated");
     const from = created?.type === "ContextCreated" ? created.data.forkedFrom : undefined;
     const width = screenWidth(io.out);
-    const text = auditText(report, { max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX, paint: io.paint, ...(from ? { forkedFrom: from } : {}) });
+    const text = auditText(report, {
+      max: v.full ? Number.POSITIVE_INFINITY : AUDIT_TEXT_MAX,
+      paint: io.paint,
+      ...(from ? { forkedFrom: from } : {}),
+    });
     io.out.write(wrapText(text, width));
     if (holder) {
-      io.print(wrapText(io.paint.dim("log not verified here: it was read through the process that holds the data dir (actorzero verify-log once it is free)"), width, ""));
+      io.print(
+        wrapText(
+          io.paint.dim(
+            "log not verified here: it was read through the process that holds the data dir (actorzero verify-log once it is free)",
+          ),
+          width,
+          "",
+        ),
+      );
       return EXIT.ok;
     }
     // What the audit says is worth what the log is: say whether it holds together (the log only; verify-log does the rest).
@@ -57,7 +70,9 @@ export const auditCommand = async (v: Values, io: Io): Promise<number> => {
     io.print(
       wrapText(
         first
-          ? io.paint.red(`log NOT verified: ${first.position === null ? "" : `position ${first.position}: `}${first.problem} (actorzero verify-log lists every problem)`)
+          ? io.paint.red(
+              `log NOT verified: ${first.position === null ? "" : `position ${first.position}: `}${first.problem} (actorzero verify-log lists every problem)`,
+            )
           : `log verified: hash chain intact over ${log.events} events, head ${log.head.position}:${(log.head.hash ?? "").slice(0, 16)}…${log.unchained > 0 ? ` (${log.unchained} events predate the chain)` : ""}`,
         width,
         "",

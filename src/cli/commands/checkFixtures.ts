@@ -8,11 +8,16 @@ import { defineCommand, JSON_FLAG, textFlag, type ValuesOf } from "../defineComm
 
 export const checkFixturesSpec = defineCommand({
   name: "check-fixtures",
-  summary: "Replays every fixture in a folder without a model; exits 1 on drift, naming the fixture, the step and the diff.",
+  summary:
+    "Replays every fixture in a folder without a model; exits 1 on drift, naming the fixture, the step and the diff.",
   usage: ["check-fixtures <dir> [--prompts <dir>] [--json]"],
   args: [{ name: "<dir>" }],
   flags: {
-    prompts: textFlag("<dir>", "a prompts folder to replay with (default: the bundled prompts)", "--prompts needs a folder"),
+    prompts: textFlag(
+      "<dir>",
+      "a prompts folder to replay with (default: the bundled prompts)",
+      "--prompts needs a folder",
+    ),
     ...JSON_FLAG,
   },
   details: `Every *.json file of the folder that has a formatVersion is a fixture (actorzero export-fixture). Each
@@ -25,14 +30,22 @@ changed lines. Exit 0 when every fixture replays as recorded, 1 otherwise.
 });
 type Values = ValuesOf<typeof checkFixturesSpec>;
 
-type Checked = { file: string; ok: boolean; calls: number; drift: { kind: string; path: string; step: number | null; message: string }[]; error?: string };
+type Checked = {
+  file: string;
+  ok: boolean;
+  calls: number;
+  drift: { kind: string; path: string; step: number | null; message: string }[];
+  error?: string;
+};
 
 /** The fixtures of a folder: *.json files that carry a formatVersion, sorted by name. */
 const fixtureFiles = (dir: string): { file: string; json: unknown }[] => {
   let names: string[];
   try {
     if (!statSync(dir).isDirectory()) throw new Error("not a folder");
-    names = readdirSync(dir).filter((n) => n.endsWith(".json")).sort();
+    names = readdirSync(dir)
+      .filter((n) => n.endsWith(".json"))
+      .sort();
   } catch (e) {
     throw new CliError(`cannot read the folder ${dir}: ${(e as Error).message}`);
   }
@@ -51,7 +64,10 @@ export const checkFixturesCommand = async (v: Values, io: Io): Promise<number> =
   const dir = path.resolve(io.cwd, v.positionals["<dir>"]!);
   const config = loadConfig(io.cwd);
   const files = fixtureFiles(dir);
-  if (files.length === 0) throw new CliError(`no fixtures in ${v.positionals["<dir>"]} (*.json files with a formatVersion; see actorzero export-fixture)`);
+  if (files.length === 0)
+    throw new CliError(
+      `no fixtures in ${v.positionals["<dir>"]} (*.json files with a formatVersion; see actorzero export-fixture)`,
+    );
   const { replayFixture } = await import("../../fixtures/replay.ts");
   const { parseFixture } = await import("../../fixtures/format.ts");
   const { openPgliteStore } = await import("../../events/pgliteStore.ts");
@@ -89,12 +105,17 @@ export const checkFixturesCommand = async (v: Values, io: Io): Promise<number> =
     io.print(`${io.paint.red("DRIFT")}  ${c.file}${c.error ? `: ${c.error}` : ""}`);
     // The first drift is the cause; the rest (answers, log shapes) usually follow from it.
     for (const d of c.drift.slice(0, 1)) {
-      io.print(`  at ${d.path}${d.step !== null ? `, ${d.kind === "request" ? "model call" : d.kind === "shape" ? "event" : "run"} ${d.step}` : ""}:`);
+      io.print(
+        `  at ${d.path}${d.step !== null ? `, ${d.kind === "request" ? "model call" : d.kind === "shape" ? "event" : "run"} ${d.step}` : ""}:`,
+      );
       for (const line of d.message.split("\n")) io.print(`  ${line}`);
     }
-    if (c.drift.length > 1) io.print(io.paint.dim(`  (${c.drift.length - 1} more difference(s) follow from it; --json lists them)`));
+    if (c.drift.length > 1)
+      io.print(io.paint.dim(`  (${c.drift.length - 1} more difference(s) follow from it; --json lists them)`));
   }
   const bad = checked.filter((c) => !c.ok).length;
-  io.print(`${checked.length} fixture(s): ${checked.length - bad} replayed as recorded${bad > 0 ? `, ${bad} drifted` : ""}`);
+  io.print(
+    `${checked.length} fixture(s): ${checked.length - bad} replayed as recorded${bad > 0 ? `, ${bad} drifted` : ""}`,
+  );
   return ok ? EXIT.ok : EXIT.failed;
 };

@@ -29,7 +29,11 @@ export const contextsSpec = defineCommand({
       description: `only contexts in this state: ${SHOWN.join(", ")}`,
       schema: z.enum(SHOWN, { message: `--status must be one of ${SHOWN.join(", ")}` }).optional(),
     },
-    grep: textFlag("<text>", "only the trees whose root's task (its first message) contains this text (any case)", "--grep needs a text to look for"),
+    grep: textFlag(
+      "<text>",
+      "only the trees whose root's task (its first message) contains this text (any case)",
+      "--grep needs a text to look for",
+    ),
     ...JSON_FLAG,
   },
   details: `Each root shows its task: the first message it received, shortened.
@@ -69,15 +73,27 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
       const shown = truth.shown(view);
       if (v.status && shown !== v.status) continue;
       if (needle !== undefined && !(tasks.get(view.rootContextId) ?? "").toLowerCase().includes(needle)) continue;
-      rows.push({ ...view, shownStatus: shown, usage: await projections.usage.of(view.id), task: tasks.get(view.id) ?? null });
+      rows.push({
+        ...view,
+        shownStatus: shown,
+        usage: await projections.usage.of(view.id),
+        task: tasks.get(view.id) ?? null,
+      });
     }
     if (v.json) {
       io.print(JSON.stringify(rows));
       return EXIT.ok;
     }
     if (rows.length === 0) {
-      const filters = [v.status ? `${v.status}` : "", v.grep ? `under a root whose task contains ${JSON.stringify(v.grep)}` : ""];
-      io.print(v.status || v.grep ? `no ${filters[0] ? `${filters[0]} ` : ""}contexts${filters[1] ? ` ${filters[1]}` : ""}` : `no contexts yet: start one with actorzero run "<task>"`);
+      const filters = [
+        v.status ? `${v.status}` : "",
+        v.grep ? `under a root whose task contains ${JSON.stringify(v.grep)}` : "",
+      ];
+      io.print(
+        v.status || v.grep
+          ? `no ${filters[0] ? `${filters[0]} ` : ""}contexts${filters[1] ? ` ${filters[1]}` : ""}`
+          : `no contexts yet: start one with actorzero run "<task>"`,
+      );
       return EXIT.ok;
     }
     const p = io.paint;
@@ -104,13 +120,23 @@ export const contextsCommand = async (v: Values, io: Io): Promise<number> =>
       if (r.status !== "running" || !r.parkedOnBudget) continue;
       io.print(
         wrapText(
-          p.yellow(`A${r.agentNumber} ${r.id.slice(0, 8)} is parked: its next model call would pass its tree's ${r.parkedOnBudget.limit} budget; `) +
+          p.yellow(
+            `A${r.agentNumber} ${r.id.slice(0, 8)} is parked: its next model call would pass its tree's ${r.parkedOnBudget.limit} budget; `,
+          ) +
             `let it go on with ${extendHint(r.rootContextId, r.parkedOnBudget.limit)} (any amount), or stop it with actorzero stop ${r.id.slice(0, 8)}`,
           width,
           "  ",
         ),
       );
     }
-    io.print(wrapText(p.dim(`${rows.length} context${rows.length === 1 ? "" : "s"}; see one with actorzero audit <id> or actorzero tree <id>`), width, ""));
+    io.print(
+      wrapText(
+        p.dim(
+          `${rows.length} context${rows.length === 1 ? "" : "s"}; see one with actorzero audit <id> or actorzero tree <id>`,
+        ),
+        width,
+        "",
+      ),
+    );
     return EXIT.ok;
   });

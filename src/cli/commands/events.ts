@@ -24,18 +24,32 @@ export const eventsSpec = defineCommand({
       description: "only these event types, e.g. RunStarted,RunCompleted",
       schema: z
         .string()
-        .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
+        .transform((s) =>
+          s
+            .split(",")
+            .map((t) => t.trim())
+            .filter(Boolean),
+        )
         .refine((ts) => ts.length > 0 && ts.every((t) => (EVENT_TYPES as string[]).includes(t)), {
           message: `--type takes event types separated by commas: ${EVENT_TYPES.join(", ")}`,
         })
         .transform((ts) => ts as EventType[])
         .optional(),
     },
-    after: { type: "string", value: "<position>", description: "only events after this log position", schema: intFlag("--after", 0, "a log position").optional() },
+    after: {
+      type: "string",
+      value: "<position>",
+      description: "only events after this log position",
+      schema: intFlag("--after", 0, "a log position").optional(),
+    },
     limit: { type: "string", value: "<n>", description: "at most n events", schema: intFlag("--limit", 1).optional() },
-    follow: booleanFlag("keep printing events as others append them, until Ctrl-C (waits for a process to hold a data dir)"),
+    follow: booleanFlag(
+      "keep printing events as others append them, until Ctrl-C (waits for a process to hold a data dir)",
+    ),
     full: booleanFlag("do not cut texts in the lines"),
-    json: booleanFlag("one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }"),
+    json: booleanFlag(
+      "one JSON object per line: { position, eventId, streamId, streamVersion, type, schemaVersion, recordedAt, data, metadata }",
+    ),
   },
   details: `Lines read: position, time (UTC), agent and profile, context, type, gist.
 --follow keeps printing until Ctrl-C, like tail -f. On PostgreSQL it reads what every process appends. A PGlite
@@ -47,7 +61,8 @@ type Values = ValuesOf<typeof eventsSpec>;
 
 export const eventsCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "events");
-  if (v.follow && where.kind === "memory") throw usageError("--follow needs a log another process writes: a data dir or PostgreSQL");
+  if (v.follow && where.kind === "memory")
+    throw usageError("--follow needs a log another process writes: a data dir or PostgreSQL");
   // Ctrl-C (or SIGTERM) ends a follower; nothing else does.
   const stop = new AbortController();
   const onSignal = () => stop.abort();
@@ -125,7 +140,15 @@ const printerFor = async (v: Values, io: Io, projections: ProjectionQueries, con
       if (contextId && e.streamId !== contextId) return true;
       if (types && !types.has(e.type)) return true;
       if (v.limit !== undefined && printed >= v.limit) return false;
-      io.print(v.json ? eventJson(e) : wrapText(eventLine(e, labels.of(e), io.paint, v.full ? Number.POSITIVE_INFINITY : 100), width, EVENT_INDENT));
+      io.print(
+        v.json
+          ? eventJson(e)
+          : wrapText(
+              eventLine(e, labels.of(e), io.paint, v.full ? Number.POSITIVE_INFINITY : 100),
+              width,
+              EVENT_INDENT,
+            ),
+      );
       printed++;
       return v.limit === undefined || printed < v.limit;
     },

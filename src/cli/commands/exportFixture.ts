@@ -11,7 +11,8 @@ import { runtimeFor } from "../runtimeFor.ts";
 
 export const exportFixtureSpec = defineCommand({
   name: "export-fixture",
-  summary: "A context (--tree: and every subordinate below it) as a JSON fixture that replays its model calls in a test.",
+  summary:
+    "A context (--tree: and every subordinate below it) as a JSON fixture that replays its model calls in a test.",
   usage: ["export-fixture <id> [--tree] [--out <file>]"],
   args: [{ name: "<id>", id: true }],
   flags: {
@@ -35,7 +36,12 @@ export const exportFixtureCommand = async (v: Values, io: Io): Promise<number> =
     const { openProjections } = await import("../../projections/engine.ts");
     const source = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
     // No model is called: an export only reads the log, with the configuration's prompts, tools and presets.
-    const rt = await runtimeFor(store, config, { model: demoModel(), presets: config.presets ?? {}, offline: true, banner: "" });
+    const rt = await runtimeFor(store, config, {
+      model: demoModel(),
+      presets: config.presets ?? {},
+      offline: true,
+      banner: "",
+    });
     try {
       const { exportFixture, fixtureText } = await import("../../fixtures/export.ts");
       const fixture = await exportFixture(rt, source.id, { tree: v.tree === true });
@@ -51,7 +57,9 @@ export const exportFixtureCommand = async (v: Values, io: Io): Promise<number> =
         throw new CliError(`cannot write ${v.out}: ${(e as Error).message}`);
       }
       const tools = fixture.toolResults.length;
-      io.print(`wrote ${v.out}: ${fixture.contexts.length} context(s), ${fixture.calls.length} model call(s), ${tools} tool call(s) (fixture format ${fixture.formatVersion})`);
+      io.print(
+        `wrote ${v.out}: ${fixture.contexts.length} context(s), ${fixture.calls.length} model call(s), ${tools} tool call(s) (fixture format ${fixture.formatVersion})`,
+      );
       return EXIT.ok;
     } finally {
       await rt.close();

@@ -48,14 +48,22 @@ export const extendBudgetCommand = async (v: Values, io: Io): Promise<number> =>
   const where = locate(v, "extend-budget");
   const { id, more } = v.positionals;
   const opened = await openLogOrHolder(where, { create: false });
-  const report = opened.holder ? await through(opened.holder, id, more, where) : await here(opened.store, id, more, io, where);
+  const report = opened.holder
+    ? await through(opened.holder, id, more, where)
+    : await here(opened.store, id, more, io, where);
   if (v.json) {
     io.print(JSON.stringify(report));
     return EXIT.ok;
   }
   io.print(`budget of tree ${report.rootContextId.slice(0, 8)} extended by ${budgetArg(more)}`);
   io.print(budgetLine(report, io.paint));
-  io.print(report.parked.length === 0 ? "no run of the tree is parked on its budget now" : io.paint.yellow(`still parked (the extension was not enough): ${report.parked.map((p) => `${p.contextId.slice(0, 8)} (${p.limit})`).join(", ")}`));
+  io.print(
+    report.parked.length === 0
+      ? "no run of the tree is parked on its budget now"
+      : io.paint.yellow(
+          `still parked (the extension was not enough): ${report.parked.map((p) => `${p.contextId.slice(0, 8)} (${p.limit})`).join(", ")}`,
+        ),
+  );
   return EXIT.ok;
 };
 
@@ -80,7 +88,8 @@ const treeQuiet = async (rt: Rt, root: string): Promise<boolean> => {
   for (const v of views) {
     const s = snapshot(v.id);
     if (!s || !isParked(s)) continue;
-    for (let at = parentOf.get(v.id) ?? null; at !== null && !blocked.has(at); at = parentOf.get(at) ?? null) blocked.add(at);
+    for (let at = parentOf.get(v.id) ?? null; at !== null && !blocked.has(at); at = parentOf.get(at) ?? null)
+      blocked.add(at);
   }
   return views.every((v) => {
     const s = snapshot(v.id);
@@ -88,7 +97,13 @@ const treeQuiet = async (rt: Rt, root: string): Promise<boolean> => {
   });
 };
 
-const here = async (store: EventStore, arg: string, more: BudgetLimits, io: Io, where: LogLocation): Promise<BudgetReport> => {
+const here = async (
+  store: EventStore,
+  arg: string,
+  more: BudgetLimits,
+  io: Io,
+  where: LogLocation,
+): Promise<BudgetReport> => {
   try {
     const { openProjections } = await import("../../projections/engine.ts");
     const view = await resolveContext(await openProjections(store), arg, where);

@@ -12,7 +12,8 @@ import { runtimeFor } from "../runtimeFor.ts";
 
 export const forkSpec = defineCommand({
   name: "fork",
-  summary: "A new root whose history is a context's own up to one of its events (--at <position>), to run again from there.",
+  summary:
+    "A new root whose history is a context's own up to one of its events (--at <position>), to run again from there.",
   usage: ["fork <id> --at <position> [--json]"],
   args: [{ name: "<id>", id: true }],
   flags: {
@@ -64,7 +65,9 @@ export const forkCommand = async (v: Values, io: Io): Promise<number> => {
     io.print(JSON.stringify({ contextId: forkId, forkedFrom: { contextId: source.id, position: v.at } }));
     return EXIT.ok;
   }
-  io.print(`forked A${source.agentNumber} ${source.profile} ${source.id.slice(0, 8)} at log position ${v.at} into a new root ${forkId}`);
+  io.print(
+    `forked A${source.agentNumber} ${source.profile} ${source.id.slice(0, 8)} at log position ${v.at} into a new root ${forkId}`,
+  );
   io.print(io.paint.dim(`continue it: actorzero send ${forkId.slice(0, 8)} "<message>"${locationFlags(where)}`));
   return EXIT.ok;
 };

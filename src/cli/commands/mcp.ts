@@ -44,7 +44,9 @@ export const mcpCommand = async (v: Values, io: Io): Promise<number> => {
         process.once("SIGINT", () => resolve("SIGINT"));
       });
       await server.connect(transport);
-      io.warn(`actorzero mcp: serving ${rt.profiles().length} profile tools on stdio (${describeLocation(where)}; ${choice.banner})`);
+      io.warn(
+        `actorzero mcp: serving ${rt.profiles().length} profile tools on stdio (${describeLocation(where)}; ${choice.banner})`,
+      );
       const why = await ended;
       io.warn(`actorzero mcp: ${why}: closing (runs in flight are recorded as interrupted)`);
       await rt.close();

@@ -39,27 +39,37 @@ export const pauseSpec = specOf(
   "Pause a context: its run waits at the next checkpoint (before its next model call) until resume, a message, or stop.",
   "Recorded as ContextPaused. Pausing a paused context changes nothing.",
 );
-export const resumeSpec = specOf("resume", "Resume a paused context: its run goes on from where it waited.", "Recorded as ContextResumed. Resuming a context that is not paused changes nothing.");
+export const resumeSpec = specOf(
+  "resume",
+  "Resume a paused context: its run goes on from where it waited.",
+  "Recorded as ContextResumed. Resuming a context that is not paused changes nothing.",
+);
 
-const act = (action: Action) => async (v: Values, io: Io): Promise<number> => {
-  const where = locate(v, action);
-  const opened = await openLogOrHolder(where, { create: false });
-  const { before, view } = opened.holder ? await through(opened.holder, action, v.positionals["<id>"]!, where) : await here(opened.store, action, v, io, where);
-  const status = shownStatus(view);
-  if (v.json) {
-    io.print(JSON.stringify({ contextId: view.id, paused: view.paused, status }));
+const act =
+  (action: Action) =>
+  async (v: Values, io: Io): Promise<number> => {
+    const where = locate(v, action);
+    const opened = await openLogOrHolder(where, { create: false });
+    const { before, view } = opened.holder
+      ? await through(opened.holder, action, v.positionals["<id>"]!, where)
+      : await here(opened.store, action, v, io, where);
+    const status = shownStatus(view);
+    if (v.json) {
+      io.print(JSON.stringify({ contextId: view.id, paused: view.paused, status }));
+      return EXIT.ok;
+    }
+    const who = `A${view.agentNumber} ${view.profile} ${view.id.slice(0, 8)}`;
+    // Say what this command did: a change, or that there was nothing to change.
+    const changed = before.paused !== view.paused;
+    if (view.paused) {
+      const state = changed ? `is paused (${status})` : `was already paused (${status}): nothing changed`;
+      io.print(
+        `${who} ${state}: ${status === "running" ? `its run waits at its next checkpoint until actorzero resume ${view.id.slice(0, 8)}, a message, or stop` : "nothing runs now; a message starts a run as usual"}`,
+      );
+    } else if (changed) io.print(`${who} resumed (${status})${status === "running" ? ": its run goes on" : ""}`);
+    else io.print(`${who} was not paused (${status}): nothing changed`);
     return EXIT.ok;
-  }
-  const who = `A${view.agentNumber} ${view.profile} ${view.id.slice(0, 8)}`;
-  // Say what this command did: a change, or that there was nothing to change.
-  const changed = before.paused !== view.paused;
-  if (view.paused) {
-    const state = changed ? `is paused (${status})` : `was already paused (${status}): nothing changed`;
-    io.print(`${who} ${state}: ${status === "running" ? `its run waits at its next checkpoint until actorzero resume ${view.id.slice(0, 8)}, a message, or stop` : "nothing runs now; a message starts a run as usual"}`);
-  } else if (changed) io.print(`${who} resumed (${status})${status === "running" ? ": its run goes on" : ""}`);
-  else io.print(`${who} was not paused (${status}): nothing changed`);
-  return EXIT.ok;
-};
+  };
 
 export const pauseCommand = act("pause");
 export const resumeCommand = act("resume");

@@ -8,12 +8,15 @@ import { locate } from "../openLog.ts";
 
 export const replaySpec = defineCommand({
   name: "replay",
-  summary: "Rebuild every projection from zero by replaying the log; --verify compares a scratch rebuild with the stored ones.",
+  summary:
+    "Rebuild every projection from zero by replaying the log; --verify compares a scratch rebuild with the stored ones.",
   usage: ["replay [--verify] [--json]"],
   args: [],
   flags: {
     ...STORE_FLAGS,
-    verify: booleanFlag("rebuild into scratch tables and report every difference from the stored projections (exit 1 if any)"),
+    verify: booleanFlag(
+      "rebuild into scratch tables and report every difference from the stored projections (exit 1 if any)",
+    ),
     ...JSON_FLAG,
   },
   details: `replay replaces the stored projections with a rebuild from the log and says which rows it changed.
@@ -23,7 +26,13 @@ row by row, and exits 1 naming each projection, key and field that differs.
 });
 type Values = ValuesOf<typeof replaySpec>;
 
-export type Difference = { projection: string; key: string; fields: string[]; stored: SnapshotRow | null; rebuilt: SnapshotRow | null };
+export type Difference = {
+  projection: string;
+  key: string;
+  fields: string[];
+  stored: SnapshotRow | null;
+  rebuilt: SnapshotRow | null;
+};
 
 export const replayCommand = async (v: Values, io: Io): Promise<number> =>
   withLog(locate(v, "replay"), { create: false, throughHolder: false }, async ({ projections }) => {
@@ -48,9 +57,14 @@ export const replayCommand = async (v: Values, io: Io): Promise<number> =>
     const p = io.paint;
     const names = (await projections.checkpoints()).map((c) => c.name).join(", ");
     if (v.verify) {
-      if (ok) io.print(`${p.green("ok")}: a rebuild from zero up to log position ${position} matches the stored projections (${names}) row for row · ${duration(ms)}`);
+      if (ok)
+        io.print(
+          `${p.green("ok")}: a rebuild from zero up to log position ${position} matches the stored projections (${names}) row for row · ${duration(ms)}`,
+        );
       else {
-        io.print(`${p.red("differs")}: ${differences.length} stored projection row${differences.length === 1 ? "" : "s"} differ from a rebuild from the log up to position ${position}:`);
+        io.print(
+          `${p.red("differs")}: ${differences.length} stored projection row${differences.length === 1 ? "" : "s"} differ from a rebuild from the log up to position ${position}:`,
+        );
         for (const d of differences) io.print(`  ${describe(d)}`);
         io.print(p.dim("The log is the truth: actorzero replay rebuilds the stored projections from it."));
       }
@@ -59,7 +73,9 @@ export const replayCommand = async (v: Values, io: Io): Promise<number> =>
     io.print(`rebuilt ${names} from zero up to log position ${position} · ${duration(ms)}`);
     if (ok) io.print("every row came out as it was stored");
     else {
-      io.print(`${differences.length} row${differences.length === 1 ? "" : "s"} changed (the stored ones did not match the log):`);
+      io.print(
+        `${differences.length} row${differences.length === 1 ? "" : "s"} changed (the stored ones did not match the log):`,
+      );
       for (const d of differences) io.print(`  ${describe(d)}`);
     }
     return EXIT.ok;
@@ -80,7 +96,8 @@ const compare = (a: ProjectionsSnapshot, b: ProjectionsSnapshot): Difference[] =
       const s = x.get(key) ?? null;
       const r = y.get(key) ?? null;
       const fields = fieldsDiffering(s, r);
-      if (fields.length > 0 || (s === null) !== (r === null)) out.push({ projection: name, key, fields, stored: s, rebuilt: r });
+      if (fields.length > 0 || (s === null) !== (r === null))
+        out.push({ projection: name, key, fields, stored: s, rebuilt: r });
     }
   }
   return out;
@@ -92,7 +109,12 @@ export const fieldsDiffering = (stored: SnapshotRow | null, rebuilt: SnapshotRow
   const out: string[] = [];
   const walk = (x: unknown, y: unknown, path: string) => {
     if (out.length >= max) return;
-    const bothObjects = typeof x === "object" && typeof y === "object" && x !== null && y !== null && Array.isArray(x) === Array.isArray(y);
+    const bothObjects =
+      typeof x === "object" &&
+      typeof y === "object" &&
+      x !== null &&
+      y !== null &&
+      Array.isArray(x) === Array.isArray(y);
     if (bothObjects) {
       const keys = new Set([...Object.keys(x as object), ...Object.keys(y as object)]);
       for (const k of keys) {
@@ -105,7 +127,11 @@ export const fieldsDiffering = (stored: SnapshotRow | null, rebuilt: SnapshotRow
     }
     if (JSON.stringify(x) !== JSON.stringify(y)) out.push(`${path}: stored ${short(x)}, rebuilt ${short(y)}`);
   };
-  walk({ group: stored.group, order: stored.order, position: stored.position, state: stored.state }, { group: rebuilt.group, order: rebuilt.order, position: rebuilt.position, state: rebuilt.state }, "");
+  walk(
+    { group: stored.group, order: stored.order, position: stored.position, state: stored.state },
+    { group: rebuilt.group, order: rebuilt.order, position: rebuilt.position, state: rebuilt.state },
+    "",
+  );
   return out;
 };
 

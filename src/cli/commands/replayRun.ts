@@ -14,14 +14,30 @@ import { replayReport, WIDTH, wrap } from "../replayReport.ts";
 
 export const replayRunSpec = defineCommand({
   name: "replay-run",
-  summary: "Runs a root's user messages again with another model (--model) or prompts (--prompts) and shows both runs side by side.",
-  usage: ["replay-run <id> --model <preset> [--prompts <dir>] [--fixture <file>] [--offline] [--json]", "replay-run <id> --prompts <dir> [...]"],
+  summary:
+    "Runs a root's user messages again with another model (--model) or prompts (--prompts) and shows both runs side by side.",
+  usage: [
+    "replay-run <id> --model <preset> [--prompts <dir>] [--fixture <file>] [--offline] [--json]",
+    "replay-run <id> --prompts <dir> [...]",
+  ],
   args: [{ name: "<id>", id: true }],
   flags: {
     ...STORE_FLAGS,
-    model: textFlag("<preset>", "the preset (actorzero.config.json, or Default) the new run's root uses", "--model needs a preset name"),
-    prompts: textFlag("<dir>", "a prompts folder (system/, tools/, profiles/) for the new run", "--prompts needs a folder"),
-    fixture: textFlag("<file>", "answer the new run's model calls from this fixture (offline)", "--fixture needs a file"),
+    model: textFlag(
+      "<preset>",
+      "the preset (actorzero.config.json, or Default) the new run's root uses",
+      "--model needs a preset name",
+    ),
+    prompts: textFlag(
+      "<dir>",
+      "a prompts folder (system/, tools/, profiles/) for the new run",
+      "--prompts needs a folder",
+    ),
+    fixture: textFlag(
+      "<file>",
+      "answer the new run's model calls from this fixture (offline)",
+      "--fixture needs a file",
+    ),
     offline: booleanFlag("use the offline demo model even when OPENAI_API_KEY is set"),
     ...JSON_FLAG,
   },
@@ -43,24 +59,35 @@ export const replayRunCommand = async (v: Values, io: Io): Promise<number> => {
   const config = loadConfig(io.cwd);
   const promptsDir = v.prompts === undefined ? undefined : path.resolve(io.cwd, v.prompts);
   const { parseFixture } = await import("../../fixtures/format.ts");
-  const answers = v.fixture === undefined ? null : readFixture(path.resolve(io.cwd, v.fixture), v.fixture, parseFixture);
+  const answers =
+    v.fixture === undefined ? null : readFixture(path.resolve(io.cwd, v.fixture), v.fixture, parseFixture);
   const choice = await chooseModel({ offline: v.offline === true || answers !== null, latency: 0 }, config, io.env);
   const presets = { ...config.presets, ...choice.presets };
   if (v.model !== undefined && !Object.hasOwn(presets, v.model)) {
-    throw new CliError(`--model: no preset '${v.model}'; presets: ${Object.keys(presets).sort().join(", ")} (add it to actorzero.config.json)`);
+    throw new CliError(
+      `--model: no preset '${v.model}'; presets: ${Object.keys(presets).sort().join(", ")} (add it to actorzero.config.json)`,
+    );
   }
   const store = await openLog(where, { create: false });
   try {
     const { openProjections } = await import("../../projections/engine.ts");
     const source = await resolveContext(await openProjections(store), v.positionals["<id>"]!, where);
-    if (source.agentNumber !== 0) throw new CliError(`${source.id.slice(0, 8)} is a subordinate (A${source.agentNumber}): replay its root, ${source.rootContextId.slice(0, 8)}`);
+    if (source.agentNumber !== 0)
+      throw new CliError(
+        `${source.id.slice(0, 8)} is a subordinate (A${source.agentNumber}): replay its root, ${source.rootContextId.slice(0, 8)}`,
+      );
     const { exportFixture } = await import("../../fixtures/export.ts");
     const { withReplay } = await import("../../fixtures/replay.ts");
     const { fixtureTools } = await import("../../fixtures/fixtureTools.ts");
     const { fixtureModel } = await import("../../fixtures/fixtureModel.ts");
     const { compareRuns } = await import("../../fixtures/runComparison.ts");
     // The recorded run, read with the configuration it ran under.
-    const reader = await runtimeFor(store, config, { model: demoModel(), presets: config.presets ?? {}, offline: true, banner: "" });
+    const reader = await runtimeFor(store, config, {
+      model: demoModel(),
+      presets: config.presets ?? {},
+      offline: true,
+      banner: "",
+    });
     let recorded;
     try {
       recorded = await exportFixture(reader, source.id, { tree: true });
@@ -81,24 +108,48 @@ export const replayRunCommand = async (v: Values, io: Io): Promise<number> => {
       (rt, rootId) => exportFixture(rt, rootId, { tree: true }),
     );
     const comparison = compareRuns(recorded, replayed);
-    const against = [v.model !== undefined ? `--model ${v.model}` : null, v.prompts !== undefined ? `--prompts ${v.prompts}` : null].filter(Boolean).join(" ");
+    const against = [
+      v.model !== undefined ? `--model ${v.model}` : null,
+      v.prompts !== undefined ? `--prompts ${v.prompts}` : null,
+    ]
+      .filter(Boolean)
+      .join(" ");
     if (v.json) {
-      io.print(JSON.stringify({ recorded: source.id, replay: replayed.root, against: { model: v.model ?? null, prompts: v.prompts ?? null, fixture: v.fixture ?? null }, ...comparison }));
+      io.print(
+        JSON.stringify({
+          recorded: source.id,
+          replay: replayed.root,
+          against: { model: v.model ?? null, prompts: v.prompts ?? null, fixture: v.fixture ?? null },
+          ...comparison,
+        }),
+      );
       return EXIT.ok;
     }
     // 80 columns, the header and footer too (a long data dir path wraps rather than overflows).
     const header = `replay-run of A0 ${source.profile} ${source.id.slice(0, 8)} (${recorded.contexts[0]!.messages.length} message(s)) · ${answers ? `model answers from ${v.fixture}` : choice.banner}`;
     for (const line of wrap(header, WIDTH)) io.print(line);
     io.print("");
-    for (const line of replayReport(comparison, { recorded: `recorded ${source.id.slice(0, 8)}`, replay: `replay ${replayed.root.slice(0, 8)} (${against})` })) io.print(line);
-    for (const line of wrap(`the replay is in the log: actorzero audit ${replayed.root.slice(0, 8)}${locationFlags(where)}`, WIDTH)) io.print(io.paint.dim(line));
+    for (const line of replayReport(comparison, {
+      recorded: `recorded ${source.id.slice(0, 8)}`,
+      replay: `replay ${replayed.root.slice(0, 8)} (${against})`,
+    }))
+      io.print(line);
+    for (const line of wrap(
+      `the replay is in the log: actorzero audit ${replayed.root.slice(0, 8)}${locationFlags(where)}`,
+      WIDTH,
+    ))
+      io.print(io.paint.dim(line));
     return EXIT.ok;
   } finally {
     await store.close();
   }
 };
 
-const readFixture = (file: string, shown: string, parse: (json: unknown, source: string) => ReturnType<typeof import("../../fixtures/format.ts").parseFixture>) => {
+const readFixture = (
+  file: string,
+  shown: string,
+  parse: (json: unknown, source: string) => ReturnType<typeof import("../../fixtures/format.ts").parseFixture>,
+) => {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, "utf8"));

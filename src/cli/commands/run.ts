@@ -19,11 +19,18 @@ export const DEMO_TASK = "Plan the launch of a small open-source note-taking app
 export const runSpec = defineCommand({
   name: "run",
   summary: "Run a task on a new root context (A0) and watch its delegation tree live.",
-  usage: ['run "<task>" [--profile <p>] [--budget <limits>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]', "run            (the bundled demo task, offline)"],
+  usage: [
+    'run "<task>" [--profile <p>] [--budget <limits>] [--model <m>] [--base-url <url>] [--offline] [--events] [--json]',
+    "run            (the bundled demo task, offline)",
+  ],
   args: [{ name: "<task>", optional: true }],
   flags: {
     ...RUN_STORE_FLAGS,
-    profile: textFlag("<profile>", "the root's profile: default, developer, researcher, or one of yours", "--profile needs a profile name"),
+    profile: textFlag(
+      "<profile>",
+      "the root's profile: default, developer, researcher, or one of yours",
+      "--profile needs a profile name",
+    ),
     name: textFlag("<name>", "the root context's name (default: A0)", "--name needs a name"),
     budget: {
       type: "string",
@@ -55,14 +62,24 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   const demoTask = v.positionals["<task>"] === undefined;
   const task = v.positionals["<task>"] ?? DEMO_TASK;
   if (task.trim() === "") throw usageError("the task is empty: say what to do", "run");
-  const demoReason = v.offline ? "--offline" : io.env["OPENAI_API_KEY"] ? "the demo task always runs offline" : "OPENAI_API_KEY is not set";
+  const demoReason = v.offline
+    ? "--offline"
+    : io.env["OPENAI_API_KEY"]
+      ? "the demo task always runs offline"
+      : "OPENAI_API_KEY is not set";
   const choice = await chooseModel(demoTask ? { ...v, offline: demoReason } : v, config, io.env);
   await checkRuntimeFor(config, choice, v.profile !== undefined ? { profile: v.profile } : {});
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   // The banner goes first: opening the store and loading the runtime take a moment, and the user
   // should see at once that the command started and where its log is.
   if (!v.json) {
-    io.print(wrapText(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`, screenWidth(io.out), "  "));
+    io.print(
+      wrapText(
+        `${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`,
+        screenWidth(io.out),
+        "  ",
+      ),
+    );
     io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
   }
   const store = await openLog(where, { create: true });
@@ -72,13 +89,40 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
     const control = await listenForControl(rt, where, io);
     try {
       const after = await store.headPosition();
-      const root = await rt.createContext({ ...(v.name ? { name: v.name } : {}), ...(v.profile ? { profile: v.profile } : {}), ...(v.budget ? { budget: v.budget } : {}) });
+      const root = await rt.createContext({
+        ...(v.name ? { name: v.name } : {}),
+        ...(v.profile ? { profile: v.profile } : {}),
+        ...(v.budget ? { budget: v.budget } : {}),
+      });
       if (!v.json) {
-        io.print(wrapText(`${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`, screenWidth(io.out), "  "));
+        io.print(
+          wrapText(
+            `${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`,
+            screenWidth(io.out),
+            "  ",
+          ),
+        );
         io.print("");
       }
-      const session = await runSession({ rt, store, rootId: root.id, after, mode, io, start: () => rt.send(root.id, task) });
-      return await reportSession({ io, store, projections: rt.projections, contextId: root.id, session, flags: v, where, command });
+      const session = await runSession({
+        rt,
+        store,
+        rootId: root.id,
+        after,
+        mode,
+        io,
+        start: () => rt.send(root.id, task),
+      });
+      return await reportSession({
+        io,
+        store,
+        projections: rt.projections,
+        contextId: root.id,
+        session,
+        flags: v,
+        where,
+        command,
+      });
     } finally {
       await control.close();
       await rt.close();

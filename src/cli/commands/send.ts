@@ -18,7 +18,8 @@ import { MODEL_FLAGS } from "../modelFlags.ts";
 
 export const sendSpec = defineCommand({
   name: "send",
-  summary: "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
+  summary:
+    "Send a message to a context: it runs again with its history (or takes it as an intervention while running).",
   usage: ['send <id> "<message>" [--budget <limits>] [--model <m>] [--offline] [--events] [--json]'],
   args: [{ name: "<id>", id: true }, { name: "<message>" }],
   flags: {
@@ -56,13 +57,42 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
       const view = await resolveContext(rt.projections, v.positionals["<id>"]!, where);
       const after = await store.headPosition();
       if (!v.json) {
-        io.print(wrapText(`${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`, screenWidth(io.out), "  "));
+        io.print(
+          wrapText(
+            `${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`,
+            screenWidth(io.out),
+            "  ",
+          ),
+        );
         io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
-        io.print(wrapText(`${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`, screenWidth(io.out), "  "));
+        io.print(
+          wrapText(
+            `${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`,
+            screenWidth(io.out),
+            "  ",
+          ),
+        );
         io.print("");
       }
-      const session = await runSession({ rt, store, rootId: view.id, after, mode, io, start: () => rt.send(view.id, message, v.budget ? { budget: v.budget } : undefined) });
-      return await reportSession({ io, store, projections: rt.projections, contextId: view.id, session, flags: v, where, command });
+      const session = await runSession({
+        rt,
+        store,
+        rootId: view.id,
+        after,
+        mode,
+        io,
+        start: () => rt.send(view.id, message, v.budget ? { budget: v.budget } : undefined),
+      });
+      return await reportSession({
+        io,
+        store,
+        projections: rt.projections,
+        contextId: view.id,
+        session,
+        flags: v,
+        where,
+        command,
+      });
     } finally {
       await control.close();
       await rt.close();

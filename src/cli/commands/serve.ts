@@ -32,14 +32,37 @@ const nameList = (value: string, flag: string, description: string) =>
 export const serveSpec = defineCommand({
   name: "serve",
   summary: "Serve the runtime over HTTP: a JSON API under /v1, the log as Server-Sent Events, an OpenAPI document.",
-  usage: ["serve [--port <n>] [--host <addr>] [--token <secret>] [--tokens-file <file>] [--allowed-host <name>]… [--allow-origin <origin>]…"],
+  usage: [
+    "serve [--port <n>] [--host <addr>] [--token <secret>] [--tokens-file <file>] [--allowed-host <name>]… [--allow-origin <origin>]…",
+  ],
   flags: {
-    port: { type: "string", value: "<n>", description: "TCP port (default 7077; 0 picks a free one)", schema: portFlag("--port").optional() },
+    port: {
+      type: "string",
+      value: "<n>",
+      description: "TCP port (default 7077; 0 picks a free one)",
+      schema: portFlag("--port").optional(),
+    },
     host: textFlag("<addr>", "address to bind (default 127.0.0.1; any other needs a token)", "--host needs an address"),
-    token: textFlag("<secret>", "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)", "--token needs a value"),
-    "tokens-file": textFlag("<file>", 'named tokens with roles, JSON: { "tokens": [{ "name", "token", "role" }] } (see docs/serving.md)', "--tokens-file needs a file"),
-    "allowed-host": nameList("<name>", "--allowed-host", "another Host name to answer to (e.g. this machine's DNS name); other names get 421"),
-    "allow-origin": nameList("<origin>", "--allow-origin", "another web origin whose pages may call the API (CORS); other origins get 403"),
+    token: textFlag(
+      "<secret>",
+      "bearer token every route but /healthz requires (or ACTORZERO_TOKEN)",
+      "--token needs a value",
+    ),
+    "tokens-file": textFlag(
+      "<file>",
+      'named tokens with roles, JSON: { "tokens": [{ "name", "token", "role" }] } (see docs/serving.md)',
+      "--tokens-file needs a file",
+    ),
+    "allowed-host": nameList(
+      "<name>",
+      "--allowed-host",
+      "another Host name to answer to (e.g. this machine's DNS name); other names get 421",
+    ),
+    "allow-origin": nameList(
+      "<origin>",
+      "--allow-origin",
+      "another web origin whose pages may call the API (CORS); other origins get 403",
+    ),
     ...SERVER_MODEL_FLAGS,
     ...RUN_STORE_FLAGS,
   },
@@ -58,7 +81,8 @@ const authText = (token: string | undefined, tokens: NamedToken[] | undefined): 
 };
 
 export const serveCommand = async (v: Values, io: Io): Promise<number> => {
-  const { serve, serveControlSocket, refusedServeOptions, readTokensFile, ServeRefused } = await import("../../server/index.ts");
+  const { serve, serveControlSocket, refusedServeOptions, readTokensFile, ServeRefused } =
+    await import("../../server/index.ts");
   const token = v.token ?? (io.env["ACTORZERO_TOKEN"] || undefined);
   const host = v.host ?? "127.0.0.1";
   let tokens: NamedToken[] | undefined;
@@ -90,13 +114,16 @@ export const serveCommand = async (v: Values, io: Io): Promise<number> => {
       const handle = await serve(rt, { port: v.port ?? 7077, ...served }).catch((e: unknown) => {
         if (e instanceof ServeRefused) throw new CliError(e.message);
         const code = (e as NodeJS.ErrnoException).code;
-        if (code === "EADDRINUSE") throw new CliError(`port ${v.port ?? 7077} on ${host} is in use: pick another with --port`);
+        if (code === "EADDRINUSE")
+          throw new CliError(`port ${v.port ?? 7077} on ${host} is in use: pick another with --port`);
         throw e;
       });
       // The data dir's holder also answers on a Unix socket beside its lock: the same API, for local tools.
       // Only this user can reach it (the socket file is made 0600), so it needs no token.
       const control = where.kind === "pglite" ? await serveControlSocket(rt, where.dataDir) : null;
-      io.print(`actorzero serving ${handle.url} (${describeLocation(where)}; ${authText(token, tokens)}; ${choice.banner})`);
+      io.print(
+        `actorzero serving ${handle.url} (${describeLocation(where)}; ${authText(token, tokens)}; ${choice.banner})`,
+      );
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once("SIGTERM", () => resolve("SIGTERM"));
         process.once("SIGINT", () => resolve("SIGINT"));

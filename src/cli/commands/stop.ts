@@ -32,17 +32,28 @@ type Stopped = { before: ContextView; outcome: RunOutcome | null; after: Context
 export const stopCommand = async (v: Values, io: Io): Promise<number> => {
   const where = locate(v, "stop");
   const opened = await openLogOrHolder(where, { create: false });
-  const done = opened.holder ? await stopThrough(opened.holder, v.positionals["<id>"]!, where) : await stopHere(opened.store, v, io, where);
+  const done = opened.holder
+    ? await stopThrough(opened.holder, v.positionals["<id>"]!, where)
+    : await stopHere(opened.store, v, io, where);
   const { before, outcome, after } = done;
   const status = shownStatus(after);
   if (v.json) {
-    io.print(JSON.stringify({ contextId: before.id, wasRunning: before.status === "running", stopped: outcome !== null, status }));
+    io.print(
+      JSON.stringify({
+        contextId: before.id,
+        wasRunning: before.status === "running",
+        stopped: outcome !== null,
+        status,
+      }),
+    );
     return EXIT.ok;
   }
   const who = `A${after.agentNumber} ${after.profile} ${after.id.slice(0, 8)}`;
   if (outcome) io.print(`${who} stopped, with every subordinate that was running below it`);
   else if (before.status === "running" && status === "interrupted") {
-    io.print(`${who} was not running in any process: its last run had no end recorded, so it is now recorded as interrupted`);
+    io.print(
+      `${who} was not running in any process: its last run had no end recorded, so it is now recorded as interrupted`,
+    );
   } else io.print(`${who} is not running (${status}); nothing to stop`);
   return EXIT.ok;
 };
@@ -67,7 +78,8 @@ const stopHere = async (store: EventStore, v: Values, io: Io, where: LogLocation
 const stopThrough = async (holder: Holder, arg: string, where: LogLocation): Promise<Stopped> => {
   const before = await resolveContext(holderContexts(holder), arg, where);
   const answer = await holder.call("POST", `/v1/contexts/${before.id}/stop`);
-  if (answer.status === 200) return { before, outcome: answer.body.outcome as RunOutcome, after: answer.body.context as ContextView };
+  if (answer.status === 200)
+    return { before, outcome: answer.body.outcome as RunOutcome, after: answer.body.context as ContextView };
   if (answer.status !== 409) throw holderRefused(answer);
   const now = await holder.call("GET", `/v1/contexts/${before.id}`);
   if (now.status !== 200) throw holderRefused(now);

@@ -12,19 +12,24 @@ import { describeLocation, locate, type LogLocation } from "../openLog.ts";
 
 export const verifyLogSpec = defineCommand({
   name: "verify-log",
-  summary: "Check that the log is intact: its hash chain, stream versions, every event, and the projections; --print-head for an anchor.",
+  summary:
+    "Check that the log is intact: its hash chain, stream versions, every event, and the projections; --print-head for an anchor.",
   usage: ["verify-log [--print-head] [--since <position>:<hash>] [--json]"],
   args: [],
   flags: {
     ...STORE_FLAGS,
-    "print-head": booleanFlag("after a passing check, print only the head as <position>:<hash>, to keep outside the log"),
+    "print-head": booleanFlag(
+      "after a passing check, print only the head as <position>:<hash>, to keep outside the log",
+    ),
     since: {
       type: "string",
       value: "<position>:<hash>",
       description: "also prove the log only grew since an anchor printed earlier",
       schema: z
         .string()
-        .refine((s) => parseAnchor(s) !== undefined, { message: "--since takes <position>:<hash> as verify-log --print-head prints it, e.g. 152:9f86d0…" })
+        .refine((s) => parseAnchor(s) !== undefined, {
+          message: "--since takes <position>:<hash> as verify-log --print-head prints it, e.g. 152:9f86d0…",
+        })
         .optional(),
     },
     ...JSON_FLAG,
@@ -49,21 +54,27 @@ export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
   let result: WholeLogVerification;
   if (opened.holder) {
     // The process holding the data dir checks it (the whole log and its live projections) and answers.
-    const answer = await opened.holder.call("GET", `/v1/log/verification?full=true${v.since ? `&since=${encodeURIComponent(v.since)}` : ""}`);
+    const answer = await opened.holder.call(
+      "GET",
+      `/v1/log/verification?full=true${v.since ? `&since=${encodeURIComponent(v.since)}` : ""}`,
+    );
     if (answer.status !== 200) throw holderRefused(answer);
     result = answer.body as WholeLogVerification;
   } else {
     const store = opened.store;
     try {
       result = await verifyWholeLog(store, since ? { since } : {}).catch((e: unknown) => {
-        throw e instanceof StoreError && e.reason === "refused" ? new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage) : e;
+        throw e instanceof StoreError && e.reason === "refused"
+          ? new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage)
+          : e;
       });
     } finally {
       await store.close();
     }
   }
   const code = result.ok ? EXIT.ok : EXIT.failed;
-  const anchor = result.head.hash === null ? undefined : formatAnchor({ position: result.head.position, hash: result.head.hash });
+  const anchor =
+    result.head.hash === null ? undefined : formatAnchor({ position: result.head.position, hash: result.head.hash });
   if (v.json) {
     io.print(JSON.stringify(result));
     return code;
@@ -74,19 +85,37 @@ export const verifyLogCommand = async (v: Values, io: Io): Promise<number> => {
     return code;
   }
   const p = io.paint;
-  const covered = result.unchained === 0 ? "" : ` (${result.unchained} event${result.unchained === 1 ? "" : "s"} up to position ${result.chainAfter} predate the chain and are not covered by it)`;
-  const tail = result.unsealed === 0 ? "" : `; ${result.unsealed} later event${result.unsealed === 1 ? " is" : "s are"} covered by ${result.unsealed === 1 ? "its stream's chain" : "their streams' chains"} until the next seal`;
+  const covered =
+    result.unchained === 0
+      ? ""
+      : ` (${result.unchained} event${result.unchained === 1 ? "" : "s"} up to position ${result.chainAfter} predate the chain and are not covered by it)`;
+  const tail =
+    result.unsealed === 0
+      ? ""
+      : `; ${result.unsealed} later event${result.unsealed === 1 ? " is" : "s are"} covered by ${result.unsealed === 1 ? "its stream's chain" : "their streams' chains"} until the next seal`;
   if (result.ok) {
-    io.print(`${p.green("verified")}: ${result.events} events, the hash chain is intact up to the head ${anchor ?? "(none)"}${covered}${tail}`);
-    io.print("every stream's versions run 1, 2, 3…, every event decodes, the append-only trigger is on, and the projections equal a rebuild");
+    io.print(
+      `${p.green("verified")}: ${result.events} events, the hash chain is intact up to the head ${anchor ?? "(none)"}${covered}${tail}`,
+    );
+    io.print(
+      "every stream's versions run 1, 2, 3…, every event decodes, the append-only trigger is on, and the projections equal a rebuild",
+    );
     if (since) io.print(`the log only grew since the anchor ${formatAnchor(since)}`);
-    io.print(p.dim(`${duration(Date.now() - started)} · keep the head outside the log; later: actorzero verify-log --since ${anchor ?? "<head>"}`));
+    io.print(
+      p.dim(
+        `${duration(Date.now() - started)} · keep the head outside the log; later: actorzero verify-log --since ${anchor ?? "<head>"}`,
+      ),
+    );
     return code;
   }
   const [first, ...rest] = result.problems;
   io.print(`${p.red("FAILED")}: ${where1(first!.position)}${first!.problem}`);
   for (const problem of rest) io.print(`  ${where1(problem.position)}${problem.problem}`);
-  io.print(p.dim(`${result.events} events read; the first bad position is the earliest the log can no longer be trusted from.`));
+  io.print(
+    p.dim(
+      `${result.events} events read; the first bad position is the earliest the log can no longer be trusted from.`,
+    ),
+  );
   return code;
 };
 
@@ -101,7 +130,8 @@ const openExisting = async (where: LogLocation): Promise<Opened> => {
     return await openLogOrHolder(where, { create: false, schema: "existing" });
   } catch (e) {
     if (e instanceof CliError) throw new CliError(e.message, EXIT.usage);
-    if (e instanceof StoreError && e.reason !== "locked") throw new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage);
+    if (e instanceof StoreError && e.reason !== "locked")
+      throw new CliError(`cannot verify ${describeLocation(where)}: ${e.message}`, EXIT.usage);
     throw e;
   }
 };

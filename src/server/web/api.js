@@ -35,9 +35,18 @@ export const call = async (method, path, body) => {
   try {
     json = text === "" ? null : JSON.parse(text);
   } catch {
-    throw new ApiError(res.status, "bad_response", `${method} ${path} answered ${res.status} with something that is not JSON`);
+    throw new ApiError(
+      res.status,
+      "bad_response",
+      `${method} ${path} answered ${res.status} with something that is not JSON`,
+    );
   }
-  if (!res.ok) throw new ApiError(res.status, json?.error?.code ?? "error", json?.error?.message ?? `${method} ${path} answered ${res.status}`);
+  if (!res.ok)
+    throw new ApiError(
+      res.status,
+      json?.error?.code ?? "error",
+      json?.error?.message ?? `${method} ${path} answered ${res.status}`,
+    );
   return json;
 };
 
@@ -57,7 +66,11 @@ export const follow = (after, { onEvent, onState }) => {
       const res = await fetch(`/v1/events/stream?after=${last}`, { headers: headers(), signal: controller.signal });
       if (!res.ok) {
         const j = await res.json().catch(() => null);
-        throw new ApiError(res.status, j?.error?.code ?? "error", j?.error?.message ?? `the event stream answered ${res.status}`);
+        throw new ApiError(
+          res.status,
+          j?.error?.code ?? "error",
+          j?.error?.message ?? `the event stream answered ${res.status}`,
+        );
       }
       onState("live", null);
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -8,7 +8,9 @@ export const duration = (ms) => {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
   const m = Math.floor(ms / 60_000);
   const s = Math.floor((ms % 60_000) / 1000);
-  return m < 60 ? `${m} m ${String(s).padStart(2, "0")} s` : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} m`;
+  return m < 60
+    ? `${m} m ${String(s).padStart(2, "0")} s`
+    : `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} m`;
 };
 
 /** A run's elapsed time: to its end, or to now while it runs. */
@@ -20,7 +22,16 @@ export const elapsed = (startedAt, endedAt, now = Date.now()) =>
  * `interrupted` for a run cut short, and what a running one waits on.
  */
 export const statusWord = (r) => {
-  if (r.status === "running") return r.parkedOnBudget ? "over budget" : r.awaitingApproval?.length > 0 ? "awaiting approval" : r.paused ? "paused" : r.queued ? "queued" : "running";
+  if (r.status === "running")
+    return r.parkedOnBudget
+      ? "over budget"
+      : r.awaitingApproval?.length > 0
+        ? "awaiting approval"
+        : r.paused
+          ? "paused"
+          : r.queued
+            ? "queued"
+            : "running";
   if (r.status === "failed") return r.failure?.reason === "interrupted" ? "interrupted" : "failed";
   if (r.status === "stopped") return "stopped";
   return r.lastRunStatus === "completed" ? "completed" : "idle";

@@ -8,10 +8,21 @@ import { statusWord } from "./format.js";
 import { budgetText, parseBudget } from "./budgetView.js";
 
 const $ = (id) => document.getElementById(id);
-const state = { head: 0, at: null, selected: null, timelineLoaded: null, stopFollow: null, dirty: new Set(), refreshTimer: 0, timelineTimer: 0, timelineChildren: new Set() };
+const state = {
+  head: 0,
+  at: null,
+  selected: null,
+  timelineLoaded: null,
+  stopFollow: null,
+  dirty: new Set(),
+  refreshTimer: 0,
+  timelineTimer: 0,
+  timelineChildren: new Set(),
+};
 
 const showError = (e) => {
-  const text = e instanceof ApiError ? `${e.status ? `${e.status} ` : ""}${e.code}: ${e.message}` : String(e?.message ?? e);
+  const text =
+    e instanceof ApiError ? `${e.status ? `${e.status} ` : ""}${e.code}: ${e.message}` : String(e?.message ?? e);
   $("error-text").textContent = text;
   $("error").hidden = false;
 };
@@ -30,10 +41,24 @@ const attempt = async (work) => {
 };
 
 const tree = new TreeView($("tree"), { onSelect: (id) => selectContext(id) });
-const timeline = new TimelineView($("timeline"), $("detail"), { onOpenChild: (id) => tree.select(id, { focus: false }) });
+const timeline = new TimelineView($("timeline"), $("detail"), {
+  onOpenChild: (id) => tree.select(id, { focus: false }),
+});
 
-const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), { call, attempt, locked: () => state.at !== null });
-const APPROVAL_CHANGES = new Set(["ApprovalRequested", "ApprovalGranted", "ApprovalDenied", "RunCompleted", "RunStopped", "RunFailed", "RunInterrupted"]);
+const approvals = new ApprovalsView($("approvals-pane"), $("approvals"), {
+  call,
+  attempt,
+  locked: () => state.at !== null,
+});
+const APPROVAL_CHANGES = new Set([
+  "ApprovalRequested",
+  "ApprovalGranted",
+  "ApprovalDenied",
+  "RunCompleted",
+  "RunStopped",
+  "RunFailed",
+  "RunInterrupted",
+]);
 
 const setConn = (text, cls = "") => {
   $("conn").textContent = text;
@@ -72,9 +97,11 @@ const refreshTimeline = async () => {
   const c = report.context;
   state.timelineChildren = new Set(c.children.map((k) => k.id));
   const task = tree.rows.get(id)?.task;
-  $("ctx-title").textContent = `Timeline of A${c.agentNumber}${c.depth > 0 ? ` ${c.name} (${c.profile})` : ""} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
+  $("ctx-title").textContent =
+    `Timeline of A${c.agentNumber}${c.depth > 0 ? ` ${c.name} (${c.profile})` : ""} · ${task ? (task.length > 60 ? `${task.slice(0, 59)}…` : task) : c.name}`;
   const row = tree.rows.get(id);
-  $("ctx-meta").textContent = `${row ? statusWord(row) : c.status} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
+  $("ctx-meta").textContent =
+    `${row ? statusWord(row) : c.status} · ${c.own.runs} run${c.own.runs === 1 ? "" : "s"} · ${c.tree.contexts} context${c.tree.contexts === 1 ? "" : "s"} in its tree · ${(c.tree.inputTokens + c.tree.outputTokens).toLocaleString("en-US")} tokens in its tree`;
   // The budget of the context's tree, as it stood at the position shown.
   $("budget-text").textContent = budgetText(report.budget ?? null);
   state.selectedRoot = row?.rootId ?? null;
@@ -96,7 +123,8 @@ const updateActions = () => {
   $("budget-more").disabled = !can;
   $("budget-extend").disabled = !can;
   // Reading the past, nothing that writes may act: the New task form and the approvals are off too.
-  for (const el of document.querySelectorAll("#new-form input, #new-form button, #approvals input, #approvals button")) el.disabled = past;
+  for (const el of document.querySelectorAll("#new-form input, #new-form button, #approvals input, #approvals button"))
+    el.disabled = past;
 };
 
 const selectContext = (id) => {
@@ -153,7 +181,8 @@ const startFollowing = (after) => {
   state.stopFollow = follow(after, {
     onEvent,
     onState: (s, err) => {
-      if (state.at === null) setConn(s === "live" ? "live" : s === "reconnecting" ? "reconnecting…" : "offline", s === "live" ? "live" : "");
+      if (state.at === null)
+        setConn(s === "live" ? "live" : s === "reconnecting" ? "reconnecting…" : "offline", s === "live" ? "live" : "");
       if (err) showError(err);
     },
   });
@@ -171,11 +200,19 @@ const checkLog = async () => {
     const v = await call("GET", "/v1/log/verification");
     if (v.ok) {
       const head = v.head.hash ? ` · head ${v.head.position}:${v.head.hash.slice(0, 12)}…` : "";
-      setVerified(`log verified · ${v.events.toLocaleString("en-US")} events${head}`, "ok", `hash chain intact over ${v.events} events${v.unchained ? ` (${v.unchained} predate the chain)` : ""}`);
+      setVerified(
+        `log verified · ${v.events.toLocaleString("en-US")} events${head}`,
+        "ok",
+        `hash chain intact over ${v.events} events${v.unchained ? ` (${v.unchained} predate the chain)` : ""}`,
+      );
     } else {
       const where = (p) => (p.position === null ? "" : `position ${p.position}: `);
       const [first] = v.problems;
-      setVerified(`log NOT verified: ${where(first)}${first.problem}`, "bad", v.problems.map((p) => `${where(p)}${p.problem}`).join("\n"));
+      setVerified(
+        `log NOT verified: ${where(first)}${first.problem}`,
+        "bad",
+        v.problems.map((p) => `${where(p)}${p.problem}`).join("\n"),
+      );
     }
   } catch (e) {
     setVerified(`log not checked: ${e.message}`, "bad");

@@ -16,7 +16,14 @@ export const timelineRows = (context) => {
       position: run.positions.first,
       at: run.startedAt,
       text: `Run ${n + 1} · ${run.status} · asked by ${by} · ${duration(run.durationMs)} · ${tokens(run.usage.inputTokens + run.usage.outputTokens)} tokens · ${run.usage.modelCalls} model call${run.usage.modelCalls === 1 ? "" : "s"} · ${run.usage.toolCalls} tool call${run.usage.toolCalls === 1 ? "" : "s"}`,
-      detail: { runId: run.runId, model: run.model, requestedBy: run.requestedBy, status: run.status, usage: run.usage, positions: run.positions },
+      detail: {
+        runId: run.runId,
+        model: run.model,
+        requestedBy: run.requestedBy,
+        status: run.status,
+        usage: run.usage,
+        positions: run.positions,
+      },
       status: run.status,
     });
     for (const e of run.entries) {
@@ -36,7 +43,10 @@ export const timelineRows = (context) => {
           out.push({ ...base, text: e.kind });
           break;
         case "remote_task":
-          out.push({ ...base, text: `remote task ${e.taskId ?? "(not taken yet)"} at ${e.url}${e.skill ? ` · skill ${e.skill}` : ""}` });
+          out.push({
+            ...base,
+            text: `remote task ${e.taskId ?? "(not taken yet)"} at ${e.url}${e.skill ? ` · skill ${e.skill}` : ""}`,
+          });
           break;
         case "model_call": {
           const use = e.usage ? ` · ${e.usage.inputTokens} in / ${e.usage.outputTokens} out` : "";
@@ -48,16 +58,28 @@ export const timelineRows = (context) => {
                 : e.toolCalls.length > 0
                   ? `calls ${e.toolCalls.map((t) => t.name).join(", ")}`
                   : `replied: ${oneLine(e.text, 120)}`;
-          out.push({ ...base, text: `model ${e.model} · step ${e.step}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""} · ${duration(e.durationMs)}${use} · ${what}`, failed: e.outcome === "failed" });
+          out.push({
+            ...base,
+            text: `model ${e.model} · step ${e.step}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ""} · ${duration(e.durationMs)}${use} · ${what}`,
+            failed: e.outcome === "failed",
+          });
           break;
         }
         case "compaction": {
           const why = e.trigger === "endpoint" ? "endpoint said too long" : "near the window";
-          out.push({ ...base, text: `compaction · step ${e.step} · ${e.topics} topic(s) summarised · ${e.elided} result(s) elided · ${e.tokensBefore} → ${e.tokensAfter} tokens · ${why} · ${oneLine(e.summary, 100)}` });
+          out.push({
+            ...base,
+            text: `compaction · step ${e.step} · ${e.topics} topic(s) summarised · ${e.elided} result(s) elided · ${e.tokensBefore} → ${e.tokensAfter} tokens · ${why} · ${oneLine(e.summary, 100)}`,
+          });
           break;
         }
         case "tool_call": {
-          const result = e.outcome === "failed" ? `failed: ${oneLine(e.error, 100)}` : e.outcome === "pending" ? "running" : `→ ${oneLine(e.result, 100)}`;
+          const result =
+            e.outcome === "failed"
+              ? `failed: ${oneLine(e.error, 100)}`
+              : e.outcome === "pending"
+                ? "running"
+                : `→ ${oneLine(e.result, 100)}`;
           out.push({
             ...base,
             text: `tool ${e.name}(${oneLine(json(e.arguments), 80)}) · ${duration(e.durationMs)} · ${result}`,
@@ -75,7 +97,13 @@ export const timelineRows = (context) => {
               text: `job ${job.toolName} · ${job.status}${job.error ? ` · ${oneLine(job.error, 80)}` : job.result ? ` → ${oneLine(job.result, 80)}` : ""}`,
               child: job.subordinate,
               // A job cancelled by a stop says so; its subordinate never returned an outcome.
-              childState: job.subordinate?.outcome ?? (job.status === "running" || job.status === "pending" ? (run.status === "running" ? "running" : run.status) : job.status),
+              childState:
+                job.subordinate?.outcome ??
+                (job.status === "running" || job.status === "pending"
+                  ? run.status === "running"
+                    ? "running"
+                    : run.status
+                  : job.status),
               failed: job.status === "error",
             });
           }
@@ -90,7 +118,15 @@ export const timelineRows = (context) => {
           : run.status === "stopped"
             ? `stopped by ${run.stoppedBy ?? "?"}`
             : `${run.status}: ${run.failure?.reason ?? ""} — ${oneLine(run.failure?.message, 140)}`;
-      out.push({ kind: "end", position: run.positions.last, at: run.endedAt, text: end, detail: { status: run.status, response: run.response, failure: run.failure, stoppedBy: run.stoppedBy }, status: run.status, failed: run.status === "failed" || run.status === "interrupted" });
+      out.push({
+        kind: "end",
+        position: run.positions.last,
+        at: run.endedAt,
+        text: end,
+        detail: { status: run.status, response: run.response, failure: run.failure, stoppedBy: run.stoppedBy },
+        status: run.status,
+        failed: run.status === "failed" || run.status === "interrupted",
+      });
     }
   });
   return out;
@@ -105,7 +141,11 @@ export class TimelineView {
     this.onOpenChild = onOpenChild;
     this.items = [];
     this.selected = -1;
-    this.list = new VirtualList(host, { rowHeight: LINE, rowRole: "option", render: (item, i, el) => this.drawRow(item, i, el) });
+    this.list = new VirtualList(host, {
+      rowHeight: LINE,
+      rowRole: "option",
+      render: (item, i, el) => this.drawRow(item, i, el),
+    });
     host.addEventListener("click", (e) => {
       const link = e.target.closest("[data-child]");
       if (link) return this.onOpenChild(link.dataset.child);
@@ -136,7 +176,13 @@ export class TimelineView {
       h("span", { class: "time" }, clock(item.at)),
       h("span", { class: "kind" }, item.kind.replace("_", " ")),
       h("span", { class: "text", title: item.text }, item.text),
-      item.child ? h("button", { type: "button", class: "child", "data-child": item.child.contextId, tabindex: "-1" }, `${who(item.child)} ${item.childState ?? item.child.outcome ?? "running"} →`) : null,
+      item.child
+        ? h(
+            "button",
+            { type: "button", class: "child", "data-child": item.child.contextId, tabindex: "-1" },
+            `${who(item.child)} ${item.childState ?? item.child.outcome ?? "running"} →`,
+          )
+        : null,
     ];
     el.replaceChildren(...parts.filter((p) => p !== null));
   }
@@ -154,7 +200,11 @@ export class TimelineView {
     this.detailHost.replaceChildren(
       item
         ? h("pre", {}, `#${item.position} ${item.kind}  ${item.at ?? ""}\n${JSON.stringify(item.detail, null, 2)}`)
-        : h("p", { class: "hint" }, this.items.length ? "Select a step (click, or the arrow keys) to see all of it here." : "No runs yet."),
+        : h(
+            "p",
+            { class: "hint" },
+            this.items.length ? "Select a step (click, or the arrow keys) to see all of it here." : "No runs yet.",
+          ),
     );
   }
 

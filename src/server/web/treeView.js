@@ -16,7 +16,11 @@ export class TreeView {
     this.selected = null;
     /** Epoch ms running times are measured to: null live (now), the time of the position shown in the past. */
     this.clock = null;
-    this.list = new VirtualList(host, { rowHeight: ROW_HEIGHT, rowRole: "treeitem", render: (item, i, el) => this.drawRow(item, i, el) });
+    this.list = new VirtualList(host, {
+      rowHeight: ROW_HEIGHT,
+      rowRole: "treeitem",
+      render: (item, i, el) => this.drawRow(item, i, el),
+    });
     host.addEventListener("keydown", (e) => this.key(e));
     host.addEventListener("click", (e) => {
       const el = e.target.closest("[data-index]");
@@ -112,7 +116,14 @@ export class TreeView {
       delete el.dataset.id;
       el.removeAttribute("aria-expanded");
       el.setAttribute("aria-selected", "false");
-      el.append(h("span", { class: "toggle-space" }), h("span", { class: "group-label" }, `parallel call · ${item.jobs.length} job${item.jobs.length === 1 ? "" : "s"}`));
+      el.append(
+        h("span", { class: "toggle-space" }),
+        h(
+          "span",
+          { class: "group-label" },
+          `parallel call · ${item.jobs.length} job${item.jobs.length === 1 ? "" : "s"}`,
+        ),
+      );
       return;
     }
     const r = this.rows.get(item.id);
@@ -127,18 +138,42 @@ export class TreeView {
     // (A name taken from the task itself is not said twice.)
     const named = r.task === null || !r.task.startsWith(r.name);
     // A remote subordinate also says where it runs: the agent's URL and the remote task's id.
-    const where = r.remote ? ` @ ${r.remote.url}${r.remote.taskId ? ` · task ${r.remote.taskId.slice(0, 8)}` : ""}` : "";
-    const who = r.parentId === null ? null : h("span", { class: "who" }, `${named ? `${r.name} · ${r.profile}` : r.profile}${where}`);
+    const where = r.remote
+      ? ` @ ${r.remote.url}${r.remote.taskId ? ` · task ${r.remote.taskId.slice(0, 8)}` : ""}`
+      : "";
+    const who =
+      r.parentId === null
+        ? null
+        : h("span", { class: "who" }, `${named ? `${r.name} · ${r.profile}` : r.profile}${where}`);
     const task = r.task === null ? h("em", {}, r.slot ?? r.name) : oneLine(r.task, 160);
     el.append(
-      item.hasKids ? h("span", { class: "toggle", "aria-hidden": "true" }, this.expanded.has(r.id) ? "▾" : "▸") : h("span", { class: "toggle-space" }),
+      item.hasKids
+        ? h("span", { class: "toggle", "aria-hidden": "true" }, this.expanded.has(r.id) ? "▾" : "▸")
+        : h("span", { class: "toggle-space" }),
       h("span", { class: "agent" }, `A${r.agentNumber}`),
-      h("span", { class: "task", title: `${r.parentId === null ? "" : `${r.name} (${r.profile}): `}${r.task ?? ""}` }, who, who && r.task !== null ? " " : null, who && r.task === null ? null : task),
+      h(
+        "span",
+        { class: "task", title: `${r.parentId === null ? "" : `${r.name} (${r.profile}): `}${r.task ?? ""}` },
+        who,
+        who && r.task !== null ? " " : null,
+        who && r.task === null ? null : task,
+      ),
       h("span", { class: `pill ${status.replace(" ", "-")}` }, status),
       h("span", { class: "num elapsed" }, duration(elapsed(r.startedAt, r.endedAt, this.clock ?? Date.now()))),
       r.treeTokens
-        ? h("span", { class: "num tokens", title: `its whole tree: ${r.treeTokens.inputTokens} in, ${r.treeTokens.outputTokens} out; itself: ${r.inputTokens} in, ${r.outputTokens} out` }, tokens(r.treeTokens.inputTokens + r.treeTokens.outputTokens))
-        : h("span", { class: "num tokens", title: `${r.inputTokens} in, ${r.outputTokens} out, ${r.modelCalls} model calls` }, tokens(r.inputTokens + r.outputTokens)),
+        ? h(
+            "span",
+            {
+              class: "num tokens",
+              title: `its whole tree: ${r.treeTokens.inputTokens} in, ${r.treeTokens.outputTokens} out; itself: ${r.inputTokens} in, ${r.outputTokens} out`,
+            },
+            tokens(r.treeTokens.inputTokens + r.treeTokens.outputTokens),
+          )
+        : h(
+            "span",
+            { class: "num tokens", title: `${r.inputTokens} in, ${r.outputTokens} out, ${r.modelCalls} model calls` },
+            tokens(r.inputTokens + r.outputTokens),
+          ),
     );
   }
 

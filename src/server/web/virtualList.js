@@ -50,7 +50,10 @@ export class VirtualList {
   draw() {
     const margin = 10;
     const first = Math.max(0, Math.floor(this.host.scrollTop / this.rowHeight) - margin);
-    const last = Math.min(this.items.length, Math.ceil((this.host.scrollTop + this.host.clientHeight) / this.rowHeight) + margin);
+    const last = Math.min(
+      this.items.length,
+      Math.ceil((this.host.scrollTop + this.host.clientHeight) / this.rowHeight) + margin,
+    );
     const rows = this.layer.children;
     const count = last - first;
     while (rows.length < count) {
