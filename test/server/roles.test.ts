@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import { z } from "zod";
+import { isInFlight } from "../../src/actors/contextQueries.ts";
 import { serve, serveControlSocket } from "../../src/index.ts";
 import { controlSocketPath } from "../../src/server/policy.ts";
 import { defineTool } from "../../src/tools/defineTool.ts";
@@ -137,8 +138,13 @@ describe("given a server with a read, an act, an approve and an admin token", ()
       for (const t of tries(idle, unknownApproval)) {
         const before = await s.rt.store.headPosition();
         const status = await t.send(name);
-        if (allowed[name]!.includes(t.need)) expect(status, `${name} may ${t.what}`).not.toBe(403);
-        else {
+        if (allowed[name]!.includes(t.need)) {
+          expect(status, `${name} may ${t.what}`).not.toBe(403);
+          // An allowed message starts a run that goes on after the 202 (until it parks on its deploy call): the
+          // next refusal's "nothing written" is measured once nothing of it is in flight.
+          const actor = s.rt.actor(idle);
+          if (actor) await waitFor(actor, (x) => !isInFlight(x), { timeout: 10_000 });
+        } else {
           expect(status, `${name} may not ${t.what}`).toBe(403);
           expect(await s.rt.store.headPosition(), `${name} ${t.what} wrote nothing`).toBe(before);
         }
