@@ -6,22 +6,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
-import { cli, startCli } from "./support.ts";
+import { cli, startCli, logLength } from "./support.ts";
 
 let dataDir: string;
 beforeAll(async () => {
   dataDir = await copyPgliteTemplate();
 });
 afterAll(async () => removeDir(dataDir));
-
-const logLength = async () => {
-  const store = await openPgliteStore({ dataDir });
-  try {
-    return (await store.readAll()).length;
-  } finally {
-    await store.close();
-  }
-};
 
 describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () => {
   it("when --budget is malformed, then run refuses it in one line naming the key, and opens no log", async () => {
@@ -129,7 +120,7 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
       limits: { totalTokens: 26_000 },
       reserved: { modelCalls: 0 },
     });
-    expect(await logLength()).toBeGreaterThan(0);
+    expect(await logLength(dataDir)).toBeGreaterThan(0);
   });
 
   it("when the process running the tree is gone, then extend-budget takes the tree over and drives it to its end", async () => {

@@ -1,9 +1,8 @@
 // `actorzero send --budget`, as processes: the message's budget is parsed as run's is (a bad one is one line naming
 // the key, and nothing is written), and a good one is added to what the tree has spent and holds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
-import { cli } from "./support.ts";
+import { cli, logLength } from "./support.ts";
 
 let dataDir: string;
 let rootId: string;
@@ -15,18 +14,9 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => removeDir(dataDir));
 
-const logLength = async () => {
-  const store = await openPgliteStore({ dataDir });
-  try {
-    return (await store.readAll()).length;
-  } finally {
-    await store.close();
-  }
-};
-
 describe("actorzero send --budget", { timeout: 240_000 }, () => {
   it("when --budget is malformed, then send refuses it in one line naming the key, and writes nothing", async () => {
-    const before = await logLength();
+    const before = await logLength(dataDir);
     const cases: [string, string][] = [
       [
         "totalTokenz=5",
@@ -47,7 +37,7 @@ describe("actorzero send --budget", { timeout: 240_000 }, () => {
       ]);
       expect([r.code, r.stderr.trim().split("\n")]).toEqual([2, [`${line} (see: actorzero send --help)`]]);
     }
-    expect(await logLength()).toBe(before);
+    expect(await logLength(dataDir)).toBe(before);
   });
 
   it("when a message carries --budget, then the tree's budget is what it held then plus the message's, and the run spends from it", async () => {

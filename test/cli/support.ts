@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 
 export const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 /** tsx's loader by absolute URL, so the CLI also starts from a directory outside the project. */
@@ -110,4 +111,14 @@ export const expectOneLineError = (r: CliResult): string => {
     throw new Error(`expected one error line, got:\n${r.stderr}`);
   }
   return lines[0]!;
+};
+
+/** How many events the PGlite log in `dataDir` holds (opened and closed around the read: no process may hold it). */
+export const logLength = async (dataDir: string): Promise<number> => {
+  const store = await openPgliteStore({ dataDir });
+  try {
+    return (await store.readAll()).length;
+  } finally {
+    await store.close();
+  }
 };
