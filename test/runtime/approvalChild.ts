@@ -3,7 +3,7 @@
 import { waitFor } from "xstate";
 import { openPgliteStore } from "../../src/events/pgliteStore.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
-import { createRuntime } from "../../src/runtime/runtime.ts";
+import { createRuntime, internalsOf } from "../../src/runtime/runtime.ts";
 import { parkingModel } from "./approvalScript.ts";
 import { deployTool } from "../support/approvalTools.ts";
 
@@ -23,6 +23,9 @@ const unsubscribe = await rt.subscribe(
     unsubscribe();
     void (async () => {
       await waitFor(rt.actor(ctx.id)!, (s) => s.matches({ running: "parked" }));
+      // Parking lets the run's lease go in the background: say "parked" once it is gone, so the parent
+      // (here, or after a SIGKILL) never meets the lease of a run that is only waiting for a decision.
+      await internalsOf(rt).active.get(ctx.id)!.leaseReleased;
       if (mode === "close") {
         await rt.close();
         await store.close();

@@ -127,7 +127,7 @@ describeWithPostgres("when a run is parked by another process on PostgreSQL", ()
     }
   });
 
-  it("after it is killed and its lease has expired, then the sweeper leaves the parked run alone and a decision here runs it on", async () => {
+  it("after it is killed, then the sweeper leaves the parked run alone and a decision here runs it on", async () => {
     const { child, contextId, approvalId, exited } = await parkInChild(db.url(), "wait");
     child.kill("SIGKILL");
     await exited;
