@@ -1,12 +1,13 @@
 // An activated context: its actor, its writer, and the in-memory folds of its stream (view and transcript).
 import type { RecordedEvent } from "../events/schema.ts";
-import type { ContextId } from "../events/ids.ts";
+import type { ContextId, RunId } from "../events/ids.ts";
+import type { EventStore } from "../events/store.ts";
 import { contextsProjection, type ContextView } from "../projections/contexts.ts";
 import { foldEvents } from "../projections/projection.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import { topicsOf, type TopicView } from "../projections/topics.ts";
-import type { RunHandle } from "../actors/runHandle.ts";
+import { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
@@ -50,6 +51,8 @@ export class ActiveContext {
   constructor(
     readonly id: ContextId,
     events: readonly RecordedEvent[],
+    /** Where a handle of a run not in flight here is made from. */
+    private readonly log: Pick<EventStore, "readStream">,
   ) {
     this.view = contextsProjection.init(id);
     this.apply(events);
@@ -133,6 +136,52 @@ export class ActiveContext {
       entry.reject(new RuntimeError("closed", message));
       this.outcomes.delete(runId);
     }
+  }
+
+  /**
+   * The handle of the open run `runId`, the one way to get it: the handle this process holds, else one made
+   * from the log (a parked run restored here, or parked in another process), parked: nothing of it is in
+   * flight, so a stop need not wait for a loop, and a message or a decision goes on with it as a parked run.
+   */
+  async handleOf(runId: RunId): Promise<RunHandle> {
+    if (this.run?.runId !== runId)
+      this.run = RunHandle.fromLog(this.id, runId, await this.log.readStream(this.id), this.run, { parked: true });
+    return this.run;
+  }
+
+  /**
+   * The handle of the run the machine invokes now: the one `started` or `resumed` made, else (a parked run going
+   * on after its decisions, here or in another process) a new one from the log, keeping the parked handle's
+   * children and jobs. `facts`: the stream as read then (null when nothing was read).
+   */
+  async invokedHandle(runId: RunId): Promise<{ handle: RunHandle; facts: RecordedEvent[] | null }> {
+    const current = this.run;
+    if (current && current.runId === runId && !current.parked) return { handle: current, facts: null };
+    const facts = await this.log.readStream(this.id);
+    this.run = RunHandle.fromLog(this.id, runId, facts, current);
+    return { handle: this.run, facts };
+  }
+
+  /** The handle of a run `start` has just recorded; `firstCallRecorded`: its first ModelCalled went with its start. */
+  started(runId: RunId, correlationId: string, firstCallRecorded: boolean): RunHandle {
+    const handle = new RunHandle(this.id, runId, correlationId);
+    handle.firstCallRecorded = firstCallRecorded;
+    // A stop before the loop makes that call records it as aborted, as for any call in flight.
+    if (firstCallRecorded) handle.inFlight = { kind: "model", step: 1, attempt: 1 };
+    return (this.run = handle);
+  }
+
+  /** The handle of a run going on here after a restart (resume.ts), made from its facts, and the plan its loop takes. */
+  resumed(resuming: Resuming, facts: readonly RecordedEvent[]): RunHandle {
+    this.resuming = resuming;
+    return (this.run = RunHandle.fromLog(this.id, resuming.runId, facts, null));
+  }
+
+  /** The plan of run `runId` resuming here, once: its loop takes it (runs.ts). */
+  takeResuming(runId: RunId): Resuming | null {
+    const resuming = this.resuming?.runId === runId ? this.resuming : null;
+    this.resuming = null;
+    return resuming;
   }
 
   /** Runs `fn` after every earlier command to this context has finished. */

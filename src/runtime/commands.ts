@@ -19,7 +19,6 @@
 import { waitFor } from "xstate";
 import type { Superior } from "../events/schema.ts";
 import { asRunId } from "../events/ids.ts";
-import { RunHandle } from "../actors/runHandle.ts";
 import {
   acceptsMessage,
   type ContextSnapshot,
@@ -91,12 +90,7 @@ export class Commands {
     await steady(ac);
     const s = snapshotOf(ac);
     // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
-    if (acceptsMessage(s) && ac.run?.runId !== openRunId(s)) {
-      ac.run = RunHandle.fromLog(ac.id, openRunId(s)!, await this.parts.store.readStream(ac.id), ac.run, {
-        parked: true,
-      });
-    }
-    const handle = ac.run;
+    const handle = acceptsMessage(s) ? await ac.handleOf(openRunId(s)!) : null;
     if (handle && acceptsMessage(snapshotOf(ac))) {
       const delivered = await ac.writer.exclusive(async (append) => {
         // Asked in the writer's turn: the run may have appended its end meanwhile.
@@ -172,10 +166,7 @@ export class Commands {
         causationId: runId,
       });
     });
-    ac.run = new RunHandle(ac.id, runId, correlationId);
-    ac.run.firstCallRecorded = !remote;
-    // A stop before the loop makes that call records it as aborted, as for any call in flight.
-    if (!remote) ac.run.inFlight = { kind: "model", step: 1, attempt: 1 };
+    ac.started(runId, correlationId, !remote);
     const outcome = ac.outcome(runId);
     if (this.parts.lifecycle.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
     else ac.actor.send({ type: "run.start", facts, runId });
@@ -195,9 +186,7 @@ export class Commands {
       // A run already stopping or ending is waited for; its end is the answer.
       if (acceptsMessage(now)) {
         // A parked run restored here has no handle yet: nothing of it is in flight.
-        if (ac.run?.runId !== runId)
-          ac.run = RunHandle.fromLog(ac.id, runId, await this.parts.store.readStream(ac.id), ac.run, { parked: true });
-        ac.run.stopRequestedBy ??= by;
+        (await ac.handleOf(runId)).stopRequestedBy ??= by;
         ac.actor.send({ type: "run.stop" });
       }
       const outcome = await ac.outcome(runId);

@@ -146,7 +146,7 @@ export class Registry {
     const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
     const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.store.readStream(id)));
     if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
-    const ac = new ActiveContext(asContextId(id), events);
+    const ac = new ActiveContext(asContextId(id), events, this.store);
     if (unrecorded) ac.view = unrecordedView(unrecorded, this.config.clock.now().toISOString());
     const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
     ac.writer = new StreamWriter(

@@ -10,7 +10,6 @@
 //   restores), so its end comes, as for any run, from the invocation's result.
 import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import type { RunId } from "../events/ids.ts";
-import { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf } from "../actors/approvalGate.ts";
 import { planResume, type ResumePlan } from "../actors/resumePlan.ts";
 import type { ActiveContext } from "./activeContext.ts";
@@ -64,11 +63,6 @@ export const resumeRun = async (store: EventStore, ac: ActiveContext): Promise<v
   // Calls of the step decided by a person before the restart keep their decisions.
   const parked = parkedStepOf(facts, runId);
   const plan = { ...found, decisions: parked?.step === found.step ? parked.decisions : found.decisions };
-  ac.run = RunHandle.fromLog(ac.id, runId, facts, null);
-  ac.resuming = {
-    runId,
-    plan,
-    jobs: recordedJobsOf(facts, runId),
-  };
+  ac.resumed({ runId, plan, jobs: recordedJobsOf(facts, runId) }, facts);
   ac.actor.send({ type: "run.start", facts: [], runId, interventionPending: plan.undelivered > 0 });
 };

@@ -22,7 +22,7 @@ import type { DomainEvent } from "../events/schema.ts";
 import type { RunActorInput, RunOutput } from "../actors/contextMachine.ts";
 import { whileNotPaused } from "../actors/contextQueries.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
-import { RunHandle } from "../actors/runHandle.ts";
+import type { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
 import { firstCallOpen } from "../actors/budgetGate.ts";
 import { budgetPortFor } from "./budgets.ts";
@@ -98,23 +98,20 @@ export class Runs {
   async run(input: RunActorInput, signal: AbortSignal): Promise<RunOutput> {
     const ac = this.parts.registry.active.get(input.contextId);
     if (!ac) throw new Error(`run ${input.runId} has no context`);
-    let handle = ac.run;
+    const { handle, facts: read } = await ac.invokedHandle(input.runId);
     let parked: ParkedStep | null = null;
     let jobsFromLog: ReturnType<typeof recordedJobsOf> | null = null;
     // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
-    if (!handle || handle.runId !== input.runId || handle.parked) {
-      const facts = await this.parts.store.readStream(ac.id);
-      parked = parkedStepOf(facts, input.runId);
-      handle = ac.run = RunHandle.fromLog(ac.id, input.runId, facts, handle);
+    if (read) {
+      parked = parkedStepOf(read, input.runId);
       // Parked on its budget before its first call: that ModelCalled went with its start and stands.
-      handle.firstCallRecorded = firstCallOpen(facts, input.runId);
+      handle.firstCallRecorded = firstCallOpen(read, input.runId);
       // Parked in another process, or before a restart: its jobs are on the log only.
-      if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(facts, input.runId);
+      if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(read, input.runId);
     }
     const view = ac.view;
     const stopper = { stop: (id: string) => this.parts.commands.stop(id, "superior") };
-    const resuming = ac.resuming?.runId === handle.runId ? ac.resuming : null;
-    ac.resuming = null;
+    const resuming = ac.takeResuming(handle.runId);
     try {
       // A remote subordinate's run is its A2A task at the other agent: no model, tools or loop here.
       if (view.kind === "remote") return { facts: await followRemoteTask(this.parts, ac, handle, signal) };
@@ -201,11 +198,7 @@ export class Runs {
   async stop(input: RunActorInput): Promise<RunOutput> {
     const ac = this.parts.registry.active.get(input.contextId)!;
     // A parked run restored here has no handle yet: nothing of it is in flight.
-    if (ac.run?.runId !== input.runId)
-      ac.run = RunHandle.fromLog(ac.id, input.runId, await this.parts.store.readStream(ac.id), ac.run, {
-        parked: true,
-      });
-    const handle = ac.run;
+    const handle = await ac.handleOf(input.runId);
     // Jobs first, so they end as cancelled rather than as failed when their subordinates stop.
     for (const job of handle.jobs.values()) {
       if (job.status !== "running") continue;
