@@ -6,6 +6,8 @@
 //   stream version it was taken at; a terminal event past that version ends it), so a run that ends
 //   writes nothing more to the lease table, and another process may take the context at once.
 // - Taking a lease also says the stream's version, so a caller whose actor is current reads nothing.
+// - Takes asked for while another is in flight go together as one statement (one round trip, one
+//   transaction), each with the answer it would have had alone.
 // - A lease taken for a run that never started (or a recovery that found nothing to close) is released
 //   by deleting its row.
 // - Only leases in force are renewed; a process that stops renewing (it died) loses them after ttlMs.
@@ -71,6 +73,65 @@ export const leaseHolder = async (sql: SqlExecutor, contextId: string): Promise<
 };
 
 /**
+ * Takes the leases of `$1` (text[], sorted, no repeats) for owner `$2` for `$3` (interval): each is
+ * inserted, or taken over when it is ours, free, or (`$4` exclusive) anyone's. One row comes back per
+ * lease taken, with the owner before and the stream's version, which the lease's run must end past; a
+ * context missing from the answer is held by another live owner. Rows are taken in id order, so two
+ * processes' groups lock shared rows in the same order.
+ */
+const ACQUIRE_SQL = `WITH previous AS (SELECT context_id, owner FROM context_leases WHERE context_id = ANY($1::text[]))
+  INSERT INTO context_leases (context_id, owner, expires_at, since_version)
+    SELECT w.id, $2, now() + $3::interval,
+           coalesce((SELECT stream_version FROM events WHERE stream_id = w.id ORDER BY stream_version DESC LIMIT 1), 0)
+      FROM unnest($1::text[]) AS w(id) ORDER BY w.id
+  ON CONFLICT (context_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, since_version = EXCLUDED.since_version
+    WHERE context_leases.owner = EXCLUDED.owner OR $4::boolean OR ${FREE("context_leases")}
+  RETURNING context_leases.context_id,
+            (SELECT p.owner FROM previous p WHERE p.context_id = context_leases.context_id) AS previous,
+            context_leases.since_version AS version`;
+
+/** The most leases one statement takes. */
+const GROUP_MAX = 256;
+
+/**
+ * Group commit for lease takes: a take goes at once when none is in flight; the takes asked for while one
+ * is in flight go together, as one statement, when it ends. Under load most runs start while another's
+ * take is on its way, and each take was a round trip and a transaction of its own (two of a fresh
+ * delegation's nine statements). A group that fails is sent again one context at a time, so each take
+ * gets its own answer or its own error.
+ */
+const coalescing = (
+  take: (ids: readonly string[]) => Promise<Map<string, LeaseResult>>,
+): ((contextId: string) => Promise<LeaseResult>) => {
+  type Waiter = { id: string; resolve: (r: LeaseResult) => void; reject: (e: unknown) => void };
+  const queue: Waiter[] = [];
+  let sending = false;
+  const settle = async (group: readonly Waiter[]) => {
+    const ids = [...new Set(group.map((w) => w.id))].sort();
+    try {
+      const results = await take(ids);
+      for (const w of group) w.resolve(results.get(w.id)!);
+    } catch (e) {
+      if (ids.length === 1) for (const w of group) w.reject(e);
+      else for (const id of ids) await settle(group.filter((w) => w.id === id));
+    }
+  };
+  const drain = async () => {
+    sending = true;
+    try {
+      while (queue.length > 0) await settle(queue.splice(0, GROUP_MAX));
+    } finally {
+      sending = false;
+    }
+  };
+  return (id) =>
+    new Promise<LeaseResult>((resolve, reject) => {
+      queue.push({ id, resolve, reject });
+      if (!sending) void drain();
+    });
+};
+
+/**
  * Leases in the log's own database, for several processes on one PostgreSQL log. With `exclusive`, a
  * lease of another owner is always stale, so it is taken over at once.
  */
@@ -101,32 +162,38 @@ export const sqlLeases = async (
   );
   timer.unref();
 
+  const acquireGroup = async (ids: readonly string[]): Promise<Map<string, LeaseResult>> => {
+    const { rows } = await sql.query<{ context_id: string; previous: string | null; version: number }>(ACQUIRE_SQL, [
+      ids,
+      owner,
+      ttl,
+      exclusive,
+    ]);
+    const results = new Map<string, LeaseResult>();
+    for (const row of rows) {
+      held.add(row.context_id);
+      results.set(row.context_id, {
+        ok: true,
+        takenOver: row.previous !== null && row.previous !== owner,
+        version: Number(row.version),
+      });
+    }
+    const refused = ids.filter((id) => !results.has(id));
+    if (refused.length > 0) {
+      const { rows: current } = await sql.query<{ context_id: string; owner: string }>(
+        `SELECT context_id, owner FROM context_leases WHERE context_id = ANY($1::text[])`,
+        [refused],
+      );
+      const owners = new Map(current.map((r) => [r.context_id, r.owner]));
+      for (const id of refused) results.set(id, { ok: false, owner: owners.get(id) ?? "unknown" });
+    }
+    return results;
+  };
+  const acquire = coalescing(acquireGroup);
+
   return {
     owner,
-    async acquire(contextId) {
-      // One statement: insert, or take over a lease that is ours, free, or (exclusive) anyone's; the
-      // stream's version comes back with it, and is what the lease's run must end past.
-      const { rows } = await sql.query<{ previous: string | null; owner: string; version: number }>(
-        `WITH previous AS (SELECT owner FROM context_leases WHERE context_id = $1),
-              head AS (SELECT coalesce((SELECT stream_version FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT 1), 0) AS v)
-         INSERT INTO context_leases (context_id, owner, expires_at, since_version)
-           VALUES ($1, $2, now() + $3::interval, (SELECT v FROM head))
-         ON CONFLICT (context_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at, since_version = EXCLUDED.since_version
-           WHERE context_leases.owner = EXCLUDED.owner OR $4::boolean OR ${FREE("context_leases")}
-         RETURNING (SELECT owner FROM previous) AS previous, context_leases.owner, context_leases.since_version AS version`,
-        [contextId, owner, ttl, exclusive],
-      );
-      const row = rows[0];
-      if (!row) {
-        const { rows: current } = await sql.query<{ owner: string }>(
-          `SELECT owner FROM context_leases WHERE context_id = $1`,
-          [contextId],
-        );
-        return { ok: false, owner: current[0]?.owner ?? "unknown" };
-      }
-      held.add(contextId);
-      return { ok: true, takenOver: row.previous !== null && row.previous !== owner, version: Number(row.version) };
-    },
+    acquire,
     async release(contextId) {
       held.delete(contextId);
       await sql.query(`DELETE FROM context_leases WHERE context_id = $1 AND owner = $2`, [contextId, owner]);

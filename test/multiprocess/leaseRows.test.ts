@@ -137,4 +137,34 @@ describeWithPostgres("run leases in the log's database", () => {
       }
     });
   });
+
+  describe("when several runs take leases at the same moment", () => {
+    it("takes those asked for while one is in flight in one statement, each with the answer it would have alone", async () => {
+      const store = await openPostgresStore({ url: db.url() });
+      const a = countingLeaseWrites(store);
+      const alpha = await sqlLeases(a.sql, { owner: "alpha", ttlMs: 60_000, exclusive: false });
+      const beta = await sqlLeases(store.sql, { owner: "beta", ttlMs: 60_000, exclusive: false });
+      const ids = Array.from({ length: 5 }, () => randomUUID());
+      try {
+        for (const id of ids) await store.append(id, [created(id)], { expectedVersion: "no_stream" });
+        expect(await beta.acquire(ids[3]!)).toEqual({ ok: true, takenOver: false, version: 1 });
+        // The first goes at once, alone; the other four (one of them held by beta, one asked twice) wait for it, then go together.
+        const results = await Promise.all([...ids, ids[1]!].map((id) => alpha.acquire(id)));
+        expect(results).toEqual([
+          { ok: true, takenOver: false, version: 1 },
+          { ok: true, takenOver: false, version: 1 },
+          { ok: true, takenOver: false, version: 1 },
+          { ok: false, owner: "beta" },
+          { ok: true, takenOver: false, version: 1 },
+          { ok: true, takenOver: false, version: 1 },
+        ]);
+        expect(a.writes).toEqual(["WITH previous AS", "WITH previous AS"]);
+        for (const [i, id] of ids.entries()) expect(await leaseHolder(store.sql, id)).toBe(i === 3 ? "beta" : "alpha");
+      } finally {
+        await alpha.close();
+        await beta.close();
+        await store.close();
+      }
+    });
+  });
 });
