@@ -1,4 +1,14 @@
 // An activated context: its actor, its writer, and the in-memory folds of its stream (view and transcript).
+//
+// Requirements:
+// - A run's handle is had one way: the one this process holds for the run, else one made from the log
+//   (`handleOf`, `invokedHandle`); only `started` and `resumed` make one for a run this process begins.
+// - A run starts only under the context's lease (`takeLease`): the last run's release lands first, then the
+//   actor is brought up to the stream, which another process may have extended; a run the log shows open that
+//   is not in flight here goes to the take-over (recovery.ts).
+// - A command on a run not in flight here (a decision, a restore, a stop of a parked run, a take-over) works
+//   under the lease (`underLease`) and gives it back after, unless a run is then in flight here or the work
+//   recorded the run's end; another process holding it refuses the command as busy, or skips it.
 import type { RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
 import type { EventStore } from "../events/store.ts";
@@ -11,11 +21,29 @@ import { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
 import type { StreamWriter } from "../actors/streamWriter.ts";
-import type { ContextActor } from "../actors/contextQueries.ts";
+import { type ContextActor, isInFlight, isRunning } from "../actors/contextQueries.ts";
 import type { Resuming } from "./resume.ts";
+import type { Recovery as RecoveryMode } from "./approvalPolicy.ts";
+import type { Leases } from "./leases.ts";
 import { RuntimeError } from "./errors.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
+
+/** What a context uses of the runtime: its log, the run leases, and the take-over of a run a gone process left. */
+export type ContextPorts = {
+  readonly store: Pick<EventStore, "readStream">;
+  /** Other processes append to the log too (PostgreSQL): a lease taken may find the stream moved on. */
+  readonly shared: boolean;
+  readonly leases: Leases;
+  /**
+   * A run the log shows open that is not in flight here (its owner is gone, or the store refused its end), found
+   * as the lease is taken: resumed here, or recorded as interrupted (recovery.ts).
+   */
+  takeOver(ac: ActiveContext, mode: RecoveryMode): Promise<"resumed" | void>;
+};
+
+/** Whether `e` is the refusal of a lease another process holds. */
+const isBusy = (e: unknown): boolean => e instanceof RuntimeError && e.reason === "busy";
 
 /** One tool call of one run (tool call ids come from the model, so they may repeat across runs). */
 export const callKey = (runId: string, toolCallId: string): string => `${runId}\u0000${toolCallId}`;
@@ -51,8 +79,7 @@ export class ActiveContext {
   constructor(
     readonly id: ContextId,
     events: readonly RecordedEvent[],
-    /** Where a handle of a run not in flight here is made from. */
-    private readonly log: Pick<EventStore, "readStream">,
+    private readonly ports: ContextPorts,
   ) {
     this.view = contextsProjection.init(id);
     this.apply(events);
@@ -145,7 +172,9 @@ export class ActiveContext {
    */
   async handleOf(runId: RunId): Promise<RunHandle> {
     if (this.run?.runId !== runId)
-      this.run = RunHandle.fromLog(this.id, runId, await this.log.readStream(this.id), this.run, { parked: true });
+      this.run = RunHandle.fromLog(this.id, runId, await this.ports.store.readStream(this.id), this.run, {
+        parked: true,
+      });
     return this.run;
   }
 
@@ -157,7 +186,7 @@ export class ActiveContext {
   async invokedHandle(runId: RunId): Promise<{ handle: RunHandle; facts: RecordedEvent[] | null }> {
     const current = this.run;
     if (current && current.runId === runId && !current.parked) return { handle: current, facts: null };
-    const facts = await this.log.readStream(this.id);
+    const facts = await this.ports.store.readStream(this.id);
     this.run = RunHandle.fromLog(this.id, runId, facts, current);
     return { handle: this.run, facts };
   }
@@ -182,6 +211,69 @@ export class ActiveContext {
     const resuming = this.resuming?.runId === runId ? this.resuming : null;
     this.resuming = null;
     return resuming;
+  }
+
+  /** Brings the context up to its stream, which another process may have extended; returns what it read. */
+  async catchUp(): Promise<RecordedEvent[]> {
+    const newer = await this.ports.store.readStream(this.id, this.view.version + 1);
+    if (newer.length === 0) return newer;
+    this.apply(newer);
+    this.writer.resetVersion(this.view.version);
+    this.actor.send({ type: "facts.apply", facts: newer });
+    return newer;
+  }
+
+  /**
+   * Takes the context's run lease, then brings the actor up to the stream. A run a gone owner left is recorded
+   * as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
+   */
+  async takeLease(openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
+    // The last run's release must land first, or it would delete the lease taken here.
+    await this.leaseReleased;
+    const lease = await this.ports.leases.acquire(this.id);
+    if (!lease.ok)
+      throw new RuntimeError("busy", `Context '${this.id}' is running in another process (${lease.owner}).`);
+    // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
+    // The lease says the stream's version: an actor already there reads nothing.
+    if (this.ports.shared && lease.version !== this.view.version) await this.catchUp();
+    // The log shows a run open that is not in flight here: a crash, or an end the store refused.
+    if (this.view.status === "running" && !isRunning(this.actor.getSnapshot()))
+      return this.ports.takeOver(this, openRun);
+  }
+
+  /**
+   * Does `work` under the context's lease, for a command on a run not in flight here (a decision, a stop or a
+   * restore of a parked run, a take-over): the lease is taken and the context caught up with the log first,
+   * unless a run of this process is in flight here (it holds the lease). After, the lease goes back unless a run
+   * is then in flight here (a decision that let the run go on) or the work recorded the run's end (which frees it
+   * in the log), so any process may drive the context next. `busy` another process holds the lease: "refuse"
+   * throws that, "skip" does nothing and resolves undefined. `openRun`: as for `takeLease`.
+   */
+  async underLease<T>(
+    work: () => Promise<T>,
+    opts: { busy: "refuse" | "skip"; openRun?: RecoveryMode },
+  ): Promise<T | undefined> {
+    const holding = isInFlight(this.actor.getSnapshot());
+    if (!holding) {
+      try {
+        await this.takeLease(opts.openRun);
+      } catch (e) {
+        if (opts.busy === "skip" && isBusy(e)) return undefined;
+        throw e;
+      }
+    }
+    const endBefore = this.lastEnd;
+    try {
+      return await work();
+    } finally {
+      if (!holding && !isInFlight(this.actor.getSnapshot())) {
+        const { leases } = this.ports;
+        this.leaseReleased = (this.lastEnd !== endBefore ? leases.runEnded(this.id) : leases.release(this.id)).catch(
+          () => undefined,
+        );
+        await this.leaseReleased;
+      }
+    }
   }
 
   /** Runs `fn` after every earlier command to this context has finished. */

@@ -15,7 +15,7 @@
 //   time has passed, by whichever process has the parked context active (the others are refused).
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RunActorInput } from "../actors/contextMachine.ts";
-import { isActive, isParked, openRunId } from "../actors/contextQueries.ts";
+import { isParked, openRunId } from "../actors/contextQueries.ts";
 import { ApprovalId, asApprovalId, asRunId } from "../events/ids.ts";
 import { approvalsProjection, type ApprovalView, decisionRefusal, pendingApprovals } from "../projections/approvals.ts";
 import { foldEvents } from "../projections/projection.ts";
@@ -24,9 +24,7 @@ import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { Configuration } from "./configuration.ts";
 import { RuntimeError } from "./errors.ts";
-import type { Leases } from "./leases.ts";
 import type { Lifecycle } from "./lifecycle.ts";
-import type { Recovery } from "./recovery.ts";
 import type { Registry } from "./registry.ts";
 import { checkId, checkOptions, checkOptionalString, invalid } from "./validate.ts";
 
@@ -70,8 +68,6 @@ const refusalError = (r: NonNullable<ReturnType<typeof decisionRefusal>>) => new
 export type ApprovalParts = {
   readonly projections: Projections;
   readonly registry: Registry;
-  readonly recovery: Recovery;
-  readonly leases: Leases;
   readonly store: EventStore;
   readonly config: Configuration;
   readonly lifecycle: Lifecycle;
@@ -97,41 +93,36 @@ export class Approvals {
     const refused = decisionRefusal(approvalId, view);
     if (refused || !view) throw refusalError(refused!);
     const ac = await this.parts.registry.activate(view.contextId);
-    await ac.serialize(async () => {
-      const snapshot = () => ac.actor.getSnapshot();
-      // A run in flight here holds the lease already; otherwise take it (and catch up with the log).
-      const ownRunInFlight = isActive(snapshot());
-      if (!ownRunInFlight) await this.parts.recovery.takeLease(ac);
-      try {
-        await ac.writer.exclusive(async (append) => {
-          const s = snapshot();
-          if (!s.can({ type: "approval.decide", approvalId, facts: [] })) {
-            const settled = openRunId(s) !== view.runId || s.context.status !== "running";
-            throw settled
-              ? new RuntimeError("run_ended", `Approval '${approvalId}' is closed: its run ended before a decision.`)
-              : new RuntimeError(
-                  "already_decided",
-                  `Approval '${approvalId}' was already decided; a decision is used once.`,
-                );
-          }
-          const bound = {
-            approvalId: asApprovalId(view.approvalId),
-            runId: asRunId(view.runId),
-            toolCallId: view.toolCallId,
-            by: decision.by,
-          };
-          await append([
-            decision.granted
-              ? { type: "ApprovalGranted", data: { ...bound, note: decision.note } }
-              : { type: "ApprovalDenied", data: { ...bound, reason: decision.reason } },
-          ]);
-        });
-      } finally {
-        // Approvals still pending (or a refusal): the lease goes back, so any process may decide the rest.
-        if (!ownRunInFlight && !isActive(snapshot()))
-          ac.leaseReleased = this.parts.leases.release(ac.id).catch(() => undefined);
-      }
-    });
+    // Approvals still pending (or a refusal): the lease goes back, so any process may decide the rest.
+    await ac.serialize(() =>
+      ac.underLease(
+        () =>
+          ac.writer.exclusive(async (append) => {
+            const s = ac.actor.getSnapshot();
+            if (!s.can({ type: "approval.decide", approvalId, facts: [] })) {
+              const settled = openRunId(s) !== view.runId || s.context.status !== "running";
+              throw settled
+                ? new RuntimeError("run_ended", `Approval '${approvalId}' is closed: its run ended before a decision.`)
+                : new RuntimeError(
+                    "already_decided",
+                    `Approval '${approvalId}' was already decided; a decision is used once.`,
+                  );
+            }
+            const bound = {
+              approvalId: asApprovalId(view.approvalId),
+              runId: asRunId(view.runId),
+              toolCallId: view.toolCallId,
+              by: decision.by,
+            };
+            await append([
+              decision.granted
+                ? { type: "ApprovalGranted", data: { ...bound, note: decision.note } }
+                : { type: "ApprovalDenied", data: { ...bound, reason: decision.reason } },
+            ]);
+          }),
+        { busy: "refuse" },
+      ),
+    );
   }
 
   /** Parked runs whose superior's run has ended (its process closed or crashed): recorded as interrupted, like their caller. */
@@ -146,21 +137,20 @@ export class Approvals {
       const ac = await this.parts.registry.activate(view.id);
       await ac.serialize(async () => {
         if (!isParked(ac.actor.getSnapshot())) return;
-        try {
-          await this.parts.recovery.takeLease(ac);
-        } catch (e) {
-          if (e instanceof RuntimeError && e.reason === "busy") return;
-          throw e;
-        }
-        const runId = openRunId(ac.actor.getSnapshot());
-        if (!runId || ac.view.currentRunId !== runId) return;
-        // Through the writer, so the machine follows (a run end read while parked ends it here too).
-        await ac.writer.append([
-          {
-            type: "RunInterrupted",
-            data: { runId, reason: "The run that called it ended while it waited for approval." },
+        await ac.underLease(
+          async () => {
+            const runId = openRunId(ac.actor.getSnapshot());
+            if (!runId || ac.view.currentRunId !== runId) return;
+            // Through the writer, so the machine follows (a run end read while parked ends it here too).
+            await ac.writer.append([
+              {
+                type: "RunInterrupted",
+                data: { runId, reason: "The run that called it ended while it waited for approval." },
+              },
+            ]);
           },
-        ]);
+          { busy: "skip" },
+        );
       });
     }
   }

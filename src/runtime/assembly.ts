@@ -79,11 +79,12 @@ export const openParts = async (options: RuntimeOptions): Promise<RuntimeParts> 
       stopRun: (input) => runs.stop(input),
       approvalTimeout: (input, signal) => approvals.timeoutActor(input, signal),
     },
+    takeOver: (ac, mode) => recovery.takeOver(ac, mode),
   });
   config.observer.subject = (id) => registry.active.get(id)?.view;
   const recovery = new Recovery({ store, projections, leases, registry, config, lifecycle, budgets });
-  const commands = new Commands({ registry, recovery, config, store, lifecycle });
-  const approvals = new Approvals({ projections, registry, recovery, leases, store, config, lifecycle });
+  const commands = new Commands({ registry, config, store, lifecycle });
+  const approvals = new Approvals({ projections, registry, store, config, lifecycle });
   const tools = buildTools(delegatorOf({ config, registry, commands, store }), config);
   const runs = new Runs({ config, store, registry, tools, commands, approvals, budgets, lifecycle });
   const control = new ControlRequests({ store, projections, leases, registry, commands, recovery, config, lifecycle });

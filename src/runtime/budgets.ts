@@ -21,15 +21,11 @@ import { type EffectiveModel, type Preset, presetTable } from "../models/presets
 import { type BudgetState, fitOf, limitsFrom, type TreeBudget, treeBudgetOf, ZERO } from "../projections/budget.ts";
 import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
-import { isActive } from "../actors/contextQueries.ts";
 import type { ActiveContext } from "./activeContext.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { BudgetLedger } from "./budgetLedger.ts";
 import type { Configuration } from "./configuration.ts";
-import { RuntimeError } from "./errors.ts";
-import type { Leases } from "./leases.ts";
-import type { Recovery } from "./recovery.ts";
 import type { Registry } from "./registry.ts";
 import { invalid } from "./validate.ts";
 
@@ -40,8 +36,6 @@ export type BudgetParts = {
   readonly store: EventStore;
   readonly projections: Projections;
   readonly registry: Registry;
-  readonly leases: Leases;
-  readonly recovery: Recovery;
 };
 
 /** `budget` as given by an embedder, the CLI or HTTP: the limits, or a refusal naming the field. */
@@ -139,28 +133,17 @@ export const budgetReport = async (parts: BudgetParts, rootContextId: string): P
 /** Lets a parked run go on: records BudgetRestored for it, in its context's turn and under its lease. */
 const restore = async (parts: BudgetParts, contextId: string, exhaustionId: string, runId: string): Promise<void> => {
   const ac = await parts.registry.activate(contextId);
-  await ac.serialize(async () => {
-    const snapshot = () => ac.actor.getSnapshot();
-    const ownRunInFlight = isActive(snapshot());
-    if (!ownRunInFlight) {
-      try {
-        await parts.recovery.takeLease(ac);
-      } catch (e) {
-        // Another process drives it: that process's run sees the extension when it reserves again.
-        if (e instanceof RuntimeError && e.reason === "busy") return;
-        throw e;
-      }
-    }
-    try {
-      await ac.writer.exclusive(async (append) => {
-        if (!snapshot().can({ type: "approval.decide", approvalId: exhaustionId, facts: [] })) return;
-        await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
-      });
-    } finally {
-      if (!ownRunInFlight && !isActive(snapshot()))
-        ac.leaseReleased = parts.leases.release(ac.id).catch(() => undefined);
-    }
-  });
+  // Another process driving it takes the extension when its run reserves again.
+  await ac.serialize(() =>
+    ac.underLease(
+      () =>
+        ac.writer.exclusive(async (append) => {
+          if (!ac.actor.getSnapshot().can({ type: "approval.decide", approvalId: exhaustionId, facts: [] })) return;
+          await append([{ type: "BudgetRestored", data: { exhaustionId, runId: asRunId(runId) } }]);
+        }),
+      { busy: "skip" },
+    ),
+  );
 };
 
 /** Adds `more` to the tree's limits, then lets every run parked on its budget go on. */

@@ -22,7 +22,6 @@ import { asRunId } from "../events/ids.ts";
 import {
   acceptsMessage,
   type ContextSnapshot,
-  isParked,
   isRunning,
   isStoppedActor,
   openRunId,
@@ -33,7 +32,7 @@ import { modelFor } from "./configuration.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Configuration } from "./configuration.ts";
 import type { Lifecycle } from "./lifecycle.ts";
-import { interruptInFlight, type Recovery } from "./recovery.ts";
+import { interruptInFlight } from "./recovery.ts";
 import type { Registry } from "./registry.ts";
 import { RuntimeError } from "./errors.ts";
 
@@ -69,7 +68,6 @@ export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string; message
 
 export type CommandParts = {
   readonly registry: Registry;
-  readonly recovery: Recovery;
   readonly config: Configuration;
   readonly store: EventStore;
   readonly lifecycle: Lifecycle;
@@ -118,7 +116,7 @@ export class Commands {
   ): Promise<Started> {
     await atRest(ac);
     this.refuseIfClosed();
-    await this.parts.recovery.takeLease(ac);
+    await ac.takeLease();
     const runId = asRunId(this.parts.config.clock.uuid());
     const remote = ac.view.kind === "remote" ? this.parts.config.profiles.get(ac.view.profile)?.remote : undefined;
     if (ac.view.kind === "remote" && !remote)
@@ -178,17 +176,22 @@ export class Commands {
     return ac.serialize(async () => {
       const s = snapshotOf(ac);
       if (!isRunning(s)) return null;
-      // A parked run holds no lease: take it (this catches up with the log, which may have moved it on).
-      if (isParked(s)) await this.parts.recovery.takeLease(ac);
-      const now = snapshotOf(ac);
-      if (!isRunning(now)) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
-      const runId = openRunId(now)!;
-      // A run already stopping or ending is waited for; its end is the answer.
-      if (acceptsMessage(now)) {
-        // A parked run restored here has no handle yet: nothing of it is in flight.
-        (await ac.handleOf(runId)).stopRequestedBy ??= by;
-        ac.actor.send({ type: "run.stop" });
-      }
+      // A parked run holds no lease: it is taken (catching up with the log, which may have moved the run on).
+      const runId = await ac.underLease(
+        async () => {
+          const now = snapshotOf(ac);
+          if (!isRunning(now)) return null;
+          // A run already stopping or ending is waited for; its end is the answer.
+          if (acceptsMessage(now)) {
+            // A parked run restored here has no handle yet: nothing of it is in flight.
+            (await ac.handleOf(openRunId(now)!)).stopRequestedBy ??= by;
+            ac.actor.send({ type: "run.stop" });
+          }
+          return openRunId(now)!;
+        },
+        { busy: "refuse" },
+      );
+      if (!runId) return ac.lastEnd?.runId === openRunId(s) ? ac.lastEnd : null;
       const outcome = await ac.outcome(runId);
       // The run has ended: a close that stopped the machine meanwhile does not take that answer away.
       await atRest(ac).catch((e: unknown) => {

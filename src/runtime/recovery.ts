@@ -1,8 +1,8 @@
 // Leases and recovery: a run another process (or a crash) left unfinished is resumed here, or recorded as interrupted, exactly once.
 //
 // Requirements:
-// - A run starts only under the context's lease; the actor is first brought up to the stream, which
-//   another process may have extended.
+// - A run starts only under the context's lease, taken by the context (activeContext.ts `takeLease`), which
+//   first brings the actor up to the stream and hands a run left open there to `takeOver`.
 // - A context the log shows running whose owner is gone, found on open and on PostgreSQL periodically once
 //   leases expire: with recovery "resume", its run goes on here from its last recorded step (resume.ts),
 //   deepest contexts first, so a parent waiting on a child finds it resuming; with "interrupt" (and for a
@@ -52,40 +52,30 @@ export class Recovery {
   constructor(private readonly parts: RecoveryParts) {}
 
   /**
-   * Takes the context's run lease, then brings the actor up to the stream. A run a dead owner left is
-   * recorded as interrupted, or with `openRun` "resume" goes on here (then the lease stays with that run).
+   * The lease just taken (`ActiveContext.takeLease`) finds the log showing a run open that is not in flight here:
+   * a crash, or an end the store refused. It is recorded as interrupted, or with `openRun` "resume" goes on here
+   * (then the lease stays with that run).
    */
-  async takeLease(ac: ActiveContext, openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
-    // The last run's release must land first, or it would delete the lease taken here.
-    await ac.leaseReleased;
-    const lease = await this.parts.leases.acquire(ac.id);
-    if (!lease.ok) throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${lease.owner}).`);
-    // Alone on the log (PGlite), nothing can have been appended behind this actor's back.
-    // The lease says the stream's version: an actor already there reads nothing.
-    if (sharedByProcesses(this.parts.store) && lease.version !== ac.view.version) await this.parts.registry.catchUp(ac);
-    // The log shows a run open that is not in flight here: a crash, or an end the store refused.
-    const machine = ac.actor.getSnapshot();
-    if (ac.view.status === "running" && !isRunning(machine)) {
-      // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
-      await settleLeftOpen(this.parts, ac.view);
-      const unrecorded = machine.context.unrecorded;
-      const refused = unrecorded?.runId === ac.view.currentRunId;
-      if (openRun === "resume" && !refused) {
-        await resumeRun(this.parts.store, ac);
-        return "resumed";
-      }
-      const runId = ac.view.currentRunId;
-      await this.interrupt(ac.view, refused ? unrecorded!.message : undefined);
-      await this.parts.registry.catchUp(ac);
-      // A resumed parent may be waiting on this run's end.
-      if (runId) ac.answer(runId, null);
-      // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
-      // lease in the log: take it again past it, or another process could take it while our run goes on.
-      if (sharedByProcesses(this.parts.store)) {
-        const again = await this.parts.leases.acquire(ac.id);
-        if (!again.ok)
-          throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
-      }
+  async takeOver(ac: ActiveContext, openRun: RecoveryMode): Promise<"resumed" | void> {
+    // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
+    await settleLeftOpen(this.parts, ac.view);
+    const unrecorded = ac.actor.getSnapshot().context.unrecorded;
+    const refused = unrecorded?.runId === ac.view.currentRunId;
+    if (openRun === "resume" && !refused) {
+      await resumeRun(this.parts.store, ac);
+      return "resumed";
+    }
+    const runId = ac.view.currentRunId;
+    await this.interrupt(ac.view, refused ? unrecorded!.message : undefined);
+    await ac.catchUp();
+    // A resumed parent may be waiting on this run's end.
+    if (runId) ac.answer(runId, null);
+    // That RunInterrupted is a run end past the version the lease was taken at, and such an end frees a
+    // lease in the log: take it again past it, or another process could take it while our run goes on.
+    if (sharedByProcesses(this.parts.store)) {
+      const again = await this.parts.leases.acquire(ac.id);
+      if (!again.ok)
+        throw new RuntimeError("busy", `Context '${ac.id}' is running in another process (${again.owner}).`);
     }
   }
 
@@ -101,14 +91,8 @@ export class Recovery {
       // In the context's command queue: no run of this process can start on it meanwhile.
       await ac.serialize(async () => {
         if (isRunning(ac.actor.getSnapshot())) return;
-        try {
-          // A resumed run keeps the lease; its end in the log frees it.
-          if ((await this.takeLease(ac, this.parts.config.recovery)) === "resumed") return;
-        } catch (e) {
-          if (e instanceof RuntimeError && e.reason === "busy") return;
-          throw e;
-        }
-        await this.parts.leases.release(ac.id);
+        // Taking the lease takes the run over; a resumed run keeps the lease, and its end in the log frees it.
+        await ac.underLease(async () => undefined, { busy: "skip", openRun: this.parts.config.recovery });
       });
     }
     await this.parts.projections.catchUp();

@@ -33,10 +33,10 @@ import {
   type RunActorInput,
   type RunOutput,
 } from "../actors/contextMachine.ts";
-import type { EventStore } from "../events/store.ts";
+import { type EventStore, sharedByProcesses } from "../events/store.ts";
 import { childActor, hasChildIn, isRunning, runsElsewhere } from "../actors/contextQueries.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
-import { ActiveContext } from "./activeContext.ts";
+import { ActiveContext, type ContextPorts } from "./activeContext.ts";
 import { RuntimeError } from "./errors.ts";
 import type { Configuration } from "./configuration.ts";
 import type { Leases } from "./leases.ts";
@@ -58,6 +58,8 @@ export type RegistryParts = {
   readonly budgets: BudgetLedger;
   /** Called only once a run starts, so they may belong to parts built after the registry. */
   readonly actors: ContextActors;
+  /** The take-over of a run a gone process left (recovery.ts), called only once a lease is taken. */
+  readonly takeOver: ContextPorts["takeOver"];
 };
 
 export class Registry {
@@ -71,7 +73,11 @@ export class Registry {
   private readonly lifecycle: Lifecycle;
   private readonly budgets: BudgetLedger;
 
-  constructor({ store, config, leases, lifecycle, budgets, actors }: RegistryParts) {
+  /** What each context uses of the runtime. */
+  private readonly ports: ContextPorts;
+
+  constructor({ store, config, leases, lifecycle, budgets, actors, takeOver }: RegistryParts) {
+    this.ports = { store, shared: sharedByProcesses(store), leases, takeOver: (ac, mode) => takeOver(ac, mode) };
     this.store = store;
     this.config = config;
     this.leases = leases;
@@ -146,7 +152,7 @@ export class Registry {
     const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
     const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.store.readStream(id)));
     if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
-    const ac = new ActiveContext(asContextId(id), events, this.store);
+    const ac = new ActiveContext(asContextId(id), events, this.ports);
     if (unrecorded) ac.view = unrecordedView(unrecorded, this.config.clock.now().toISOString());
     const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
     ac.writer = new StreamWriter(
@@ -233,16 +239,6 @@ export class Registry {
     ac.leaseReleased = this.leases.release(ac.id).catch(() => undefined);
   }
 
-  /** Brings the context up to its stream, which another process may have extended; returns what it read. */
-  async catchUp(ac: ActiveContext): Promise<RecordedEvent[]> {
-    const newer = await this.store.readStream(ac.id, ac.view.version + 1);
-    if (newer.length === 0) return newer;
-    ac.apply(newer);
-    ac.writer.resetVersion(ac.view.version);
-    ac.actor.send({ type: "facts.apply", facts: newer });
-    return newer;
-  }
-
   /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
   followLog(fact: RecordedEvent): void {
     const ac = this.active.get(fact.streamId);
@@ -256,7 +252,7 @@ export class Registry {
     void ac
       .serialize(async () => {
         if (this.lifecycle.closed || !runsElsewhere(ac.actor.getSnapshot(), ac.view.status)) return;
-        const newer = await this.catchUp(ac);
+        const newer = await ac.catchUp();
         const end = ac.lastEnd;
         // The end of a run this process parked, recorded where it went on: its waiters here have their answer.
         if (!newer.some((f) => outcomeOf(f) !== null) || !end) return;
