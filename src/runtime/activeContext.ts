@@ -9,10 +9,10 @@
 // - A command on a run not in flight here (a decision, a restore, a stop of a parked run, a take-over) works
 //   under the lease (`underLease`) and gives it back after, unless a run is then in flight here or the work
 //   recorded the run's end; another process holding it refuses the command as busy, or skips it.
-import type { RecordedEvent } from "../events/schema.ts";
+import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import type { ContextId, RunId } from "../events/ids.ts";
 import type { EventStore } from "../events/store.ts";
-import { contextsProjection, type ContextView } from "../projections/contexts.ts";
+import { contextsProjection, type ContextView, unrecordedView } from "../projections/contexts.ts";
 import { foldEvents } from "../projections/projection.ts";
 import { historyOf, transcriptProjection, type RunTranscript } from "../projections/transcript.ts";
 import type { ChatMessage } from "../models/messages.ts";
@@ -20,18 +20,20 @@ import { topicsOf, type TopicView } from "../projections/topics.ts";
 import { RunHandle } from "../actors/runHandle.ts";
 import { outcomeOf, type RunOutcome } from "../projections/runOutcome.ts";
 import { INTERRUPTED_MESSAGE } from "../projections/runStatus.ts";
-import type { StreamWriter } from "../actors/streamWriter.ts";
+import { StreamWriter } from "../actors/streamWriter.ts";
 import { type ContextActor, isInFlight, isRunning } from "../actors/contextQueries.ts";
 import type { Resuming } from "./resume.ts";
 import type { Recovery as RecoveryMode } from "./approvalPolicy.ts";
 import type { Leases } from "./leases.ts";
+import type { Clock } from "./clock.ts";
 import { RuntimeError } from "./errors.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
 
 /** What a context uses of the runtime: its log, the run leases, and the take-over of a run a gone process left. */
 export type ContextPorts = {
-  readonly store: Pick<EventStore, "readStream">;
+  readonly store: EventStore;
+  readonly clock: Clock;
   /** Other processes append to the log too (PostgreSQL): a lease taken may find the stream moved on. */
   readonly shared: boolean;
   readonly leases: Leases;
@@ -48,8 +50,9 @@ const isBusy = (e: unknown): boolean => e instanceof RuntimeError && e.reason ==
 /** One tool call of one run (tool call ids come from the model, so they may repeat across runs). */
 export const callKey = (runId: string, toolCallId: string): string => `${runId}\u0000${toolCallId}`;
 
+/** How a context's live state is written: only by its own methods below, named for what their callers mean. */
 export class ActiveContext {
-  view: ContextView;
+  #view: ContextView;
   private readonly runs = new Map<string, RunTranscript>();
   /** The subordinates this context created, in order, with their slots (from its own SubordinateCalled facts). */
   readonly children: { contextId: string; slot: string }[] = [];
@@ -57,36 +60,90 @@ export class ActiveContext {
   readonly subordinateCalls = new Map<string, string>();
   /** Answers of subordinates by the tool call that asked, for `§§result(...)` references. */
   readonly storedResults = new Map<string, string>();
-  actor!: ContextActor;
-  writer!: StreamWriter;
-  run: RunHandle | null = null;
+  /** Every append of this context goes through it (and comes back to `onAppended`, the registry's). */
+  readonly writer: StreamWriter;
+  #actor: ContextActor | null = null;
+  #run: RunHandle | null = null;
   /** A run resuming here after a restart, until its loop has taken the plan (runs.ts). */
-  resuming: Resuming | null = null;
+  #resuming: Resuming | null = null;
   /** The end of the last run whose terminal fact this context applied. */
-  lastEnd: RunOutcome | null = null;
-  private lastAnswered: string | null = null;
+  #lastEnd: RunOutcome | null = null;
+  #lastAnswered: string | null = null;
   /** The waiters of each run, answered as the machine ends it (`run.ended`), or failed by close (`failUnanswered`). */
-  readonly outcomes = new Map<
+  readonly #outcomes = new Map<
     string,
     { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void; reject: (e: Error) => void }
   >();
   /** Serializes commands (send, stop, pause, resume) to this context. */
-  commands: Promise<unknown> = Promise.resolve();
-  passivateTimer: NodeJS.Timeout | null = null;
+  #commands: Promise<unknown> = Promise.resolve();
+  #passivateTimer: NodeJS.Timeout | null = null;
   /** The release of the last run's lease, which the next run's acquire must follow. */
-  leaseReleased: Promise<void> = Promise.resolve();
+  #leaseReleased: Promise<void> = Promise.resolve();
 
+  /**
+   * `events`: its whole stream; or, for a fresh subordinate not on the log yet, none and its `unrecorded`
+   * ContextCreated, which the writer holds as the stream's first append. `onAppended`: what every append of its
+   * writer reaches, as the store recorded it.
+   */
   constructor(
     readonly id: ContextId,
     events: readonly RecordedEvent[],
     private readonly ports: ContextPorts,
+    unrecorded: DataOf<"ContextCreated"> | null,
+    onAppended: (ac: ActiveContext, facts: RecordedEvent[]) => void,
   ) {
-    this.view = contextsProjection.init(id);
+    this.#view = contextsProjection.init(id);
     this.apply(events);
+    if (unrecorded) this.#view = unrecordedView(unrecorded, ports.clock.now().toISOString());
+    const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
+    this.writer = new StreamWriter(
+      ports.store,
+      id,
+      this.#view.version,
+      ports.clock,
+      (facts) => onAppended(this, facts),
+      opening,
+    );
+  }
+
+  /** The context as its facts fold (contexts.ts). */
+  get view(): ContextView {
+    return this.#view;
+  }
+
+  /** Its machine (given once, by `attach`): what it asks whether a run is in flight, parked, or may take a message. */
+  get actor(): ContextActor {
+    return this.#actor!;
+  }
+
+  /** Gives the context its machine, once, as the registry spawned or created it. */
+  attach(actor: ContextActor): void {
+    if (this.#actor) throw new Error(`context ${this.id} already has its actor`);
+    this.#actor = actor;
+  }
+
+  /** The handle of the run this process holds for the context (the last one it started, took or went on with), or null. */
+  get run(): RunHandle | null {
+    return this.#run;
+  }
+
+  /** The end of the last run whose terminal fact this context applied. */
+  get lastEnd(): RunOutcome | null {
+    return this.#lastEnd;
+  }
+
+  /** The waiters of each run by its id (read-only: `outcome` adds one, `answer` and `failUnanswered` settle them). */
+  get outcomes(): ReadonlyMap<string, { readonly promise: Promise<RunOutcome> }> {
+    return this.#outcomes;
+  }
+
+  /** The release of the last run's lease, which the next acquire (and a run's `ended` for its caller) follows. */
+  get leaseReleased(): Promise<void> {
+    return this.#leaseReleased;
   }
 
   apply(facts: readonly RecordedEvent[]): void {
-    for (const f of facts) this.view = contextsProjection.evolve(this.view, f);
+    for (const f of facts) this.#view = contextsProjection.evolve(this.#view, f);
     foldEvents(transcriptProjection, facts, this.runs);
     for (const f of facts) {
       if (f.type === "SubordinateCalled") {
@@ -96,7 +153,7 @@ export class ActiveContext {
       if (f.type === "SubordinateReturned" && f.data.result !== null)
         this.storedResults.set(f.data.toolCallId, f.data.result);
       const outcome = outcomeOf(f);
-      if (outcome) this.lastEnd = outcome;
+      if (outcome) this.#lastEnd = outcome;
     }
   }
 
@@ -111,13 +168,13 @@ export class ActiveContext {
   }
 
   outcome(runId: string): Promise<RunOutcome> {
-    let entry = this.outcomes.get(runId);
+    let entry = this.#outcomes.get(runId);
     if (!entry) {
       let resolve!: (o: RunOutcome) => void;
       let reject!: (e: Error) => void;
       const promise = new Promise<RunOutcome>((res, rej) => ((resolve = res), (reject = rej)));
       entry = { promise, resolve, reject };
-      this.outcomes.set(runId, entry);
+      this.#outcomes.set(runId, entry);
     }
     return entry.promise;
   }
@@ -128,8 +185,8 @@ export class ActiveContext {
    */
   answer(runId: string, unrecorded: string | null): void {
     const outcome: RunOutcome =
-      this.lastEnd?.runId === runId
-        ? this.lastEnd
+      this.#lastEnd?.runId === runId
+        ? this.#lastEnd
         : {
             runId,
             status: "failed",
@@ -140,9 +197,9 @@ export class ActiveContext {
             },
           };
     void this.outcome(runId);
-    this.outcomes.get(runId)!.resolve(outcome);
-    if (this.lastAnswered !== null && this.lastAnswered !== runId) this.outcomes.delete(this.lastAnswered);
-    this.lastAnswered = runId;
+    this.#outcomes.get(runId)!.resolve(outcome);
+    if (this.#lastAnswered !== null && this.#lastAnswered !== runId) this.#outcomes.delete(this.#lastAnswered);
+    this.#lastAnswered = runId;
   }
 
   /**
@@ -151,8 +208,8 @@ export class ActiveContext {
    * rejected as "closed"; the run itself is left as the log has it. `parked`: the run the machine held parked.
    */
   failUnanswered(parked: { runId: string; approvals: readonly string[] } | null): void {
-    for (const [runId, entry] of this.outcomes) {
-      if (runId === this.lastAnswered) continue;
+    for (const [runId, entry] of this.#outcomes) {
+      if (runId === this.#lastAnswered) continue;
       const message =
         parked?.runId === runId
           ? `The runtime closed while run '${runId}' of context '${this.id}' was parked awaiting approval (${parked.approvals.join(", ")}). ` +
@@ -161,7 +218,7 @@ export class ActiveContext {
       // A waiter that let its promise go must not get an unhandled rejection from a close.
       entry.promise.catch(() => undefined);
       entry.reject(new RuntimeError("closed", message));
-      this.outcomes.delete(runId);
+      this.#outcomes.delete(runId);
     }
   }
 
@@ -171,11 +228,11 @@ export class ActiveContext {
    * flight, so a stop need not wait for a loop, and a message or a decision goes on with it as a parked run.
    */
   async handleOf(runId: RunId): Promise<RunHandle> {
-    if (this.run?.runId !== runId)
-      this.run = RunHandle.fromLog(this.id, runId, await this.ports.store.readStream(this.id), this.run, {
+    if (this.#run?.runId !== runId)
+      this.#run = RunHandle.fromLog(this.id, runId, await this.ports.store.readStream(this.id), this.#run, {
         parked: true,
       });
-    return this.run;
+    return this.#run;
   }
 
   /**
@@ -184,11 +241,11 @@ export class ActiveContext {
    * children and jobs. `facts`: the stream as read then (null when nothing was read).
    */
   async invokedHandle(runId: RunId): Promise<{ handle: RunHandle; facts: RecordedEvent[] | null }> {
-    const current = this.run;
+    const current = this.#run;
     if (current && current.runId === runId && !current.parked) return { handle: current, facts: null };
     const facts = await this.ports.store.readStream(this.id);
-    this.run = RunHandle.fromLog(this.id, runId, facts, current);
-    return { handle: this.run, facts };
+    this.#run = RunHandle.fromLog(this.id, runId, facts, current);
+    return { handle: this.#run, facts };
   }
 
   /** The handle of a run `start` has just recorded; `firstCallRecorded`: its first ModelCalled went with its start. */
@@ -197,19 +254,19 @@ export class ActiveContext {
     handle.firstCallRecorded = firstCallRecorded;
     // A stop before the loop makes that call records it as aborted, as for any call in flight.
     if (firstCallRecorded) handle.inFlight = { kind: "model", step: 1, attempt: 1 };
-    return (this.run = handle);
+    return (this.#run = handle);
   }
 
   /** The handle of a run going on here after a restart (resume.ts), made from its facts, and the plan its loop takes. */
   resumed(resuming: Resuming, facts: readonly RecordedEvent[]): RunHandle {
-    this.resuming = resuming;
-    return (this.run = RunHandle.fromLog(this.id, resuming.runId, facts, null));
+    this.#resuming = resuming;
+    return (this.#run = RunHandle.fromLog(this.id, resuming.runId, facts, null));
   }
 
   /** The plan of run `runId` resuming here, once: its loop takes it (runs.ts). */
   takeResuming(runId: RunId): Resuming | null {
-    const resuming = this.resuming?.runId === runId ? this.resuming : null;
-    this.resuming = null;
+    const resuming = this.#resuming?.runId === runId ? this.#resuming : null;
+    this.#resuming = null;
     return resuming;
   }
 
@@ -229,7 +286,7 @@ export class ActiveContext {
    */
   async takeLease(openRun: RecoveryMode = "interrupt"): Promise<"resumed" | void> {
     // The last run's release must land first, or it would delete the lease taken here.
-    await this.leaseReleased;
+    await this.#leaseReleased;
     const lease = await this.ports.leases.acquire(this.id);
     if (!lease.ok)
       throw new RuntimeError("busy", `Context '${this.id}' is running in another process (${lease.owner}).`);
@@ -262,24 +319,64 @@ export class ActiveContext {
         throw e;
       }
     }
-    const endBefore = this.lastEnd;
+    const endBefore = this.#lastEnd;
     try {
       return await work();
     } finally {
       if (!holding && !isInFlight(this.actor.getSnapshot())) {
-        const { leases } = this.ports;
-        this.leaseReleased = (this.lastEnd !== endBefore ? leases.runEnded(this.id) : leases.release(this.id)).catch(
-          () => undefined,
-        );
-        await this.leaseReleased;
+        this.letLeaseGo(this.#lastEnd !== endBefore ? "ended" : "release");
+        await this.#leaseReleased;
       }
     }
   }
 
+  /**
+   * Lets the lease go: "ended", the run's end is in the log, which frees it (nothing is written); "release", no
+   * end was recorded past it (a parked run, an end the store refused, a command that ended none): it is deleted.
+   */
+  private letLeaseGo(how: "ended" | "release"): void {
+    const { leases } = this.ports;
+    this.#leaseReleased = (how === "ended" ? leases.runEnded(this.id) : leases.release(this.id)).catch(() => undefined);
+  }
+
+  /**
+   * The machine ended the run this process holds (its `run.ended` action): its lease is let go, and its waiters
+   * answered with its end (`unrecorded`: why the store refused it). False when no run is held here.
+   */
+  runEnded(unrecorded: { runId: string; message: string } | null): boolean {
+    const handle = this.#run;
+    if (!handle) return false;
+    const refused = unrecorded?.runId === handle.runId;
+    this.letLeaseGo(refused ? "release" : "ended");
+    this.answer(handle.runId, refused ? unrecorded.message : null);
+    return true;
+  }
+
+  /**
+   * The machine parked a run of this process (its `run.parked` action): the run's lease is let go, so the process
+   * that records the last decision (this one or another) drives it on. Its waiters keep waiting.
+   */
+  runParked(): void {
+    this.letLeaseGo("release");
+  }
+
+  /** Calls `passivate` after `ms` unless touched (`stayActive`) or scheduled again meanwhile. */
+  schedulePassivation(ms: number, passivate: () => void): void {
+    if (this.#passivateTimer) clearTimeout(this.#passivateTimer);
+    this.#passivateTimer = setTimeout(passivate, ms);
+    this.#passivateTimer.unref();
+  }
+
+  /** Cancels a scheduled passivation: the context is in use. */
+  stayActive(): void {
+    if (this.#passivateTimer) clearTimeout(this.#passivateTimer);
+    this.#passivateTimer = null;
+  }
+
   /** Runs `fn` after every earlier command to this context has finished. */
   serialize<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.commands.then(fn);
-    this.commands = result.catch(() => undefined);
+    const result = this.#commands.then(fn);
+    this.#commands = result.catch(() => undefined);
     return result;
   }
 }

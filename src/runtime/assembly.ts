@@ -148,7 +148,7 @@ export const closeParts = async (parts: RuntimeParts): Promise<void> => {
   await Promise.all(actives.map((ac) => registry.recordOpening(ac.id).catch(() => undefined)));
   // Stopping the roots stops every actor below them, which aborts every run in flight.
   for (const ac of actives) {
-    if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
+    ac.stayActive();
     if (ac.view.depth === 0 || !registry.active.has(ac.view.parentContextId ?? "")) ac.actor.stop();
   }
   await interruptInFlight(atClose);

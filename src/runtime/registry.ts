@@ -77,7 +77,13 @@ export class Registry {
   private readonly ports: ContextPorts;
 
   constructor({ store, config, leases, lifecycle, budgets, actors, takeOver }: RegistryParts) {
-    this.ports = { store, shared: sharedByProcesses(store), leases, takeOver: (ac, mode) => takeOver(ac, mode) };
+    this.ports = {
+      store,
+      clock: config.clock,
+      shared: sharedByProcesses(store),
+      leases,
+      takeOver: (ac, mode) => takeOver(ac, mode),
+    };
     this.store = store;
     this.config = config;
     this.leases = leases;
@@ -152,16 +158,8 @@ export class Registry {
     const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
     const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.store.readStream(id)));
     if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
-    const ac = new ActiveContext(asContextId(id), events, this.ports);
-    if (unrecorded) ac.view = unrecordedView(unrecorded, this.config.clock.now().toISOString());
-    const opening = unrecorded ? [{ type: "ContextCreated" as const, data: unrecorded }] : [];
-    ac.writer = new StreamWriter(
-      this.store,
-      ac.id,
-      ac.view.version,
-      this.config.clock,
-      (facts) => this.onAppended(ac, facts),
-      opening,
+    const ac = new ActiveContext(asContextId(id), events, this.ports, unrecorded, (ac, facts) =>
+      this.onAppended(ac, facts),
     );
     const input: ContextMachineInput = {
       contextId: ac.id,
@@ -178,20 +176,18 @@ export class Registry {
       parent.actor.send({ type: "child.activate", contextId: ac.id, logic: this.machine, input });
       const ref = childActor(parent.actor, ac.id);
       if (!ref) throw new Error(`actor for context ${id} was not spawned`);
-      ac.actor = ref;
+      ac.attach(ref);
     } else {
-      ac.actor = createActor(this.machine, { input, id: ac.id, systemId: ac.id });
-      ac.actor.start();
+      const actor = createActor(this.machine, { input, id: ac.id, systemId: ac.id });
+      ac.attach(actor);
+      actor.start();
     }
     this.active.set(id, ac);
     return this.touch(ac);
   }
 
   touch(ac: ActiveContext): ActiveContext {
-    if (ac.passivateTimer) {
-      clearTimeout(ac.passivateTimer);
-      ac.passivateTimer = null;
-    }
+    ac.stayActive();
     return ac;
   }
 
@@ -216,27 +212,18 @@ export class Registry {
     }
   }
 
-  /** The machine ended a run of this process (its `run.ended` action). */
+  /** The machine ended a run of this process (its `run.ended` action): its lease let go, its waiters answered. */
   runEnded(machine: ContextMachineContext): void {
     const ac = this.active.get(machine.contextId);
-    const handle = ac?.run;
-    if (!ac || !handle) return;
-    // A recorded end frees the lease in the log (nothing to write); an end the store refused must delete it.
-    const unrecorded = machine.unrecorded?.runId === handle.runId;
-    ac.leaseReleased = (unrecorded ? this.leases.release(ac.id) : this.leases.runEnded(ac.id)).catch(() => undefined);
+    if (!ac?.run) return;
     // Projections are not caught up here: queries catch up on their own, off the runs' path.
     if (!this.lifecycle.closed) this.schedulePassivation(ac);
-    ac.answer(handle.runId, machine.unrecorded?.runId === handle.runId ? machine.unrecorded.message : null);
+    ac.runEnded(machine.unrecorded);
   }
 
-  /**
-   * The machine parked a run of this process (its `run.parked` action): the run's lease is let go, so the
-   * process that records the last decision (this one or another) drives it on. Its waiters keep waiting.
-   */
+  /** The machine parked a run of this process (its `run.parked` action): its lease is let go (activeContext.ts). */
   runParked(machine: ContextMachineContext): void {
-    const ac = this.active.get(machine.contextId);
-    if (!ac) return;
-    ac.leaseReleased = this.leases.release(ac.id).catch(() => undefined);
+    this.active.get(machine.contextId)?.runParked();
   }
 
   /** A fact on the shared log (any process's): read into its context when the log shows a run open there that is not in flight here. */
@@ -263,15 +250,12 @@ export class Registry {
   }
 
   private schedulePassivation(ac: ActiveContext): void {
-    if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
-    ac.passivateTimer = setTimeout(() => this.passivate(ac), this.config.limits.passivateAfterMs);
-    ac.passivateTimer.unref();
+    ac.schedulePassivation(this.config.limits.passivateAfterMs, () => this.passivate(ac));
   }
 
   /** Stops an idle context's actor (not its run: it has none) once none of its children is active. */
   private passivate(ac: ActiveContext): void {
-    if (ac.passivateTimer) clearTimeout(ac.passivateTimer);
-    ac.passivateTimer = null;
+    ac.stayActive();
     if (this.active.get(ac.id) !== ac) return;
     // Not on the log yet: passivated now, it could not be loaded back. Its first append schedules it again.
     if (!ac.writer.opened) return;
