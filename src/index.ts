@@ -14,7 +14,7 @@ export type {
   EventsQuery,
 } from "./runtime/api.ts";
 export type { BudgetReport } from "./runtime/budgets.ts";
-export type { RunOutcome } from "./runtime/activeContext.ts";
+export type { RunOutcome } from "./runtime/contextSession.ts";
 export { systemClock, type Clock } from "./runtime/clock.ts";
 
 export { openPgliteStore, type PgliteStoreOptions } from "./events/pgliteStore.ts";

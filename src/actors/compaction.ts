@@ -22,7 +22,7 @@ import type { LoopEnv } from "./messageLoop.ts";
 import { capSummary, summaryChunks, summaryPrompt } from "./summaryRequest.ts";
 import { applyPlan, planWindow, requestTokens, summaryCap, type WindowSettings } from "./windowPlan.ts";
 
-/** A context's window: its settings, and its history as topics (ActiveContext.topics). */
+/** A context's window: its settings, and its history as topics (ContextSession.topics). */
 export type WindowEnv = { settings: WindowSettings; topics: () => TopicView };
 
 /** Compactions allowed before one model call; the plan needs one, the rest are for summaries that came out long. */

@@ -17,7 +17,7 @@ import type { ApprovalOptions } from "../tools/approval.ts";
 import type { McpHubOptions } from "../tools/mcp.ts";
 import type { McpServers } from "../tools/mcpConfig.ts";
 import type { Clock } from "./clock.ts";
-import type { RunOutcome } from "./activeContext.ts";
+import type { RunOutcome } from "./contextSession.ts";
 import type { LiveEvent } from "./liveDeltas.ts";
 
 export type Limits = {

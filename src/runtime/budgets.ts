@@ -21,7 +21,7 @@ import { type EffectiveModel, type Preset, presetTable } from "../models/presets
 import { type BudgetState, fitOf, limitsFrom, type TreeBudget, treeBudgetOf, ZERO } from "../projections/budget.ts";
 import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { BudgetLedger } from "./budgetLedger.ts";
@@ -159,7 +159,7 @@ export const extendBudget = async (parts: BudgetParts, rootContextId: string, mo
 /** The budget port of one run (see budgetGate.ts): reserves from its tree, parks it when the call does not fit. */
 export const budgetPortFor = (
   parts: Pick<BudgetParts, "budgets" | "config">,
-  ac: ActiveContext,
+  ac: ContextSession,
   handle: RunHandle,
   model: EffectiveModel,
 ): BudgetPort => {

@@ -27,7 +27,7 @@ import {
   openRunId,
 } from "../actors/contextQueries.ts";
 import type { RunOutcome } from "../projections/runOutcome.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import { modelFor } from "./configuration.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Configuration } from "./configuration.ts";
@@ -39,14 +39,14 @@ import { RuntimeError } from "./errors.ts";
 /** What a message started: the run that takes it (a new one, or the running one for an intervention) and its end. */
 export type Started = { runId: string; intervention: boolean; ended: Promise<RunOutcome> };
 
-const snapshotOf = (ac: ActiveContext): ContextSnapshot => ac.actor.getSnapshot();
+const snapshotOf = (ac: ContextSession): ContextSnapshot => ac.actor.getSnapshot();
 
 /**
  * Waits until the machine's state satisfies `ready`. A machine a close stopped answers no more, and the wait
  * is refused as closed: XState's waitFor rejects a wait it had begun with an error of its own, and would
  * never settle one begun after.
  */
-const machineReady = async (ac: ActiveContext, ready: (s: ContextSnapshot) => boolean): Promise<void> => {
+const machineReady = async (ac: ContextSession, ready: (s: ContextSnapshot) => boolean): Promise<void> => {
   const stopped = () => isStoppedActor(ac.actor);
   const closed = () => new RuntimeError("closed", `The runtime closed while a command waited for context '${ac.id}'.`);
   if (stopped()) throw closed();
@@ -58,10 +58,10 @@ const machineReady = async (ac: ActiveContext, ready: (s: ContextSnapshot) => bo
 };
 
 /** Waits until the machine has no run in flight. */
-const atRest = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !isRunning(s));
+const atRest = (ac: ContextSession): Promise<void> => machineReady(ac, (s) => !isRunning(s));
 
 /** Waits until the machine is at rest, or has a run in flight that the log shows open (not stopping, not ending). */
-const steady = (ac: ActiveContext): Promise<void> => machineReady(ac, (s) => !isRunning(s) || acceptsMessage(s));
+const steady = (ac: ContextSession): Promise<void> => machineReady(ac, (s) => !isRunning(s) || acceptsMessage(s));
 
 /** Where a user's message came from, and the trace it continues (a W3C traceparent), recorded with the run's start. */
 export type MessageOrigin = { via?: "mcp" | "a2a"; traceparent?: string; messageId?: string };
@@ -84,7 +84,7 @@ export class Commands {
   }
 
   /** A message: an intervention for a run in flight, else a new run. */
-  async deliver(ac: ActiveContext, text: string, origin: MessageOrigin = {}): Promise<Started> {
+  async deliver(ac: ContextSession, text: string, origin: MessageOrigin = {}): Promise<Started> {
     await steady(ac);
     const s = snapshotOf(ac);
     // A parked run restored here has no handle yet: made from the log, it takes the message as any run does.
@@ -109,7 +109,7 @@ export class Commands {
    * a run in flight: recorded as interrupted, its waiters answered.
    */
   async start(
-    ac: ActiveContext,
+    ac: ContextSession,
     text: string,
     superior: Superior | null,
     origin: MessageOrigin = {},
@@ -216,7 +216,7 @@ export class Commands {
 }
 
 /** Records a pause or a resume if the machine allows it now (its guards say; nothing is written otherwise). */
-const recordPause = async (ac: ActiveContext, type: "run.pause" | "run.resume"): Promise<void> => {
+const recordPause = async (ac: ContextSession, type: "run.pause" | "run.resume"): Promise<void> => {
   await ac.writer.exclusive(async (append) => {
     const s = snapshotOf(ac);
     if (!s.can({ type, facts: [] })) return;

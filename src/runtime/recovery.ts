@@ -1,7 +1,7 @@
 // Leases and recovery: a run another process (or a crash) left unfinished is resumed here, or recorded as interrupted, exactly once.
 //
 // Requirements:
-// - A run starts only under the context's lease, taken by the context (activeContext.ts `takeLease`), which
+// - A run starts only under the context's lease, taken by the context (contextSession.ts `takeLease`), which
 //   first brings the actor up to the stream and hands a run left open there to `takeOver`.
 // - A context the log shows running whose owner is gone, found on open and on PostgreSQL periodically once
 //   leases expire: with recovery "resume", its run goes on here from its last recorded step (resume.ts),
@@ -24,7 +24,7 @@ import { jobFinished } from "../tools/jobs.ts";
 import { unopenedChildren } from "../tools/unopenedChildren.ts";
 import { configuredPresetOf } from "./configuration.ts";
 import { isRunning } from "../actors/contextQueries.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Projections } from "../projections/engine.ts";
 import type { BudgetLedger } from "./budgetLedger.ts";
@@ -52,11 +52,11 @@ export class Recovery {
   constructor(private readonly parts: RecoveryParts) {}
 
   /**
-   * The lease just taken (`ActiveContext.takeLease`) finds the log showing a run open that is not in flight here:
+   * The lease just taken (`ContextSession.takeLease`) finds the log showing a run open that is not in flight here:
    * a crash, or an end the store refused. It is recorded as interrupted, or with `openRun` "resume" goes on here
    * (then the lease stays with that run).
    */
-  async takeOver(ac: ActiveContext, openRun: RecoveryMode): Promise<"resumed" | void> {
+  async takeOver(ac: ContextSession, openRun: RecoveryMode): Promise<"resumed" | void> {
     // Its calls' reservations first: the resumed run reserves afresh, an interrupted one never settles.
     await settleLeftOpen(this.parts, ac.view);
     const unrecorded = ac.actor.getSnapshot().context.unrecorded;
@@ -154,7 +154,7 @@ export class Recovery {
 }
 
 /** What close() knew of a context before it stopped the actors: a run in flight, or an end the store refused. */
-export type AtClose = { ac: ActiveContext; inFlight: boolean; unrecorded: { runId: RunId; message: string } | null };
+export type AtClose = { ac: ContextSession; inFlight: boolean; unrecorded: { runId: RunId; message: string } | null };
 
 /** On close: every run still in flight here, and its running jobs, end as interrupted; so does a run whose end the store refused. */
 export const interruptInFlight = async (contexts: readonly AtClose[]): Promise<void> => {

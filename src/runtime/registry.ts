@@ -3,7 +3,7 @@
 // Requirements:
 // - Activating a context activates its ancestors first; a context being activated is activated once.
 // - An actor starts from its folded stream; a context the log shows running has no run here, so it starts `failed`.
-// - Every append of a context's writer reaches its ActiveContext and its actor, as the store recorded it
+// - Every append of a context's writer reaches its ContextSession and its actor, as the store recorded it
 //   (a pause, resume or intervention as its command event, anything else as `facts.apply`).
 // - A run this process drove ends when its machine says so (`run.ended`): then its lease is released,
 //   its waiters answered and its actor scheduled for passivation.
@@ -36,7 +36,7 @@ import {
 import { type EventStore, sharedByProcesses } from "../events/store.ts";
 import { childActor, hasChildIn, isRunning, runsElsewhere } from "../actors/contextQueries.ts";
 import { StreamWriter } from "../actors/streamWriter.ts";
-import { ActiveContext, type ContextPorts } from "./activeContext.ts";
+import { ContextSession, type ContextPorts } from "./contextSession.ts";
 import { RuntimeError } from "./errors.ts";
 import type { Configuration } from "./configuration.ts";
 import type { Leases } from "./leases.ts";
@@ -63,8 +63,8 @@ export type RegistryParts = {
 };
 
 export class Registry {
-  readonly active = new Map<string, ActiveContext>();
-  private readonly activating = new Map<string, Promise<ActiveContext>>();
+  readonly active = new Map<string, ContextSession>();
+  private readonly activating = new Map<string, Promise<ContextSession>>();
   /** The context machine with this runtime's run actors. */
   private readonly machine: ContextMachine;
   private readonly store: EventStore;
@@ -103,12 +103,12 @@ export class Registry {
   }
 
   /** Makes a context's actor live, activating its ancestors first. */
-  activate(id: string): Promise<ActiveContext> {
+  activate(id: string): Promise<ContextSession> {
     return this.activateFrom(id);
   }
 
   /** Activates a context whose whole stream the caller holds (one it just created): no read needed. */
-  async activateNew(id: string, events: RecordedEvent[]): Promise<ActiveContext> {
+  async activateNew(id: string, events: RecordedEvent[]): Promise<ContextSession> {
     const ac = await this.activateFrom(id, events);
     // Idle until its first message, which touches it: passivated like any idle context meanwhile.
     if (!isRunning(ac.actor.getSnapshot())) this.schedulePassivation(ac);
@@ -120,12 +120,12 @@ export class Registry {
    * first append (its first run's start), which saves the child an append of its own. Until that append it is
    * not passivated (nothing could load it back), and `recordOpening` writes it alone where no run follows.
    */
-  activateUnrecorded(created: DataOf<"ContextCreated">): Promise<ActiveContext> {
+  activateUnrecorded(created: DataOf<"ContextCreated">): Promise<ContextSession> {
     return this.activateFrom(created.contextId, created);
   }
 
   /** The one way an actor goes live: the live one, or the activation under way, or a load from `known` (else the log). */
-  private async activateFrom(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ActiveContext> {
+  private async activateFrom(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ContextSession> {
     this.assertOpen();
     const existing = this.active.get(id);
     if (existing) return this.touch(existing);
@@ -154,11 +154,11 @@ export class Registry {
   }
 
   /** `known`: the whole stream, or the ContextCreated of a context not on the log yet. */
-  private async load(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ActiveContext> {
+  private async load(id: string, known?: RecordedEvent[] | DataOf<"ContextCreated">): Promise<ContextSession> {
     const unrecorded = known !== undefined && !Array.isArray(known) ? known : null;
     const events = unrecorded ? [] : ((known as RecordedEvent[] | undefined) ?? (await this.store.readStream(id)));
     if (events.length === 0 && !unrecorded) throw new RuntimeError("not_found", `Context '${id}' was not found.`);
-    const ac = new ActiveContext(asContextId(id), events, this.ports, unrecorded, (ac, facts) =>
+    const ac = new ContextSession(asContextId(id), events, this.ports, unrecorded, (ac, facts) =>
       this.onAppended(ac, facts),
     );
     const input: ContextMachineInput = {
@@ -186,12 +186,12 @@ export class Registry {
     return this.touch(ac);
   }
 
-  touch(ac: ActiveContext): ActiveContext {
+  touch(ac: ContextSession): ContextSession {
     ac.stayActive();
     return ac;
   }
 
-  private onAppended(ac: ActiveContext, facts: RecordedEvent[]): void {
+  private onAppended(ac: ContextSession, facts: RecordedEvent[]): void {
     const replaced = replacedChildren(ac, facts);
     ac.apply(facts);
     // A budgeted reply settles its reservation as it reaches the log (budgetLedger.ts).
@@ -221,7 +221,7 @@ export class Registry {
     ac.runEnded(machine.unrecorded);
   }
 
-  /** The machine parked a run of this process (its `run.parked` action): its lease is let go (activeContext.ts). */
+  /** The machine parked a run of this process (its `run.parked` action): its lease is let go (contextSession.ts). */
   runParked(machine: ContextMachineContext): void {
     this.active.get(machine.contextId)?.runParked();
   }
@@ -249,12 +249,12 @@ export class Registry {
       .catch(() => undefined);
   }
 
-  private schedulePassivation(ac: ActiveContext): void {
+  private schedulePassivation(ac: ContextSession): void {
     ac.schedulePassivation(this.config.limits.passivateAfterMs, () => this.passivate(ac));
   }
 
   /** Stops an idle context's actor (not its run: it has none) once none of its children is active. */
-  private passivate(ac: ActiveContext): void {
+  private passivate(ac: ContextSession): void {
     ac.stayActive();
     if (this.active.get(ac.id) !== ac) return;
     // Not on the log yet: passivated now, it could not be loaded back. Its first append schedules it again.
@@ -278,7 +278,7 @@ export class Registry {
  * The children a fresh call_subordinate among `facts` replaces in their slot (read before the facts are
  * applied). The parent can no longer continue them; anyone else reaches them through the log.
  */
-const replacedChildren = (ac: ActiveContext, facts: readonly RecordedEvent[]): string[] => {
+const replacedChildren = (ac: ContextSession, facts: readonly RecordedEvent[]): string[] => {
   const replaced: string[] = [];
   for (const f of facts) {
     if (f.type !== "SubordinateCalled" || !f.data.fresh) continue;

@@ -27,7 +27,7 @@ import { markSecretEnv, redactSecrets } from "../events/redact.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import type { RemoteAgent } from "../profiles/profiles.ts";
 import { a2aClient, partsText, stateName, TERMINAL, userMessage } from "../remote/a2aClient.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import type { EventStore } from "../events/store.ts";
 import type { Configuration } from "./configuration.ts";
 
@@ -104,7 +104,7 @@ const endOf = (runId: RunHandle["runId"], task: Task, url: string): DomainEvent 
 /** Sends or follows the run's remote task until it ends; resolves with the facts of its end (RunCompleted or RunFailed). */
 export const followRemoteTask = async (
   parts: { readonly config: Configuration; readonly store: EventStore },
-  ac: ActiveContext,
+  ac: ContextSession,
   handle: RunHandle,
   signal: AbortSignal,
 ): Promise<RecordedEvent[]> => {

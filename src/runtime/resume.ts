@@ -12,7 +12,7 @@ import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import type { RunId } from "../events/ids.ts";
 import { parkedStepOf } from "../actors/approvalGate.ts";
 import { planResume, type ResumePlan } from "../actors/resumePlan.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import type { EventStore } from "../events/store.ts";
 import type { JobApproval, RecordedJobs } from "../tools/parallelJobs.ts";
 
@@ -56,7 +56,7 @@ export const recordedJobsOf = (
 };
 
 /** Starts the context's open run again here; the caller holds its lease and has checked that no run is in flight. */
-export const resumeRun = async (store: EventStore, ac: ActiveContext): Promise<void> => {
+export const resumeRun = async (store: EventStore, ac: ContextSession): Promise<void> => {
   const runId = ac.view.currentRunId as RunId;
   const facts = (await store.readStream(ac.id)).filter(ofRun(runId));
   const found = planResume(facts);

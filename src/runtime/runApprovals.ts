@@ -14,7 +14,7 @@ import { asApprovalId } from "../events/ids.ts";
 import { callNeedsApproval, type Decision } from "../tools/approval.ts";
 import type { RunApprovals } from "../tools/delegator.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
-import type { ActiveContext } from "./activeContext.ts";
+import type { ContextSession } from "./contextSession.ts";
 import { approvalListFor } from "./approvalPolicy.ts";
 import { type Approvals, TIMED_OUT, TIMEOUT_DECIDER } from "./approvals.ts";
 import type { EventStore } from "../events/store.ts";
@@ -31,7 +31,7 @@ export type RunApprovalParts = {
 };
 
 /** The run's approval port (see the requirements above). */
-export const runApprovals = (parts: RunApprovalParts, ac: ActiveContext, handle: RunHandle): RunApprovals => {
+export const runApprovals = (parts: RunApprovalParts, ac: ContextSession, handle: RunHandle): RunApprovals => {
   const view = ac.view;
   const list = approvalListFor(
     parts.config.approvals,

@@ -32,7 +32,7 @@ import { jobFinished } from "../tools/jobs.ts";
 import { cancelOpenJobs, resumeJobs } from "../tools/parallel.ts";
 import { recordedJobsOf } from "./resume.ts";
 import { runApprovals } from "./runApprovals.ts";
-import { type ActiveContext, callKey } from "./activeContext.ts";
+import { type ContextSession, callKey } from "./contextSession.ts";
 import type { Commands } from "./commands.ts";
 import { type Configuration, modelFor } from "./configuration.ts";
 import { gateEnvOf } from "./flow.ts";
@@ -58,10 +58,10 @@ export type RunParts = {
 };
 
 /** Whether the log still shows `handle`'s run open on this context. */
-export const runOpen = (ac: ActiveContext, handle: RunHandle): boolean => ac.view.currentRunId === handle.runId;
+export const runOpen = (ac: ContextSession, handle: RunHandle): boolean => ac.view.currentRunId === handle.runId;
 
 /** The run as its tools see it: the port `RunScope`, over the context and its run handle. */
-const scopeOf = (parts: RunParts, ac: ActiveContext, handle: RunHandle): RunScope => ({
+const scopeOf = (parts: RunParts, ac: ContextSession, handle: RunHandle): RunScope => ({
   runId: handle.runId,
   correlationId: handle.correlationId,
   view: () => ac.view,
@@ -86,7 +86,7 @@ const scopeOf = (parts: RunParts, ac: ActiveContext, handle: RunHandle): RunScop
 });
 
 /** The context's window when its preset sets one (a raw model override has none). */
-const windowOf = (config: Configuration, presetName: string | null, ac: ActiveContext) => {
+const windowOf = (config: Configuration, presetName: string | null, ac: ContextSession) => {
   const settings = presetName === null ? null : windowSettings(config.options.presets?.[presetName]);
   return settings ? { window: { settings, topics: () => ac.topics() } } : {};
 };

@@ -1,4 +1,4 @@
-// An activated context: its actor, its writer, and the in-memory folds of its stream (view and transcript).
+// A live context's session: its actor, writer, run and lease, and the folds of its stream (view, transcript).
 //
 // Requirements:
 // - A run's handle is had one way: the one this process holds for the run, else one made from the log
@@ -41,7 +41,7 @@ export type ContextPorts = {
    * A run the log shows open that is not in flight here (its owner is gone, or the store refused its end), found
    * as the lease is taken: resumed here, or recorded as interrupted (recovery.ts).
    */
-  takeOver(ac: ActiveContext, mode: RecoveryMode): Promise<"resumed" | void>;
+  takeOver(ac: ContextSession, mode: RecoveryMode): Promise<"resumed" | void>;
 };
 
 /** Whether `e` is the refusal of a lease another process holds. */
@@ -51,7 +51,7 @@ const isBusy = (e: unknown): boolean => e instanceof RuntimeError && e.reason ==
 export const callKey = (runId: string, toolCallId: string): string => `${runId}\u0000${toolCallId}`;
 
 /** How a context's live state is written: only by its own methods below, named for what their callers mean. */
-export class ActiveContext {
+export class ContextSession {
   #view: ContextView;
   private readonly runs = new Map<string, RunTranscript>();
   /** The subordinates this context created, in order, with their slots (from its own SubordinateCalled facts). */
@@ -90,7 +90,7 @@ export class ActiveContext {
     events: readonly RecordedEvent[],
     private readonly ports: ContextPorts,
     unrecorded: DataOf<"ContextCreated"> | null,
-    onAppended: (ac: ActiveContext, facts: RecordedEvent[]) => void,
+    onAppended: (ac: ContextSession, facts: RecordedEvent[]) => void,
   ) {
     this.#view = contextsProjection.init(id);
     this.apply(events);
