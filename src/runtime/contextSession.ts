@@ -27,6 +27,7 @@ import type { Recovery as RecoveryMode } from "./approvalPolicy.ts";
 import type { Leases } from "./leases.ts";
 import type { Clock } from "./clock.ts";
 import { RuntimeError } from "./errors.ts";
+import { RunWaiters } from "./runWaiters.ts";
 
 export type { RunOutcome } from "../projections/runOutcome.ts";
 
@@ -68,12 +69,8 @@ export class ContextSession {
   #resuming: Resuming | null = null;
   /** The end of the last run whose terminal fact this context applied. */
   #lastEnd: RunOutcome | null = null;
-  #lastAnswered: string | null = null;
-  /** The waiters of each run, answered as the machine ends it (`run.ended`), or failed by close (`failUnanswered`). */
-  readonly #outcomes = new Map<
-    string,
-    { promise: Promise<RunOutcome>; resolve: (o: RunOutcome) => void; reject: (e: Error) => void }
-  >();
+  /** Who waits for each run's end: answered as the machine ends it (`run.ended`), or failed by close. */
+  readonly #waiters: RunWaiters;
   /** Serializes commands (send, stop, pause, resume) to this context. */
   #commands: Promise<unknown> = Promise.resolve();
   #passivateTimer: NodeJS.Timeout | null = null;
@@ -92,6 +89,7 @@ export class ContextSession {
     unrecorded: DataOf<"ContextCreated"> | null,
     onAppended: (ac: ContextSession, facts: RecordedEvent[]) => void,
   ) {
+    this.#waiters = new RunWaiters(id);
     this.#view = contextsProjection.init(id);
     this.apply(events);
     if (unrecorded) this.#view = unrecordedView(unrecorded, ports.clock.now().toISOString());
@@ -134,7 +132,7 @@ export class ContextSession {
 
   /** The waiters of each run by its id (read-only: `outcome` adds one, `answer` and `failUnanswered` settle them). */
   get outcomes(): ReadonlyMap<string, { readonly promise: Promise<RunOutcome> }> {
-    return this.#outcomes;
+    return this.#waiters.byRun;
   }
 
   /** The release of the last run's lease, which the next acquire (and a run's `ended` for its caller) follows. */
@@ -167,16 +165,9 @@ export class ContextSession {
     return topicsOf(this.runs.values());
   }
 
+  /** The end of run `runId`, once the machine has ended it (`answer`). */
   outcome(runId: string): Promise<RunOutcome> {
-    let entry = this.#outcomes.get(runId);
-    if (!entry) {
-      let resolve!: (o: RunOutcome) => void;
-      let reject!: (e: Error) => void;
-      const promise = new Promise<RunOutcome>((res, rej) => ((resolve = res), (reject = rej)));
-      entry = { promise, resolve, reject };
-      this.#outcomes.set(runId, entry);
-    }
-    return entry.promise;
+    return this.#waiters.of(runId);
   }
 
   /**
@@ -184,7 +175,7 @@ export class ContextSession {
    * could be written). The answer is kept until the next run's, for a waiter that asks just after.
    */
   answer(runId: string, unrecorded: string | null): void {
-    const outcome: RunOutcome =
+    this.#waiters.answer(
       this.#lastEnd?.runId === runId
         ? this.#lastEnd
         : {
@@ -195,31 +186,13 @@ export class ContextSession {
               reason: unrecorded === null ? "interrupted" : "internal",
               message: unrecorded ?? INTERRUPTED_MESSAGE,
             },
-          };
-    void this.outcome(runId);
-    this.#outcomes.get(runId)!.resolve(outcome);
-    if (this.#lastAnswered !== null && this.#lastAnswered !== runId) this.#outcomes.delete(this.#lastAnswered);
-    this.#lastAnswered = runId;
+          },
+    );
   }
 
-  /**
-   * On close, after the runs in flight were answered: every waiter still waiting (on a run parked here, or
-   * one another process went on with) would wait forever, as nothing here will see that run end. They are
-   * rejected as "closed"; the run itself is left as the log has it. `parked`: the run the machine held parked.
-   */
+  /** On close: the waiters nothing here will answer are refused as closed (runWaiters.ts). */
   failUnanswered(parked: { runId: string; approvals: readonly string[] } | null): void {
-    for (const [runId, entry] of this.#outcomes) {
-      if (runId === this.#lastAnswered) continue;
-      const message =
-        parked?.runId === runId
-          ? `The runtime closed while run '${runId}' of context '${this.id}' was parked awaiting approval (${parked.approvals.join(", ")}). ` +
-            "The run stays parked in the log: approve or reject it from a runtime on the same store to go on with it."
-          : `The runtime closed before run '${runId}' of context '${this.id}' ended here; its end, once recorded, is in the log.`;
-      // A waiter that let its promise go must not get an unhandled rejection from a close.
-      entry.promise.catch(() => undefined);
-      entry.reject(new RuntimeError("closed", message));
-      this.#outcomes.delete(runId);
-    }
+    this.#waiters.failUnanswered(parked);
   }
 
   /**
