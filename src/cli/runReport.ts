@@ -1,8 +1,5 @@
 // What `run` and `send` print when the run is over: the outcome, the answer, the audit tree, and where to look next.
 import type { SendResult } from "../runtime/runtime.ts";
-import type { LogReads } from "../events/store.ts";
-import type { ProjectionQueries } from "../projections/engine.ts";
-import { loadAudit } from "../projections/auditLoad.ts";
 import { EXIT } from "./errors.ts";
 import type { AuditReport } from "../projections/auditReport.ts";
 import { summaryTree } from "./auditText.ts";
@@ -100,8 +97,7 @@ export const stoppedLine = (mine: readonly TreeRun[]): string => {
  */
 export const reportSession = async (o: {
   io: Io;
-  store: LogReads;
-  projections: ProjectionQueries;
+  audit: AuditReport;
   contextId: string;
   session: { result: SendResult; interrupted: boolean; after: number };
   flags: { json?: boolean | undefined; events?: boolean | undefined };
@@ -109,7 +105,7 @@ export const reportSession = async (o: {
   command: string;
 }): Promise<number> => {
   const { result, interrupted } = o.session;
-  const audit = await loadAudit(o.store, o.projections, o.contextId);
+  const { audit } = o;
   if (o.flags.json && !o.flags.events) {
     const out: RunJson = {
       contextId: o.contextId,

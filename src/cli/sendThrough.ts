@@ -5,6 +5,8 @@
 // ends (a `run` whose root run took the message as an intervention) is no failure: the events it had no time to
 // stream are read from the log it freed, and the run is reported from there.
 import type { RunOutcome } from "../projections/runOutcome.ts";
+import type { ContextView } from "../projections/contexts.ts";
+import { loadAudit } from "../projections/auditLoad.ts";
 import type { SendResult } from "../runtime/runtime.ts";
 import type { Io } from "./context.ts";
 import { resolveContext, withLog } from "./context.ts";
@@ -16,6 +18,18 @@ import { describeLocation, type LogLocation } from "./openLog.ts";
 import { readAllFrom } from "./remoteLog.ts";
 import { reportSession } from "./runReport.ts";
 import { runSession, type SessionRuntime, type ShowMode } from "./runSession.ts";
+
+/** The line that says which agent gets the message, and the blank line before the run is shown. */
+export const printTarget = (io: Io, view: ContextView, message: string): void => {
+  io.print(
+    wrapText(
+      `${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`,
+      screenWidth(io.out),
+      "  ",
+    ),
+  );
+  io.print("");
+};
 
 export const sendThrough = async (
   holder: Holder,
@@ -53,14 +67,7 @@ export const sendThrough = async (
         "  ",
       ),
     );
-    io.print(
-      wrapText(
-        `${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`,
-        screenWidth(io.out),
-        "  ",
-      ),
-    );
-    io.print("");
+    printTarget(io, view, message);
   }
   // Every event reaches the session once, in order, whichever way it came: the holder's stream, a page read from it
   // while draining, or the log once the holder has gone.
@@ -118,7 +125,8 @@ export const sendThrough = async (
   };
   const session = await runSession({ rt, store, rootId: view.id, after, mode: o.mode, io, start });
   // The holder may have exited since (its own run ended): then the dir is free and is read here.
-  return withLog(where, { create: false }, ({ store: log, projections }) =>
-    reportSession({ io, store: log, projections, contextId: view.id, session, flags: o.v, where, command: o.command }),
-  );
+  return withLog(where, { create: false }, async ({ store: log, projections }) => {
+    const audit = await loadAudit(log, projections, view.id);
+    return reportSession({ io, audit, contextId: view.id, session, flags: o.v, where, command: o.command });
+  });
 };

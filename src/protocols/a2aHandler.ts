@@ -55,6 +55,11 @@ export class TaskIndex {
     this.contexts.set(taskId, contextId);
   }
 }
+/** A refusal of bad input (RuntimeError "invalid") as "nothing found"; anything else goes on. */
+const refusedAsNull = (e: unknown): null => {
+  if ((e as { reason?: unknown }).reason === "invalid") return null;
+  throw e;
+};
 const isTerminal = (t: Task): boolean => TERMINAL_STATES.includes(t.status!.state);
 const isSettled = (t: Task): boolean => isTerminal(t) || t.status!.state === TaskState.TASK_STATE_INPUT_REQUIRED;
 
@@ -80,11 +85,8 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
       throw new RequestMalformedError("id: a task id is required");
     let contextId = this.index.get(taskId);
     if (contextId === undefined) {
-      const { rows } = await this.rt.store.sql.query<{ stream_id: string }>(
-        "SELECT stream_id FROM events WHERE type = 'RunStarted' AND data->>'runId' = $1 ORDER BY global_position LIMIT 1",
-        [taskId],
-      );
-      contextId = rows[0]?.stream_id;
+      // An id the runtime refuses (too long, control characters) names no task.
+      contextId = (await this.rt.findRun({ runId: taskId }).catch(refusedAsNull))?.contextId;
       if (!contextId) return null;
       this.index.set(taskId, contextId);
     }
@@ -105,13 +107,8 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
    * The run a message with this id started before, or null: a client that sends a message again under the same id
    * (a retry after it lost the answer, as actorzero's remote subordinates do after a restart) gets that task back.
    */
-  private async startedBy(messageId: string): Promise<Located | null> {
-    const { rows } = await this.rt.store.sql.query<{ stream_id: string; run_id: string }>(
-      "SELECT stream_id, data->>'runId' AS run_id FROM events WHERE type = 'MessageReceived' AND data->>'via' = 'a2a' AND metadata->>'causationId' = $1 ORDER BY global_position LIMIT 1",
-      [messageId],
-    );
-    const row = rows[0];
-    return row ? { contextId: row.stream_id, runId: row.run_id } : null;
+  private startedBy(messageId: string): Promise<Located | null> {
+    return this.rt.findRun({ messageId, via: "a2a" });
   }
 
   /** Starts (or joins, as an intervention) the run the message asks for. `watch` is set up before the start, so nothing is missed. */
@@ -171,14 +168,12 @@ export class RuntimeA2AHandler implements A2ARequestHandler {
   private async *watch(at: Located, untilSettled: boolean): AsyncGenerator<Task> {
     let wake: (() => void) | null = null;
     let dirty = true;
-    const unsubscribe = await this.rt.subscribe(
-      (e) => {
-        if (e.metadata.correlationId !== at.runId && e.streamId !== at.contextId) return;
-        dirty = true;
-        wake?.();
-      },
-      { after: await this.rt.store.headPosition() },
-    );
+    // From the log's head (the default): the first task below is read after the subscription starts.
+    const unsubscribe = await this.rt.subscribe((e) => {
+      if (e.metadata.correlationId !== at.runId && e.streamId !== at.contextId) return;
+      dirty = true;
+      wake?.();
+    });
     try {
       for (;;) {
         if (!dirty) await new Promise<void>((resolve) => (wake = resolve));

@@ -3,13 +3,16 @@
 import type { ContextActor } from "../actors/contextQueries.ts";
 import type { TracerProvider } from "@opentelemetry/api";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
+import type { RunLocation } from "../events/runLookup.ts";
+import type { LogAnchor } from "../events/verifyLog.ts";
 import type { BudgetLimits, ModelOverride, RecordedEvent } from "../events/schema.ts";
 import type { BudgetReport } from "./budgets.ts";
 import type { ModelPort } from "../models/port.ts";
 import type { Presets, Projects } from "../models/presets.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { ApprovalView } from "../projections/approvals.ts";
-import type { Projections } from "../projections/engine.ts";
+import type { AuditReport } from "../projections/auditReport.ts";
+import type { WholeLogVerification } from "../projections/wholeLogVerification.ts";
 import type { ChatMessage } from "../models/messages.ts";
 import type { UsageRollup, UsageView } from "../projections/usage.ts";
 import type { Tool } from "../tools/defineTool.ts";
@@ -129,11 +132,17 @@ export type EventsQuery = { after?: number; contextId?: string; limit?: number }
 /** One page of the log: `next` is the `after` of the following page, or null when this page reached the end. */
 export type EventsPage = { events: RecordedEvent[]; next: number | null };
 
+/** Which run to find: by its id (an A2A task id), or by the protocol message that started it. */
+export type RunQuery = { runId: string } | { messageId: string; via: "mcp" | "a2a" };
+
+/** What to verify: the log alone (default), or with `projections: true` the read models against a rebuild too. */
+export type VerifyOptions = { projections?: boolean; since?: LogAnchor };
+
+/**
+ * The runtime: commands, and queries over its log and read models. It exposes neither the store nor the
+ * projection engine: an embedder who needs SQL or the projections' upkeep opens the store itself (it passed it in).
+ */
 export interface Runtime {
-  /** The log this runtime writes (read it; appending behind the runtime's back is not supported). */
-  readonly store: EventStore;
-  /** The read models folded from the log (queries below catch them up first). */
-  readonly projections: Projections;
   /** Creates a root context (A0). */
   createContext(opts?: CreateContextOptions): Promise<ContextView>;
   /** A new root whose history is context `id`'s up to the event at log position `at` (see fork.ts). */
@@ -178,6 +187,22 @@ export interface Runtime {
   events(opts?: EventsQuery): Promise<RecordedEvent[]>;
   /** One page of at most `limit` (default 1000) events, and where the next page starts. */
   eventsPage(opts?: EventsQuery): Promise<EventsPage>;
+  /**
+   * The log's settled position: every event at or below it can be read now, and no append still in flight can
+   * land at or below it (on a log shared by processes it may trail the newest event). Read up to it, keep it,
+   * and the next read from it misses nothing.
+   */
+  settledPosition(): Promise<number>;
+  /** The audit of context `id`'s tree, as `actorzero audit --json` prints it; `at`: the log cut at that position. */
+  audit(id: string, opts?: { at?: number }): Promise<AuditReport>;
+  /**
+   * Whether the log holds together (hash chain, stream versions, decodable rows, append-only guard; `since`: from
+   * an anchor kept outside), and with `projections: true` whether the read models equal a rebuild of the log
+   * (`projections` is null otherwise). It reads the whole log.
+   */
+  verify(opts?: VerifyOptions): Promise<WholeLogVerification>;
+  /** Where a run is: the one `runId` names, or the one a protocol message with that id started; null when none. */
+  findRun(query: RunQuery): Promise<RunLocation | null>;
   /** Every event appended from now on (or after `after`), in log order. */
   subscribe(listener: (e: RecordedEvent) => void, opts?: { after?: number; deltas?: false }): Promise<Unsubscribe>;
   /**

@@ -4,14 +4,21 @@
 // - Every query refuses bad input with a RuntimeError naming the field; a view query catches the projections up first.
 // - `events()` returns everything asked for; `eventsPage()` one page and where the next starts.
 // - A subscription starts at the log's head unless `after` says where; a listener that did not ask for deltas never gets one.
+// - What embedders asked the raw store and the projection engine for is a query here (the settled position, the
+//   audit, verification, finding a run), so `Runtime` exposes neither.
 import type { RecordedEvent } from "../events/schema.ts";
+import type { LogAnchor } from "../events/verifyLog.ts";
 import type { EventStore, Unsubscribe } from "../events/store.ts";
 import type { ContextView } from "../projections/contexts.ts";
 import type { Projections } from "../projections/engine.ts";
+import { loadAudit } from "../projections/auditLoad.ts";
+import { verifyWholeLog } from "../projections/wholeLogVerification.ts";
+import { runNamed, runStartedByMessage } from "../events/runLookup.ts";
+import { RuntimeError } from "./errors.ts";
 import type { EventsPage, EventsQuery, Runtime } from "./api.ts";
 import type { Configuration } from "./configuration.ts";
 import { subscribeLive, type LiveEvent } from "./liveDeltas.ts";
-import { checkId, checkLimit, checkOptions, checkPosition, invalid } from "./validate.ts";
+import { checkId, checkLimit, checkOptionalString, checkOptions, checkPosition, invalid } from "./validate.ts";
 
 const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: string; limit?: number } => {
   const raw = checkOptions(opts, "options");
@@ -24,9 +31,31 @@ const checkEventsQuery = (opts: EventsQuery): { after: number; contextId?: strin
   };
 };
 
+const checkAnchor = (v: unknown): LogAnchor => {
+  const a = checkOptions(v, "since");
+  if (
+    checkPosition("since.position", a.position) === undefined ||
+    typeof a.hash !== "string" ||
+    !/^[0-9a-f]{64}$/.test(a.hash)
+  )
+    throw invalid("since", "{ position, hash } as verify-log --print-head prints it", JSON.stringify(v));
+  return { position: a.position as number, hash: a.hash };
+};
+
 type ReadSide = Pick<
   Runtime,
-  "context" | "contexts" | "children" | "history" | "usage" | "events" | "eventsPage" | "subscribe"
+  | "context"
+  | "contexts"
+  | "children"
+  | "history"
+  | "usage"
+  | "events"
+  | "eventsPage"
+  | "subscribe"
+  | "settledPosition"
+  | "audit"
+  | "verify"
+  | "findRun"
 >;
 
 /** The `Runtime` members that only read (see the requirements above). */
@@ -97,6 +126,41 @@ export const readQueries = ({
         : await store.readAll(q.after, limit + 1);
       const events = rows.slice(0, limit);
       return { events, next: rows.length > limit ? events.at(-1)!.globalPosition : null };
+    },
+
+    settledPosition: () => (store.settledPosition ? store.settledPosition() : store.headPosition()),
+
+    async audit(id, opts = {}) {
+      checkId("id", id);
+      const at = checkPosition("at", checkOptions(opts, "options").at);
+      await catchUp();
+      if (!(await projections.contexts.get(id))) throw new RuntimeError("not_found", `No context '${id}'.`);
+      try {
+        return await loadAudit(store, projections, id, at === undefined ? {} : { until: at });
+      } catch (e) {
+        // The context is known now; cut before its first fact, the log does not hold it yet.
+        if (at !== undefined && /^no ContextCreated/.test((e as Error).message))
+          throw new RuntimeError("not_found", `Context '${id}' did not exist yet at position ${at}.`);
+        throw e;
+      }
+    },
+
+    async verify(opts = {}) {
+      const o = checkOptions(opts, "options");
+      if (o.projections !== undefined && typeof o.projections !== "boolean")
+        throw invalid("projections", "true or false", JSON.stringify(o.projections));
+      const since = o.since === undefined ? undefined : checkAnchor(o.since);
+      if (o.projections) return verifyWholeLog(store, since ? { since } : {}, projections);
+      return { ...(await store.verify(since ? { since } : {})), projections: null };
+    },
+
+    async findRun(query) {
+      const q = checkOptions(query, "query");
+      if (q.runId !== undefined) return runNamed(store.sql, checkId("runId", q.runId));
+      if (q.via !== "a2a" && q.via !== "mcp") throw invalid("via", '"mcp" or "a2a"', JSON.stringify(q.via));
+      const messageId = checkOptionalString("messageId", q.messageId);
+      if (messageId === undefined) throw invalid("query", "{ runId } or { messageId, via }", JSON.stringify(q));
+      return runStartedByMessage(store.sql, messageId, q.via);
     },
 
     // One body for both overloads: a listener that did not ask for deltas never gets one.

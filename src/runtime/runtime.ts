@@ -19,6 +19,7 @@ import { checkDecision } from "./approvals.ts";
 import { forkContext } from "./fork.ts";
 import { readQueries } from "./queries.ts";
 import type { Registry } from "./registry.ts";
+import type { Projections } from "../projections/engine.ts";
 import { promptSetupOf, requestPartsOf, type PromptSetup, type RequestParts } from "./requestParts.ts";
 import { budgetReport, checkBudget, extendBudget, setBudget } from "./budgets.ts";
 import { RuntimeError } from "./errors.ts";
@@ -35,6 +36,8 @@ export type {
   Runtime,
   EventsPage,
   EventsQuery,
+  RunQuery,
+  VerifyOptions,
 } from "./api.ts";
 
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -66,8 +69,6 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
   const assertOpen = () => parts.lifecycle.assertOpen();
 
   const rt: Runtime = {
-    store,
-    projections,
     ...readQueries({ store, projections, config }),
 
     async createContext(input: CreateContextOptions = {}): Promise<ContextView> {
@@ -228,6 +229,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
   // The one door behind it is a map not exported from the package, for this repository's own tests.
   INTERNALS.set(rt, {
     active: registry.active,
+    projections,
     recoverInterruptedRuns: () => parts.recover(),
     requestParts: (view: ContextView) => requestPartsOf(parts, view),
     promptSetup: () => promptSetupOf(config),
@@ -237,6 +239,8 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
 
 type Internals = {
   active: Registry["active"];
+  /** The projection engine (tests compare its rows with a rebuild; embedders use the queries). */
+  projections: Projections;
   recoverInterruptedRuns(): Promise<void>;
   /** What a context's requests hold besides its transcript (fixtures rebuild requests from the log with it). */
   requestParts(view: ContextView): Promise<RequestParts>;
@@ -245,7 +249,10 @@ type Internals = {
 
 const INTERNALS = new WeakMap<Runtime, Internals>();
 
-/** For this package's own parts and tests (not exported by the package): the live actors, a sweep on demand, request parts. */
+/**
+ * For this package's own parts and tests (not exported by the package): the live actors, the projection engine, a
+ * sweep on demand, request parts.
+ */
 export const internalsOf = (rt: Runtime): Internals => {
   const internals = INTERNALS.get(rt);
   if (!internals) throw new Error("not a runtime made by createRuntime");

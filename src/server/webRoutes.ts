@@ -7,8 +7,8 @@
 // - `GET /v1/contexts/:id/audit` answers the very report `actorzero audit --json` prints (the same loader and
 //   fold, src/projections/auditLoad.ts); `at` cuts it at a position; `children=summary` keeps each child's
 //   identity and totals but not its runs (a page showing one context need not carry the whole subtree).
-// - Reads never go past the store's settled position, so a row never misses an event that commits late.
-// - `GET /v1/log/verification` answers whether the log holds together, as `actorzero audit` says it (the store's
+// - Reads never go past the log's settled position, so a row never misses an event that commits late.
+// - `GET /v1/log/verification` answers whether the log holds together, as `actorzero audit` says it (the runtime's
 //   verify: hash chain, stream versions, rows, append-only guard); one check at a time, shared by whoever asks
 //   meanwhile, since it reads the whole log. With `full=true` (and `since=<position>:<hash>`) it answers what
 //   `actorzero verify-log --json` prints, the projections compared with a rebuild too: the command asks the
@@ -16,10 +16,9 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Runtime } from "../runtime/api.ts";
-import { parseAnchor, type LogVerification } from "../events/verifyLog.ts";
-import { verifyWholeLog } from "../projections/wholeLogVerification.ts";
-import { loadAudit } from "../projections/auditLoad.ts";
+import { parseAnchor } from "../events/verifyLog.ts";
 import type { AuditReport, ContextAudit } from "../projections/auditReport.ts";
+import type { WholeLogVerification } from "../projections/wholeLogVerification.ts";
 import { ApiError } from "./errors.ts";
 import { ContextIdParam, describeIssues } from "./schemas.ts";
 import { TreeFold } from "./treeFold.ts";
@@ -75,19 +74,18 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
     queue = p.catch(() => undefined);
     return p;
   };
-  const settled = async () => (rt.store.settledPosition ? rt.store.settledPosition() : rt.store.headPosition());
   const foldUpTo = async (fold: TreeFold, until: number) => {
     for (;;) {
-      const page = await rt.store.readAll(fold.position, PAGE);
-      const wanted = page.filter((e) => e.globalPosition <= until);
+      const page = await rt.eventsPage({ after: fold.position, limit: PAGE });
+      const wanted = page.events.filter((e) => e.globalPosition <= until);
       fold.apply(wanted);
-      if (page.length < PAGE || wanted.length < page.length) return;
+      if (page.next === null || wanted.length < page.events.length) return;
     }
   };
 
   app.get("/v1/tree", async (c) => {
     const q = parse(TreeQuery, c.req.query(), "query");
-    const head = await settled();
+    const head = await rt.settledPosition();
     return c.json(
       await serial(async () => {
         if (q.at === undefined) {
@@ -104,14 +102,14 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
     );
   });
 
-  let verifying: Promise<LogVerification> | null = null;
+  let verifying: Promise<WholeLogVerification> | null = null;
   app.get("/v1/log/verification", async (c) => {
     const q = parse(VerificationQuery, c.req.query(), "query");
     if (q.full === "true" || q.since !== undefined) {
       const since = q.since === undefined ? undefined : parseAnchor(q.since)!;
-      return c.json(await verifyWholeLog(rt.store, since ? { since } : {}, rt.projections));
+      return c.json(await rt.verify({ projections: true, ...(since ? { since } : {}) }));
     }
-    verifying ??= rt.store.verify().finally(() => {
+    verifying ??= rt.verify().finally(() => {
       verifying = null;
     });
     const { ok, events, head, chainAfter, unchained, problems } = await verifying;
@@ -124,9 +122,10 @@ export const webRoutes = (app: Hono, rt: Runtime): void => {
     if (!(await rt.context(id))) throw new ApiError("not_found", `no context ${id}`);
     let report: AuditReport;
     try {
-      report = await loadAudit(rt.store, rt.projections, id, q.at === undefined ? {} : { until: q.at });
+      report = await rt.audit(id, q.at === undefined ? {} : { at: q.at });
     } catch (e) {
-      if (q.at !== undefined && /^no ContextCreated/.test((e as Error).message))
+      // The context exists now, so a not-found here is the cut: the log did not hold it yet at `at`.
+      if (q.at !== undefined && (e as { reason?: unknown }).reason === "not_found")
         throw new ApiError("not_found", `context ${id} did not exist yet at position ${q.at}`);
       throw e;
     }

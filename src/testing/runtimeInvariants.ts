@@ -1,5 +1,6 @@
-// The invariants checked over a live runtime: reads its log and projections, runs every pure check of
-// invariants.ts over them, and compares the projections with a rebuild from the log.
+// The invariants checked over a live runtime: reads its log and views through the runtime's own queries (an
+// embedder's runtime exposes nothing else), runs every pure check of invariants.ts over them, and compares the
+// views with a rebuild from the log.
 import type { Runtime } from "../runtime/api.ts";
 import type { RecordedEvent } from "../events/schema.ts";
 import { foldSnapshot, type SnapshotRow } from "../projections/engine.ts";
@@ -23,6 +24,7 @@ import { checkTranscript } from "./transcriptInvariant.ts";
 // ------------------------------------------------------------------------------------------ usage
 
 type UsageSum = { inputTokens: number; outputTokens: number; modelCalls: number };
+const NO_USAGE: UsageSum = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
 const sumUsage = (events: readonly RecordedEvent[]): UsageSum => {
   const s = { inputTokens: 0, outputTokens: 0, modelCalls: 0 };
   for (const e of events) {
@@ -53,7 +55,8 @@ export type InvariantOptions = {
   memory?: LogMemory;
   /**
    * `scoped` (default with a root): the tree's events folded in memory equal the live projections of
-   * the tree. `full` (default without): `projections.verify()`, a rebuild of the whole log from zero. `none`.
+   * the tree. `full` (default without): the runtime's `verify({ projections: true })`, a rebuild of the whole log
+   * from zero compared row by row. `none`.
    */
   rebuild?: "scoped" | "full" | "none";
 };
@@ -66,22 +69,21 @@ export type TreeLog = {
   children: Map<string, string[]>;
 };
 
-/** Reads a delegation tree (or every context) from the runtime's store and projections. */
+/** Reads a delegation tree (or every context) through the runtime's queries. */
 export const readTree = async (rt: Runtime, rootContextId?: string): Promise<TreeLog> => {
-  await rt.projections.catchUp();
-  const views = await rt.projections.contexts.list(rootContextId ? { rootContextId } : undefined);
+  const views = await rt.contexts(rootContextId ? { rootContextId } : undefined);
   const streams = new Map<string, RecordedEvent[]>();
   const children = new Map<string, string[]>();
   for (const c of views) {
-    streams.set(c.id, await rt.store.readStream(c.id));
-    children.set(
-      c.id,
-      (await rt.projections.tree.children(c.id)).map((k) => k.contextId),
-    );
+    streams.set(c.id, await rt.events({ contextId: c.id }));
+    children.set(c.id, await childIds(rt, c.id));
   }
   const events = [...streams.values()].flat().sort((a, b) => a.globalPosition - b.globalPosition);
   return { views, streams, events, children };
 };
+
+/** The children the runtime lists for a context, in creation order. */
+const childIds = async (rt: Runtime, id: string): Promise<string[]> => (await rt.children(id)).map((k) => k.id);
 
 /** Runs every check over the runtime (at rest) and returns the violations; empty when all hold. */
 export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {}): Promise<Violation[]> => {
@@ -97,11 +99,7 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
     if (e.type === "SubordinateCalled" && !streams.has(e.data.childContextId)) {
       const first = streams.get(e.streamId)?.[0];
       const source = first?.type === "ContextCreated" ? first.data.forkedFrom?.contextId : undefined;
-      if (
-        source !== undefined &&
-        (await rt.projections.contexts.get(e.data.childContextId))?.parentContextId === source
-      )
-        continue;
+      if (source !== undefined && (await rt.context(e.data.childContextId))?.parentContextId === source) continue;
       out.push(
         v(
           "parent-links",
@@ -115,9 +113,9 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
     const stream = streams.get(c.id)!;
     out.push(...checkOneRunAtATime(c.id, stream));
     out.push(...checkStatus(c, stream));
-    out.push(...checkTranscript(c.id, stream, await rt.projections.transcript.history(c.id)));
-    const own = await rt.projections.usage.of(c.id);
-    const d = usageDiff("own usage", own ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0 }, sumUsage(stream));
+    out.push(...checkTranscript(c.id, stream, await rt.history(c.id)));
+    const { own } = await rt.usage(c.id);
+    const d = usageDiff("own usage", own ?? NO_USAGE, sumUsage(stream));
     if (d) out.push(v("usage-rollup", c.id, d));
   }
   out.push(...checkNumbersAndDepths(views));
@@ -127,7 +125,7 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
 
   for (const root of views.filter((c) => c.parentContextId === null)) {
     const inTree = views.filter((c) => c.rootContextId === root.id);
-    const rollup = await rt.projections.usage.rollup(root.id);
+    const rollup = (await rt.usage(root.id)).rollup ?? { ...NO_USAGE, contexts: 0 };
     const want = { ...sumUsage(inTree.flatMap((c) => streams.get(c.id)!)), contexts: inTree.length };
     const d = usageDiff("rollup", rollup, want);
     if (d) out.push(v("usage-rollup", root.id, d));
@@ -135,16 +133,10 @@ export const checkInvariants = async (rt: Runtime, options: InvariantOptions = {
 
   const rebuild = options.rebuild ?? (options.rootContextId ? "scoped" : "full");
   if (rebuild === "full") {
-    const r = await rt.projections.verify();
-    for (const m of r.mismatches.slice(0, 10)) {
-      out.push(
-        v(
-          "rebuild-equals-live",
-          null,
-          `${m.projection}/${m.key}: live ${JSON.stringify(m.stored?.state).slice(0, 200)} ≠ rebuilt ${JSON.stringify(m.rebuilt?.state).slice(0, 200)}`,
-        ),
-      );
-    }
+    const compared = (await rt.verify({ projections: true })).projections;
+    if (compared === null) out.push(v("rebuild-equals-live", null, "the projections could not be folded from the log"));
+    for (const d of compared?.differences.slice(0, 10) ?? [])
+      out.push(v("rebuild-equals-live", null, `${d}: the live row differs from a rebuild of the log`));
   } else if (rebuild === "scoped") {
     out.push(...(await checkScopedRebuild(rt, tree)));
   }
@@ -210,12 +202,12 @@ const checkScopedRebuild = async (rt: Runtime, tree: TreeLog): Promise<Violation
           `contexts: live ${JSON.stringify(c).slice(0, 300)} ≠ rebuilt ${JSON.stringify(contexts.get(c.id)).slice(0, 300)}`,
         ),
       );
-    const u = await rt.projections.usage.of(c.id);
+    const u = (await rt.usage(c.id)).own;
     if (!sameJson(u, usage.get(c.id)))
       out.push(
         v("rebuild-equals-live", c.id, `usage: live ${JSON.stringify(u)} ≠ rebuilt ${JSON.stringify(usage.get(c.id))}`),
       );
-    const kids = (await rt.projections.tree.children(c.id)).map((k) => k.contextId);
+    const kids = await childIds(rt, c.id);
     const rebuiltKids = (
       (treeRows.get(c.id) as { children?: { contextId: string }[] } | undefined)?.children ?? []
     ).map((k) => k.contextId);
@@ -228,7 +220,7 @@ const checkScopedRebuild = async (rt: Runtime, tree: TreeLog): Promise<Violation
         ),
       );
     const runs = (folded["transcript"] ?? []).map((r) => r.state as RunTranscript).filter((t) => t.contextId === c.id);
-    const live = await rt.projections.transcript.history(c.id);
+    const live = await rt.history(c.id);
     if (!sameJson(live, historyOf(runs)))
       out.push(
         v(

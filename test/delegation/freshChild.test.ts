@@ -56,7 +56,7 @@ describe("when A0 delegates to a fresh child", () => {
     const calledAt = appends.findIndex((a) => a.streamId === root.id && a.types.includes("SubordinateCalled"));
     expect(calledAt).toBeGreaterThanOrEqual(0);
     expect(calledAt).toBeLessThan(appends.indexOf(ofChild[0]!));
-    const stream = await rt.store.readStream(child!.id);
+    const stream = await rt.events({ contextId: child!.id });
     expect(stream.slice(0, 4).map((e) => [e.type, e.streamVersion])).toEqual([
       ["ContextCreated", 1],
       ["MessageReceived", 2],

@@ -303,7 +303,7 @@ describe("when a process dies after a caller's SubordinateCalled, before its fre
         expect(new Set(streams).size, type).toBe(5);
       }
       for (const id of window) {
-        const stream = await run.rt.store.readStream(id);
+        const stream = await run.rt.events({ contextId: id });
         expect(stream.slice(0, 4).map((e) => e.type)).toEqual([
           "ContextCreated",
           "MessageReceived",
@@ -328,7 +328,8 @@ describe("when a process dies after a caller's SubordinateCalled, before its fre
     expect(window).toHaveLength(2);
     expect(run.end.type).toBe("RunInterrupted");
     expect(run.after).toHaveLength(0);
-    for (const id of window) expect((await run.rt.store.readStream(id)).map((e) => e.type)).toEqual(["ContextCreated"]);
+    for (const id of window)
+      expect((await run.rt.events({ contextId: id })).map((e) => e.type)).toEqual(["ContextCreated"]);
     expect(await unopened(run.store)).toEqual([]);
     await assertInvariants(run.rt);
     die();

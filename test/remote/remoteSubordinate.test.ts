@@ -9,7 +9,6 @@ import { createRuntime, ModelError, scriptedModel, type ModelRequest, type Runti
 import { a2aClient, userMessage } from "../../src/protocols/a2aClient.ts";
 import { freshPgliteStore, type FreshPgliteStore } from "../support/pglite.ts";
 import { auditRuns } from "../../src/projections/auditReport.ts";
-import { loadAudit } from "../../src/projections/auditLoad.ts";
 import { paintFor } from "../../src/cli/ansi.ts";
 import { auditText } from "../../src/cli/auditText.ts";
 import { TreeFold } from "../../src/server/treeFold.ts";
@@ -105,7 +104,7 @@ describe("when A0 delegates to a remote profile", () => {
       skill: "researcher",
       taskId: child.remote!.taskId,
     });
-    const text = auditText(await loadAudit(rt.store, rt.projections, root.id), {
+    const text = auditText(await rt.audit(root.id), {
       max: 200,
       paint: paintFor({ isTTY: false }, {}),
     });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, RuntimeError, scriptedModel, type EventStore, type Runtime } from "../../src/index.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
+import { internalsOf } from "../../src/runtime/runtime.ts";
 
 const delegating = () =>
   scriptedModel((req) => {
@@ -130,6 +131,6 @@ describe("when the position is not one of the context's events", () => {
 describe("after forks", () => {
   it("the log verifies and the projections equal a rebuild (the forks' jobs are their own)", async () => {
     expect((await store.verify()).problems).toEqual([]);
-    expect((await rt.projections.verify()).mismatches).toEqual([]);
+    expect((await internalsOf(rt).projections.verify()).mismatches).toEqual([]);
   });
 });

@@ -5,6 +5,7 @@ import { createRuntime, type EventStore, type Runtime } from "../../src/index.ts
 import { freshPgliteStore } from "../support/pglite.ts";
 import { parkingModel } from "./approvalScript.ts";
 import { deployTool } from "../support/approvalTools.ts";
+import { internalsOf } from "../../src/runtime/runtime.ts";
 
 const ran: string[] = [];
 const deploy = deployTool((env) => void ran.push(`deploy ${env}`));
@@ -29,8 +30,9 @@ const approvalIdsIn = async (id: string) =>
     .filter((e) => APPROVAL_FACTS.has(e.type))
     .map((e) => [e.type, (e.data as { approvalId: string }).approvalId]);
 const approvalsOf = async (id: string) => {
-  await rt.projections.catchUp();
-  return (await rt.projections.approvals.of([id]))[0]?.approvals ?? [];
+  const { projections } = internalsOf(rt);
+  await projections.catchUp();
+  return (await projections.approvals.of([id]))[0]?.approvals ?? [];
 };
 const lastPosition = async (id: string) => (await store.readStream(id)).at(-1)!.globalPosition;
 
@@ -88,6 +90,6 @@ describe("when a context whose approval was decided is forked after the decision
 describe("after forks of contexts that asked for approval", () => {
   it("the log verifies and the projections equal a rebuild", async () => {
     expect((await store.verify()).problems).toEqual([]);
-    expect((await rt.projections.verify()).mismatches).toEqual([]);
+    expect((await internalsOf(rt).projections.verify()).mismatches).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import { controlSocketPath } from "../../src/server/policy.ts";
 import { defineTool } from "../../src/tools/defineTool.ts";
 import { TokenTable } from "../../src/server/tokens.ts";
 import { api, served, sse, type Served } from "./support.ts";
+import { internalsOf } from "../../src/runtime/runtime.ts";
 
 const TOKENS = [
   { name: "dashboard", token: "read-secret-0123456789", role: "read" },
@@ -136,7 +137,7 @@ describe("given a server with a read, an act, an approve and an admin token", ()
     };
     for (const name of ["dashboard", "alice", "ci-bot", "root"]) {
       for (const t of tries(idle, unknownApproval)) {
-        const before = await s.rt.store.headPosition();
+        const before = await s.store.headPosition();
         const status = await t.send(name);
         if (allowed[name]!.includes(t.need)) {
           expect(status, `${name} may ${t.what}`).not.toBe(403);
@@ -146,7 +147,7 @@ describe("given a server with a read, an act, an approve and an admin token", ()
           if (actor) await waitFor(actor, (x) => !isInFlight(x), { timeout: 10_000 });
         } else {
           expect(status, `${name} may not ${t.what}`).toBe(403);
-          expect(await s.rt.store.headPosition(), `${name} ${t.what} wrote nothing`).toBe(before);
+          expect(await s.store.headPosition(), `${name} ${t.what} wrote nothing`).toBe(before);
         }
       }
     }
@@ -200,8 +201,9 @@ describe("given a server with a read, an act, an approve and an admin token", ()
       ["ApprovalDenied", "admin"],
     ]);
     // What `actorzero approvals` lists (the approvals projection) and what the model was told.
-    await s.rt.projections.catchUp();
-    const views = (await s.rt.projections.approvals.of([first.id, claimed.id])).flatMap((c) => c.approvals);
+    const { projections } = internalsOf(s.rt);
+    await projections.catchUp();
+    const views = (await projections.approvals.of([first.id, claimed.id])).flatMap((c) => c.approvals);
     expect(views.map((a) => [a.status, a.by])).toEqual([
       ["granted", "alice"],
       ["denied", "admin"],

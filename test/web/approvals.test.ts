@@ -4,10 +4,11 @@
 import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import { createRuntime, scriptedModel, type Runtime, type ServerHandle } from "../../src/index.ts";
-import { servedPageForFile, type WatchedPage } from "./support.ts";
+import { servedPageForFile, type ServedPage, type WatchedPage } from "./support.ts";
 import { deployTool } from "../support/approvalTools.ts";
 
 let rt: Runtime;
+let store: ServedPage["store"];
 let server: ServerHandle;
 let w: WatchedPage;
 
@@ -27,7 +28,7 @@ servedPageForFile(
       }),
     }),
   { tokens: [{ name: "ops-lead", token: "approver-secret-0123456789", role: "approve" }] },
-  (p) => ({ rt, server, w } = p),
+  (p) => ({ rt, store, server, w } = p),
 );
 
 const parkRun = async (env: string) => {
@@ -109,7 +110,7 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     for (const selector of writers) expect(await page.isDisabled(selector), `${selector} is off`).toBe(true);
     // The approvals list is drawn again while in the past: its rows come back off.
     await page.evaluate(() => (globalThis as any).document.querySelector("#at").dispatchEvent(new Event("input")));
-    const before = await rt.store.headPosition();
+    const before = await store.headPosition();
     const writes: string[] = [];
     page.on("request", (r) => void (r.method() === "POST" && writes.push(r.url())));
     await page.evaluate(() => {
@@ -123,7 +124,7 @@ describe("given a served runtime with a run parked awaiting approval", () => {
     await page.waitForSelector("#approvals li button.approve:not([disabled])");
     // By now any request the forced submits made has been sent (the page sends in order): none was a write.
     expect(writes).toEqual([]);
-    expect(await rt.store.headPosition()).toBe(before);
+    expect(await store.headPosition()).toBe(before);
     await row.getByRole("button", { name: "Approve" }).click();
     expect(await waiting.ended).toMatchObject({ status: "completed" });
     expect(w.errors).toEqual([]);

@@ -7,6 +7,7 @@ import type { UsageView } from "../../src/projections/usage.ts";
 import type { TreeRow } from "../../src/server/treeFold.ts";
 import { call, isFirstStep, userMessages } from "../delegation/support.ts";
 import { api, served, type Served } from "../server/support.ts";
+import { internalsOf } from "../../src/runtime/runtime.ts";
 
 let s: Served;
 const roots: string[] = [];
@@ -94,7 +95,7 @@ describe("given a served log of two delegation trees", () => {
     const at = secondCreated + 3;
     const past = await tree(`?at=${at}`);
     expect(past.position).toBe(at);
-    const snap = await s.rt.projections.rebuildInto("web_at_", { until: at });
+    const snap = await internalsOf(s.rt).projections.rebuildInto("web_at_", { until: at });
     const contexts = snap["contexts"]!.map((r) => r.state as ContextView).filter((c) => c.createdPosition > 0);
     const usage = new Map(snap["usage"]!.map((r) => [r.key, r.state as UsageView]));
     expect(past.rows.map((r) => r.id).sort()).toEqual(contexts.map((c) => c.id).sort());
@@ -125,7 +126,9 @@ describe("given a served log of two delegation trees", () => {
   it("when a context's audit is asked for, then it is the report the CLI's loader builds; at cuts it; summary drops the children's runs", async () => {
     const full = await api(s.url, "GET", `/v1/contexts/${roots[0]}/audit`);
     expect(full.status).toBe(200);
-    expect(full.body).toEqual(JSON.parse(JSON.stringify(await loadAudit(s.rt.store, s.rt.projections, roots[0]!))));
+    expect(full.body).toEqual(
+      JSON.parse(JSON.stringify(await loadAudit(s.store, internalsOf(s.rt).projections, roots[0]!))),
+    );
     expect(full.body.context.children).toHaveLength(2);
 
     const summary = (await api(s.url, "GET", `/v1/contexts/${roots[0]}/audit?children=summary`)).body;

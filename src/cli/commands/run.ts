@@ -6,11 +6,10 @@ import { usageError } from "../errors.ts";
 import { defineCommand, JSON_FLAG, RUN_STORE_FLAGS, textFlag, type ValuesOf } from "../defineCommand.ts";
 import { MODEL_FLAGS } from "../modelFlags.ts";
 import { chooseModel } from "../modelChoice.ts";
-import { describeLocation, locate, openLog } from "../openLog.ts";
-import { reportSession } from "../runReport.ts";
-import { runSession, type ShowMode } from "../runSession.ts";
-import { listenForControl } from "../controlListener.ts";
-import { checkRuntimeFor, runtimeFor } from "../runtimeFor.ts";
+import { locate, openLog } from "../openLog.ts";
+import { printBanner, runHere } from "../runHere.ts";
+import type { ShowMode } from "../runSession.ts";
+import { checkRuntimeFor } from "../runtimeFor.ts";
 import { oneLine } from "../format.ts";
 import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
 
@@ -72,62 +71,26 @@ export const runCommand = async (v: Values, io: Io, command: string): Promise<nu
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   // The banner goes first: opening the store and loading the runtime take a moment, and the user
   // should see at once that the command started and where its log is.
-  if (!v.json) {
-    io.print(
-      wrapText(
-        `${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`,
-        screenWidth(io.out),
-        "  ",
-      ),
-    );
-    io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
-  }
+  if (!v.json) printBanner(io, choice, where);
   const store = await openLog(where, { create: true });
-  try {
-    const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
-    // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
-    const control = await listenForControl(rt, where, io);
-    try {
-      const after = await store.headPosition();
-      const root = await rt.createContext({
-        ...(v.name ? { name: v.name } : {}),
-        ...(v.profile ? { profile: v.profile } : {}),
-        ...(v.budget ? { budget: v.budget } : {}),
-      });
-      if (!v.json) {
-        io.print(
-          wrapText(
-            `${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`,
-            screenWidth(io.out),
-            "  ",
-          ),
-        );
-        io.print("");
-      }
-      const session = await runSession({
-        rt,
-        store,
-        rootId: root.id,
-        after,
-        mode,
-        io,
-        start: () => rt.send(root.id, task),
-      });
-      return await reportSession({
-        io,
-        store,
-        projections: rt.projections,
-        contextId: root.id,
-        session,
-        flags: v,
-        where,
-        command,
-      });
-    } finally {
-      await control.close();
-      await rt.close();
+  const o = { config, choice, recovery: v.recovery ?? "resume", where, io, mode, flags: v, command } as const;
+  return runHere(store, o, async (rt) => {
+    const after = await store.headPosition();
+    const root = await rt.createContext({
+      ...(v.name ? { name: v.name } : {}),
+      ...(v.profile ? { profile: v.profile } : {}),
+      ...(v.budget ? { budget: v.budget } : {}),
+    });
+    if (!v.json) {
+      io.print(
+        wrapText(
+          `${io.paint.bold(`A0 ${root.profile}`)} ${root.id} · task: ${JSON.stringify(oneLine(task, 100))}${demoTask ? io.paint.dim(" (the demo task)") : ""}`,
+          screenWidth(io.out),
+          "  ",
+        ),
+      );
+      io.print("");
     }
-  } finally {
-    await store.close();
-  }
+    return { rootId: root.id, after, start: () => rt.send(root.id, task) };
+  });
 };

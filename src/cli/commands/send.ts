@@ -1,18 +1,14 @@
 // `actorzero send <id> "<message>"`: a message to a context (a new run, or an intervention if it runs), shown live.
-import { screenWidth, wrapText } from "../screen.ts";
 import { loadConfig } from "../config.ts";
 import { resolveContext, type Io } from "../context.ts";
 import { usageError } from "../errors.ts";
 import { defineCommand, JSON_FLAG, STORE_FLAGS, type ValuesOf } from "../defineCommand.ts";
-import { oneLine } from "../format.ts";
 import { chooseModel } from "../modelChoice.ts";
 import { openLogOrHolder } from "../holder.ts";
-import { describeLocation, locate } from "../openLog.ts";
-import { sendThrough } from "../sendThrough.ts";
-import { reportSession } from "../runReport.ts";
-import { runSession, type ShowMode } from "../runSession.ts";
-import { listenForControl } from "../controlListener.ts";
-import { runtimeFor } from "../runtimeFor.ts";
+import { locate } from "../openLog.ts";
+import { printTarget, sendThrough } from "../sendThrough.ts";
+import { printBanner, runHere } from "../runHere.ts";
+import type { ShowMode } from "../runSession.ts";
 import { BUDGET_SYNTAX, budgetFlag } from "../budgetText.ts";
 import { MODEL_FLAGS } from "../modelFlags.ts";
 
@@ -48,56 +44,19 @@ export const sendCommand = async (v: Values, io: Io, command: string): Promise<n
   const mode: ShowMode = v.json ? (v.events ? "json-lines" : "quiet") : v.events || !io.out.isTTY ? "lines" : "live";
   const opened = await openLogOrHolder(where, { create: false });
   if (opened.holder) return sendThrough(opened.holder, { v, io, command, where, message, mode, banner: choice.banner });
-  const store = opened.store;
-  try {
-    const rt = await runtimeFor(store, config, choice, v.recovery ?? "resume");
-    // While this process holds the data dir, other commands (stop, pause, contexts, …) reach it on the control socket.
-    const control = await listenForControl(rt, where, io);
-    try {
-      const view = await resolveContext(rt.projections, v.positionals["<id>"]!, where);
-      const after = await store.headPosition();
-      if (!v.json) {
-        io.print(
-          wrapText(
-            `${io.paint.bold("actorzero")} · ${choice.offline ? io.paint.yellow(choice.banner) : choice.banner}`,
-            screenWidth(io.out),
-            "  ",
-          ),
-        );
-        io.print(wrapText(io.paint.dim(`log: ${describeLocation(where)}`), screenWidth(io.out), "  "));
-        io.print(
-          wrapText(
-            `${io.paint.bold(`A${view.agentNumber} ${view.profile}`)} ${view.id} · message: ${JSON.stringify(oneLine(message, 100))}`,
-            screenWidth(io.out),
-            "  ",
-          ),
-        );
-        io.print("");
-      }
-      const session = await runSession({
-        rt,
-        store,
-        rootId: view.id,
-        after,
-        mode,
-        io,
-        start: () => rt.send(view.id, message, v.budget ? { budget: v.budget } : undefined),
-      });
-      return await reportSession({
-        io,
-        store,
-        projections: rt.projections,
-        contextId: view.id,
-        session,
-        flags: v,
-        where,
-        command,
-      });
-    } finally {
-      await control.close();
-      await rt.close();
+  const o = { config, choice, recovery: v.recovery ?? "resume", where, io, mode, flags: v, command } as const;
+  return runHere(opened.store, o, async (rt) => {
+    const contexts = { get: (id: string) => rt.context(id), list: () => rt.contexts() };
+    const view = await resolveContext({ contexts }, v.positionals["<id>"]!, where);
+    const after = await opened.store.headPosition();
+    if (!v.json) {
+      printBanner(io, choice, where);
+      printTarget(io, view, message);
     }
-  } finally {
-    await store.close();
-  }
+    return {
+      rootId: view.id,
+      after,
+      start: () => rt.send(view.id, message, v.budget ? { budget: v.budget } : undefined),
+    };
+  });
 };
