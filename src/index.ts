@@ -12,6 +12,8 @@ export type {
   Limits,
   EventsPage,
   EventsQuery,
+  RunQuery,
+  VerifyOptions,
 } from "./runtime/api.ts";
 export type { BudgetReport } from "./runtime/budgets.ts";
 export type { RunOutcome } from "./runtime/contextSession.ts";
@@ -20,12 +22,16 @@ export { systemClock, type Clock } from "./runtime/clock.ts";
 export { openPgliteStore, type PgliteStoreOptions } from "./events/pgliteStore.ts";
 export { openPostgresStore, type PostgresStoreOptions } from "./events/postgresStore.ts";
 export type { EventStore, ExpectedVersion, AppendResult, Unsubscribe } from "./events/store.ts";
+export type { RunLocation } from "./events/runLookup.ts";
+export type { LogAnchor, LogProblem, LogVerification } from "./events/verifyLog.ts";
 export { ConcurrencyError, EventDecodeError, EventValidationError, StoreError } from "./events/errors.ts";
 export { BudgetLimits, DomainEvent, EVENT_TYPES, ModelOverride } from "./events/schema.ts";
 export type { BudgetAmount, RecordedEvent, NewEvent, EventType, EventOf } from "./events/schema.ts";
 export { ContextId, RunId, JobId, EventId } from "./events/ids.ts";
 
 export { openProjections, type Projections } from "./projections/engine.ts";
+export type { WholeLogVerification } from "./projections/wholeLogVerification.ts";
+export type { AuditReport } from "./projections/auditReport.ts";
 export type {
   ContextView,
   ContextStatus,
