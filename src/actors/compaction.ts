@@ -19,6 +19,7 @@ import { type TokenCounter, tokenCounterFor } from "../models/tokenCount.ts";
 import { messagesOf, type TopicView } from "../projections/topics.ts";
 import { type LogError, logWrite } from "./loopErrors.ts";
 import type { LoopEnv } from "./messageLoop.ts";
+import { modelRequest } from "./loopEnv.ts";
 import { capSummary, summaryChunks, summaryPrompt } from "./summaryRequest.ts";
 import { applyPlan, planWindow, requestTokens, summaryCap, type WindowSettings } from "./windowPlan.ts";
 
@@ -70,17 +71,7 @@ const summarise = async (
     // Each summary is a request like any other: its share of the preset's rate buckets first (callGate.ts).
     await ticket?.another(gateTokens(env, counter, messages), signal);
     try {
-      turn = await env.modelPort.call({
-        contextId: env.handle.contextId,
-        agentNumber: env.agentNumber,
-        profile: env.profile,
-        model: env.model.name,
-        ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
-        messages,
-        tools: [],
-        signal,
-        purpose: "compaction",
-      });
+      turn = await env.modelPort.call({ ...modelRequest(env, messages, [], signal), purpose: "compaction" });
     } catch (e) {
       const err = asModelError(e);
       throw new ModelError(err.reason, `The summary call of a compaction failed: ${err.message}`, err.retryable, {

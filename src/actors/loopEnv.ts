@@ -1,6 +1,8 @@
 // What a run's message loop works with (LoopEnv), and how it writes: appends, staged facts, its end, its checkpoints.
 //
 // Requirements:
+// - Every model request of the run (a step's call, a compaction's summary) names the run's context, agent,
+//   profile and model the same way (modelRequest).
 // - Every write carries the run's correlation and the run as its cause.
 // - The run's end is appended only while the log still shows the run open (a stop or a close may have won the race),
 //   and a completion waits while an intervention is undelivered: the loop goes on instead.
@@ -8,7 +10,7 @@
 import * as Effect from "effect/Effect";
 import type { DomainEvent, RecordedEvent, RunFailureReason } from "../events/schema.ts";
 import type { ChatMessage } from "../models/messages.ts";
-import { type ModelPort, type ToolSpec } from "../models/port.ts";
+import { type ModelPort, type ModelRequest, type ToolSpec } from "../models/port.ts";
 import { type Tool, type ToolContext } from "../tools/defineTool.ts";
 import type { StreamWriter } from "./streamWriter.ts";
 import type { RunHandle } from "./runHandle.ts";
@@ -59,6 +61,23 @@ export type LoopEnv = {
   /** The runtime's concurrency caps and rate limits each model call waits on (callQueue.ts); absent: none are set. */
   gate?: GateEnv;
 };
+
+/** A model request of this run: who asks (context, agent number, profile), which model and endpoint, and what. */
+export const modelRequest = (
+  env: LoopEnv,
+  messages: ChatMessage[],
+  tools: ToolSpec[],
+  signal: AbortSignal,
+): ModelRequest => ({
+  contextId: env.handle.contextId,
+  agentNumber: env.agentNumber,
+  profile: env.profile,
+  model: env.model.name,
+  ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
+  messages,
+  tools,
+  signal,
+});
 
 export type Terminal = { terminal: RecordedEvent[] };
 

@@ -17,7 +17,7 @@ import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages } from "./compaction.ts";
 import { withBudget } from "./budgetGate.ts";
 import { withPlace } from "./callQueue.ts";
-import { append, fail, type LoopEnv, type Terminal } from "./loopEnv.ts";
+import { append, fail, modelRequest, type LoopEnv, type Terminal } from "./loopEnv.ts";
 
 const toModelError = (e: unknown): ModelError =>
   e instanceof ModelError
@@ -62,17 +62,7 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: bo
           requestMessages(env, step, force, ticket).pipe(
             Effect.flatMap((messages) =>
               Effect.tryPromise({
-                try: (signal) =>
-                  env.modelPort.call({
-                    contextId: env.handle.contextId,
-                    agentNumber: env.agentNumber,
-                    profile: env.profile,
-                    model: env.model.name,
-                    ...(env.model.baseURL ? { baseURL: env.model.baseURL } : {}),
-                    messages,
-                    tools: env.toolSpecs,
-                    signal,
-                  }),
+                try: (signal) => env.modelPort.call(modelRequest(env, messages, env.toolSpecs, signal)),
                 catch: toModelError,
               }),
             ),

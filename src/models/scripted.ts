@@ -49,22 +49,13 @@ export function scriptedModel(handler: ScriptedHandler): ScriptedModel {
  */
 scriptedModel.fromTurns = function fromTurns(turns: readonly ScriptedTurn[]): ScriptedQueue {
   const queue = [...turns];
-  const unexpected: string[] = [];
   let calls = 0;
-  const model = scriptedModel((request) => {
-    calls += 1;
-    const next = queue.shift();
-    if (next === undefined) {
-      const last = request.messages.at(-1);
-      const problem =
-        `scriptedModel: unexpected model call #${calls} (${turns.length} turn(s) scripted) ` +
-        `from context ${request.contextId} (A${request.agentNumber}); last message: ${JSON.stringify(last?.content ?? null).slice(0, 200)}`;
-      unexpected.push(problem);
-      throw new Error(problem);
-    }
-    if (next instanceof Error) throw next;
-    return typeof next === "function" ? next(request) : next;
-  });
+  const { unexpected, ...model } = queuedModel(
+    () => ((calls += 1), queue.shift()),
+    (request) =>
+      `scriptedModel: unexpected model call #${calls} (${turns.length} turn(s) scripted) ` +
+      `from context ${request.contextId} (A${request.agentNumber})`,
+  );
   return {
     requests: model.requests,
     call: model.call,
@@ -78,6 +69,30 @@ scriptedModel.fromTurns = function fromTurns(turns: readonly ScriptedTurn[]): Sc
       }
     },
   };
+};
+
+/**
+ * The queue both scripted queues share (`fromTurns`, and `scriptByAgent` in actorzero/testing): each call takes its
+ * turn from `take`; a call with none (`undefined`) is recorded in `unexpected` as `missed` says, with the request's
+ * last message, and throws, so `assertConsumed` fails even when the runtime swallowed the error.
+ */
+export const queuedModel = (
+  take: (request: ModelRequest) => ScriptedTurn | undefined,
+  missed: (request: ModelRequest) => string,
+): ScriptedModel & { unexpected: string[] } => {
+  const unexpected: string[] = [];
+  const model = scriptedModel((request) => {
+    const next = take(request);
+    if (next === undefined) {
+      const last = request.messages.at(-1);
+      const problem = `${missed(request)}; last message: ${JSON.stringify(last?.content ?? null).slice(0, 200)}`;
+      unexpected.push(problem);
+      throw new Error(problem);
+    }
+    if (next instanceof Error) throw next;
+    return typeof next === "function" ? next(request) : next;
+  });
+  return { requests: model.requests, call: model.call, unexpected };
 };
 
 /** Short alias of `scriptedModel.fromTurns`. */

@@ -65,6 +65,8 @@ const ev = <T extends EventType>(type: T, data: fc.Arbitrary<EventOf<T>["data"]>
 /** One valid event of `type`, every field generated to satisfy its zod schema. */
 export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.Arbitrary<DomainEvent> => {
   const runId = rid(p);
+  // How a subordinate's call and its return name the call: the caller's run and tool call, and the child.
+  const subordinateCall = () => ({ runId, toolCallId: p.toolCallId, childContextId: cid(p) });
   switch (type) {
     case "ContextCreated":
       return ev(
@@ -151,9 +153,7 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
       return ev(
         type,
         fc.record({
-          runId,
-          toolCallId: p.toolCallId,
-          childContextId: cid(p),
+          ...subordinateCall(),
           fresh: fc.boolean(),
           jobId: nullable(jid(p)),
         }),
@@ -162,9 +162,7 @@ export const eventOfTypeArb = (type: EventType, p: IdPools = defaultPools): fc.A
       return ev(
         type,
         fc.record({
-          runId,
-          toolCallId: p.toolCallId,
-          childContextId: cid(p),
+          ...subordinateCall(),
           outcome: fc.constantFrom("completed" as const, "stopped" as const, "failed" as const),
           result: nullable(textArb),
           reason: nullable(textArb),

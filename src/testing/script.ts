@@ -1,7 +1,7 @@
 // Turn builders and strict scripts for the scripted model: what a test writes instead of raw ModelTurns.
 import { ModelError, type ModelRequest, type ModelTurn } from "../models/port.ts";
 import type { ModelErrorReason } from "../events/schema.ts";
-import { scriptedModel, type ScriptedModel, type ScriptedTurn } from "../models/scripted.ts";
+import { queuedModel, type ScriptedModel, type ScriptedTurn } from "../models/scripted.ts";
 
 type Usage = { inputTokens: number; outputTokens: number };
 type TurnOptions = { id?: string; usage?: Usage };
@@ -92,21 +92,16 @@ export const scriptByAgent = (turns: Partial<Record<AgentKey, readonly ScriptedT
     queues.set(key, [...(v ?? [])]);
     total.set(key, v?.length ?? 0);
   }
-  const unexpected: string[] = [];
-  const model = scriptedModel((request) => {
-    const key = `A${request.agentNumber}`;
-    const next = queues.get(key)?.shift();
-    if (next === undefined) {
-      const last = request.messages.at(-1);
-      const problem =
+  const { unexpected, ...model } = queuedModel(
+    (request) => queues.get(`A${request.agentNumber}`)?.shift(),
+    (request) => {
+      const key = `A${request.agentNumber}`;
+      return (
         `scriptByAgent: unexpected model call from ${key} (context ${request.contextId}): ` +
-        `${total.get(key) ?? 0} turn(s) were scripted for ${key}; last message: ${JSON.stringify(last?.content ?? null).slice(0, 200)}`;
-      unexpected.push(problem);
-      throw new Error(problem);
-    }
-    if (next instanceof Error) throw next;
-    return typeof next === "function" ? next(request) : next;
-  });
+        `${total.get(key) ?? 0} turn(s) were scripted for ${key}`
+      );
+    },
+  );
   return {
     requests: model.requests,
     call: model.call,
