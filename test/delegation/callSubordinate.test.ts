@@ -1,16 +1,15 @@
 // DESIGN §5 through the public API: numbering, fresh vs continued children, refusals, naming, long results, guards.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defineTool, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
-import { storeForFile } from "../support/storeForFile.ts";
 import {
   call,
-  closeRuntimes,
   contextIdIn,
+  delegationFile,
   eventsOf,
   footer,
   isFirstStep,
@@ -24,8 +23,7 @@ import {
 } from "./support.ts";
 
 let store: EventStore;
-storeForFile((s) => (store = s));
-afterEach(closeRuntimes);
+delegationFile((s) => (store = s));
 
 /** A0 makes the calls in `script` one per step, then answers "done"; every child answers "ok: <its message>". */
 const a0Script =

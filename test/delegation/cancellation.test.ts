@@ -1,11 +1,10 @@
 // DESIGN §5 "Cancellation" through the public API: stopping a caller stops its subtree; stopping a child alone; a failing child.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ModelError, type EventStore, type ModelRequest, type Runtime } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
-import { storeForFile } from "../support/storeForFile.ts";
 import {
   call,
-  closeRuntimes,
+  delegationFile,
   eventsOf,
   footer,
   isFirstStep,
@@ -18,8 +17,7 @@ import {
 } from "./support.ts";
 
 let store: EventStore;
-storeForFile((s) => (store = s));
-afterEach(closeRuntimes);
+delegationFile((s) => (store = s));
 
 /** A0 → A1 → … down to A<holdAt>, whose model call hangs until the run is stopped; above it each level delegates once, then answers. */
 const chain = async (holdAt: number) => {

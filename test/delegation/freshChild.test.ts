@@ -1,15 +1,13 @@
 // A fresh child's ContextCreated goes out in its first run's append, after its caller's SubordinateCalled.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { waitFor } from "xstate";
 import type { EventStore } from "../../src/events/store.ts";
 import type { NewEvent } from "../../src/events/schema.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
-import { storeForFile } from "../support/storeForFile.ts";
-import { call, closeRuntimes, isFirstStep, last, runtimeWith } from "./support.ts";
+import { call, delegationFile, isFirstStep, last, runtimeWith } from "./support.ts";
 
 let base: EventStore;
-storeForFile((s) => (base = s));
-afterEach(closeRuntimes);
+delegationFile((s) => (base = s));
 
 type Append = { streamId: string; types: string[]; expectedVersion: unknown };
 

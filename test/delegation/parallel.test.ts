@@ -1,5 +1,5 @@
 // DESIGN §6 through the public API: call_subordinate jobs, their ids and snapshots, refusals, start/await/collect/cancel, timeouts, restart.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   createRuntime,
@@ -11,10 +11,9 @@ import {
 } from "../../src/index.ts";
 import { gate } from "../support/async.ts";
 import { copyPgliteTemplate, freshPgliteStore, removeDir } from "../support/pglite.ts";
-import { storeForFile } from "../support/storeForFile.ts";
 import {
   call,
-  closeRuntimes,
+  delegationFile,
   eventsOf,
   footer,
   holdingStore,
@@ -28,8 +27,7 @@ import {
 } from "./support.ts";
 
 let store: EventStore;
-storeForFile((s) => (store = s));
-afterEach(closeRuntimes);
+delegationFile((s) => (store = s));
 
 type Snapshot = { job_id: string; tool: string; status: string; context_id?: string; result?: string; error?: string };
 type Output = { status: string; jobs: Snapshot[] };

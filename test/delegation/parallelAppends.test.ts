@@ -1,15 +1,13 @@
 // How few appends a `parallel` start costs its caller: its ToolCalled goes with the jobs it records, and the
 // jobs' delegations record their SubordinateCalled together.
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventStore } from "../../src/events/store.ts";
 import { assertInvariants } from "../../src/testing/index.ts";
 import { recordingStore } from "../../bench/support/recordingStore.ts";
-import { storeForFile } from "../support/storeForFile.ts";
-import { call, closeRuntimes, isFirstStep, runtimeWith } from "./support.ts";
+import { call, delegationFile, isFirstStep, runtimeWith } from "./support.ts";
 
 let base: EventStore;
-storeForFile((s) => (base = s));
-afterEach(closeRuntimes);
+delegationFile((s) => (base = s));
 
 /** `base`, remembering every append (the bench's recorder); `of(id)` gives a stream's appends as their event types. */
 const recording = () => {

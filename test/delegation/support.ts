@@ -8,6 +8,8 @@ import {
   type RuntimeOptions,
 } from "../../src/index.ts";
 import type { ModelTurn } from "../../src/index.ts";
+import { afterEach } from "vitest";
+import { storeForFile } from "../support/storeForFile.ts";
 
 /** A model turn with one tool call, its arguments as the JSON string a real model sends. */
 export const call = (
@@ -25,6 +27,15 @@ const open: Runtime[] = [];
 /** Closes every runtime `runtimeWith` opened (call it from `afterEach`). */
 export const closeRuntimes = async () => {
   for (const rt of open.splice(0)) await rt.close();
+};
+
+/**
+ * A delegation test file's set-up: one fresh store shared by its tests (`set` gets it before the first), and the
+ * runtimes each test opened with `runtimeWith` closed after it.
+ */
+export const delegationFile = (set: (store: EventStore) => void): void => {
+  storeForFile(set);
+  afterEach(closeRuntimes);
 };
 
 /** A runtime whose model asks `handler` (retries and passivation kept short so tests stay fast). */

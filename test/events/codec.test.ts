@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { decodeRow, verifyRow, SCHEMA_VERSIONS, type EventRow, type SchemaVersions } from "../../src/events/codec.ts";
 import { EventDecodeError } from "../../src/events/errors.ts";
 import { EVENT_TYPES } from "../../src/events/schema.ts";
+import { rootCreated } from "../support/rootCreated.ts";
 
 // One frozen file per batch of types: rows are never regenerated, types added later get their own file.
 const frozen = (name: string) =>
@@ -91,25 +92,7 @@ describe("when a row of an older schema version is read", () => {
 
 describe("when a row at today's version is read (a row the store wrote is trusted)", () => {
   const created = (data: Record<string, unknown>) =>
-    row({
-      type: "ContextCreated",
-      data: {
-        contextId: "ctx-1",
-        name: "n",
-        label: "n",
-        profile: "default",
-        project: null,
-        agentNumber: 0,
-        depth: 0,
-        kind: "root",
-        parentContextId: null,
-        parentAgentNumber: null,
-        rootContextId: "ctx-1",
-        slot: null,
-        modelOverride: null,
-        ...data,
-      },
-    });
+    row({ type: "ContextCreated", data: { ...rootCreated("ctx-1", "n").data, ...data } });
 
   it("refuses a field of the wrong kind or a missing field, naming the position and the field", () => {
     expect(() => decodeRow(row({ type: "MessageReceived", data: { runId: "r", text: 7, sender: "user" } }))).toThrow(

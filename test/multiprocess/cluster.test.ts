@@ -13,6 +13,7 @@ import { asContextId, asRunId } from "../../src/events/ids.ts";
 import { eventually } from "../support/async.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
 import { type Ack, byStream, checkClusterLog, parseAck } from "./clusterChecks.ts";
+import { rootCreated } from "../support/rootCreated.ts";
 
 const WORKERS = 3;
 const ROOTS = 30;
@@ -314,24 +315,7 @@ describeWithPostgres("many runtime processes on one PostgreSQL log", () => {
 
 describe("the checks of a log written by many processes", () => {
   const ctx = asContextId("00000000-0000-4000-8000-0000000000c1");
-  const created = {
-    type: "ContextCreated",
-    data: {
-      contextId: ctx,
-      name: "A0",
-      label: "A0",
-      profile: "default",
-      project: null,
-      agentNumber: 0,
-      depth: 0,
-      kind: "root",
-      parentContextId: null,
-      parentAgentNumber: null,
-      rootContextId: ctx,
-      slot: null,
-      modelOverride: null,
-    },
-  } as const;
+  const created = rootCreated(ctx);
   const run1 = asRunId("00000000-0000-4000-8000-0000000000a1");
   const run2 = asRunId("00000000-0000-4000-8000-0000000000a2");
   const started = (runId: typeof run1) =>

@@ -1,31 +1,12 @@
 // The lease table on PostgreSQL: one write per run (taking the lease), the run's end in the log frees it.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { asContextId, asRunId } from "../../src/events/ids.ts";
+import { asRunId } from "../../src/events/ids.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
-import type { DomainEvent } from "../../src/events/schema.ts";
 import type { EventStore, SqlExecutor } from "../../src/events/store.ts";
 import { leaseHolder, sqlLeases } from "../../src/runtime/leases.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
-
-const created = (id: string): DomainEvent => ({
-  type: "ContextCreated",
-  data: {
-    contextId: asContextId(id),
-    name: "A0",
-    label: "A0",
-    profile: "default",
-    project: null,
-    agentNumber: 0,
-    depth: 0,
-    kind: "root",
-    parentContextId: null,
-    parentAgentNumber: null,
-    rootContextId: asContextId(id),
-    slot: null,
-    modelOverride: null,
-  },
-});
+import { rootCreated } from "../support/rootCreated.ts";
 
 /** The SQL door of `store`, remembering each statement that writes the lease table. */
 const countingLeaseWrites = (store: EventStore): { sql: SqlExecutor; writes: string[] } => {
@@ -53,7 +34,7 @@ describeWithPostgres("run leases in the log's database", () => {
       const id = randomUUID();
       const runId = asRunId(randomUUID());
       try {
-        await store.append(id, [created(id)], { expectedVersion: "no_stream" });
+        await store.append(id, [rootCreated(id)], { expectedVersion: "no_stream" });
         expect(await alpha.acquire(id)).toEqual({ ok: true, takenOver: false, version: 1 });
         await store.append(
           id,
@@ -99,7 +80,7 @@ describeWithPostgres("run leases in the log's database", () => {
         await store.append(
           id,
           [
-            created(id),
+            rootCreated(id),
             { type: "MessageReceived", data: { runId: first, text: "hi", sender: "user" } },
             { type: "RunStarted", data: { runId: first, model: "m", superior: null } },
             { type: "RunCompleted", data: { runId: first, response: "done" } },
@@ -124,7 +105,7 @@ describeWithPostgres("run leases in the log's database", () => {
       const beta = await sqlLeases(store.sql, { owner: "beta", ttlMs: 60_000, exclusive: false });
       const id = randomUUID();
       try {
-        await store.append(id, [created(id)], { expectedVersion: "no_stream" });
+        await store.append(id, [rootCreated(id)], { expectedVersion: "no_stream" });
         expect(await alpha.acquire(id)).toMatchObject({ ok: true });
         expect(await beta.acquire(id)).toEqual({ ok: false, owner: "alpha" });
         await alpha.release(id);
@@ -146,7 +127,7 @@ describeWithPostgres("run leases in the log's database", () => {
       const beta = await sqlLeases(store.sql, { owner: "beta", ttlMs: 60_000, exclusive: false });
       const ids = Array.from({ length: 5 }, () => randomUUID());
       try {
-        for (const id of ids) await store.append(id, [created(id)], { expectedVersion: "no_stream" });
+        for (const id of ids) await store.append(id, [rootCreated(id)], { expectedVersion: "no_stream" });
         expect(await beta.acquire(ids[3]!)).toEqual({ ok: true, takenOver: false, version: 1 });
         // The first goes at once, alone; the other four (one of them held by beta, one asked twice) wait for it, then go together.
         const results = await Promise.all([...ids, ids[1]!].map((id) => alpha.acquire(id)));

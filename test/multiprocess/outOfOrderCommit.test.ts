@@ -3,30 +3,10 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { encodeEvent } from "../../src/events/codec.ts";
-import { asContextId } from "../../src/events/ids.ts";
 import { openPostgresStore } from "../../src/events/postgresStore.ts";
-import type { DomainEvent } from "../../src/events/schema.ts";
 import { openProjections } from "../../src/projections/engine.ts";
 import { describeWithPostgres, usePostgresDatabase } from "../support/postgres.ts";
-
-const created = (id: string): DomainEvent => ({
-  type: "ContextCreated",
-  data: {
-    contextId: asContextId(id),
-    name: "A0",
-    label: "A0",
-    profile: "default",
-    project: null,
-    agentNumber: 0,
-    depth: 0,
-    kind: "root",
-    parentContextId: null,
-    parentAgentNumber: null,
-    rootContextId: asContextId(id),
-    slot: null,
-    modelOverride: null,
-  },
-});
+import { rootCreated } from "../support/rootCreated.ts";
 
 describeWithPostgres("projections over a log that many processes append to", () => {
   const db = usePostgresDatabase("actorzero_out_of_order");
@@ -46,14 +26,14 @@ describeWithPostgres("projections over a log that many processes append to", () 
       await writer.connect();
       try {
         // The slow writer takes the first position and holds its transaction open.
-        const e = encodeEvent(created(slow));
+        const e = encodeEvent(rootCreated(slow));
         await writer.query("BEGIN");
         await writer.query(
           `INSERT INTO events (event_id, stream_id, stream_version, type, schema_version, data, metadata, recorded_at)
            VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6::jsonb, now())`,
           [randomUUID(), slow, e.type, e.schemaVersion, JSON.stringify(e.data), JSON.stringify(e.metadata)],
         );
-        const { positions } = await store.append(fast, [created(fast)], { expectedVersion: "no_stream" });
+        const { positions } = await store.append(fast, [rootCreated(fast)], { expectedVersion: "no_stream" });
         expect(await projections.catchUp()).toBeLessThan(positions[0]!);
         await writer.query("COMMIT");
 
