@@ -39,7 +39,7 @@ describe("given the package's entry points", () => {
   it("when imported, then the runtime is an interface (no class, no internals) and openPostgresStore is there", async () => {
     expect(api).not.toHaveProperty("Runtime");
     expect(typeof api.openPostgresStore).toBe("function");
-    for (const leaked of ["internals", "appendNew", "activate", "activateNew", "stopContext"])
+    for (const leaked of ["internals", "appendNew", "activate", "activateNew", "stopContext", "store", "projections"])
       expect(leaked in rt).toBe(false);
   });
 
@@ -75,6 +75,13 @@ describe("given bad input to a public method", () => {
     await refusal(rt.events({ contextId: "a\u0000" }), "contextId");
     await refusal(rt.events({ after: -1 }), "after");
     await refusal(rt.eventsPage({ limit: 0 }), "limit");
+    await refusal(rt.audit("a\u0000"), "id");
+    await refusal(rt.audit("x", { at: -1 }), "at");
+    await refusal(rt.verify({ projections: "yes" as never }), "projections");
+    await refusal(rt.verify({ since: { position: 1, hash: "nope" } }), "since");
+    await refusal(rt.findRun({ runId: "" }), "runId");
+    await refusal(rt.findRun({ messageId: "m", via: "smtp" as never }), "via");
+    await refusal(rt.findRun({} as never), "via");
     expect(await store.headPosition()).toBe(before);
   });
 
@@ -126,5 +133,37 @@ describe("given more than one page of log", () => {
     } finally {
       await many.close();
     }
+  });
+});
+
+describe("given a run recorded on the log", () => {
+  it("when its run id or the id of the message that started it is asked for, then findRun names its context; unknown ids find nothing", async () => {
+    const ctx = await rt.createContext();
+    const { runId, ended } = await rt.start(ctx.id, "hello", { via: "a2a", messageId: "m-public-api" });
+    await ended;
+    expect(await rt.findRun({ runId })).toEqual({ contextId: ctx.id, runId });
+    expect(await rt.findRun({ messageId: "m-public-api", via: "a2a" })).toEqual({ contextId: ctx.id, runId });
+    expect(await rt.findRun({ messageId: "m-public-api", via: "mcp" })).toBeNull();
+    expect(await rt.findRun({ runId: "no-such-run" })).toBeNull();
+  });
+
+  it("when the audit is asked for, then it is the context's; cut before it existed or of an unknown id, it is not found", async () => {
+    const before = await store.headPosition();
+    const ctx = await rt.createContext();
+    await rt.send(ctx.id, "hello");
+    const report = await rt.audit(ctx.id);
+    expect(report.context.id).toBe(ctx.id);
+    expect(report.context.runs.map((r) => r.status)).toEqual(["completed"]);
+    await expect(rt.audit(ctx.id, { at: before })).rejects.toMatchObject({ reason: "not_found" });
+    await expect(rt.audit(crypto.randomUUID())).rejects.toMatchObject({ reason: "not_found" });
+  });
+
+  it("when the log is verified, then it holds together, and with projections the read models equal a rebuild", async () => {
+    const alone = await rt.verify();
+    expect([alone.ok, alone.problems, alone.projections]).toEqual([true, [], null]);
+    expect(alone.lastPosition).toBe(await store.headPosition());
+    const whole = await rt.verify({ projections: true });
+    expect([whole.ok, whole.projections]).toEqual([true, { ok: true, differences: [] }]);
+    expect(await rt.settledPosition()).toBe(await store.headPosition());
   });
 });
