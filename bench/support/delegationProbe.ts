@@ -9,6 +9,8 @@
 // - --statements: the messages by statement; --server-statements: the server's own split from
 //   pg_stat_statements (nested statements included, planning timed); --profile: a V8 CPU profile of
 //   the measured window only (open it in Chrome's devtools).
+// - --url URL: an existing PostgreSQL database instead of a throwaway cluster (no server CPU then), so
+//   that two probes started together measure two processes on one log.
 // - A warm-up of 20 delegations comes first and is not counted. Nothing here changes the product: the
 //   counting wraps the driver's client in this process only.
 import fs from "node:fs";
@@ -21,8 +23,12 @@ import { startPgCluster } from "./pgCluster.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
-const [atOnce, delegations, latency] = args.filter((a, i) => !a.startsWith("--") && args[i - 1] !== "--profile");
-const profileFile = flag("--profile") ? args[args.indexOf("--profile") + 1] : undefined;
+const valueOf = (name: string) => (flag(name) ? args[args.indexOf(name) + 1] : undefined);
+const [atOnce, delegations, latency] = args.filter(
+  (a, i) => !a.startsWith("--") && args[i - 1] !== "--profile" && args[i - 1] !== "--url",
+);
+const profileFile = valueOf("--profile");
+const givenUrl = valueOf("--url");
 if (!atOnce || !delegations)
   throw new Error("usage: delegationProbe.ts <at once> <delegations> [latencyMs] [--pglite] [--statements] ...");
 const conversations = Number(atOnce);
@@ -61,23 +67,23 @@ const serverCpuMs = (dataDir: string): number => {
 };
 
 const serverStatements = flag("--server-statements");
-const cluster = flag("--pglite")
-  ? undefined
-  : await startPgCluster(
-      serverStatements
-        ? {
-            settings: {
-              shared_preload_libraries: "pg_stat_statements",
-              "pg_stat_statements.track": "all",
-              "pg_stat_statements.track_planning": "on",
-            },
-          }
-        : {},
-    );
+const cluster =
+  flag("--pglite") || givenUrl
+    ? undefined
+    : await startPgCluster(
+        serverStatements
+          ? {
+              settings: {
+                shared_preload_libraries: "pg_stat_statements",
+                "pg_stat_statements.track": "all",
+                "pg_stat_statements.track_planning": "on",
+              },
+            }
+          : {},
+      );
 try {
-  const store = cluster
-    ? await openPostgresStore({ url: await cluster.createDatabase("probe") })
-    : await openPgliteStore();
+  const url = givenUrl ?? (await cluster?.createDatabase("probe"));
+  const store = url ? await openPostgresStore({ url }) : await openPgliteStore();
   try {
     await runLoad(store, 4, 5, 0);
     if (serverStatements) {
