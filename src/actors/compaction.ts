@@ -29,14 +29,6 @@ export type WindowEnv = { settings: WindowSettings; topics: () => TopicView };
 /** Compactions allowed before one model call; the plan needs one, the rest are for summaries that came out long. */
 export const MAX_ROUNDS = 3;
 
-// One counter per model for the process: it remembers the texts it counted, and a history resends them all.
-const counters = new Map<string, Promise<TokenCounter>>();
-const counterFor = (model: string): Promise<TokenCounter> => {
-  let c = counters.get(model);
-  if (!c) counters.set(model, (c = tokenCounterFor(model)));
-  return c;
-};
-
 const overflow = (message: string) => new ModelError("context_overflow", message, false);
 
 const asModelError = (e: unknown): ModelError =>
@@ -109,7 +101,7 @@ export const requestMessages = (
     const paused = ticket?.unpaused();
     if (paused) yield* Effect.promise(() => paused);
     if (!window) return [system, ...env.transcript()];
-    const counter = yield* Effect.promise(() => counterFor(env.model.name));
+    const counter = yield* Effect.promise(() => tokenCounterFor(env.model.name));
     const { settings } = window;
     let summarised = false;
     for (let round = 1; ; round++) {

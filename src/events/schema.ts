@@ -51,6 +51,8 @@ export const ContextCreated = event("ContextCreated", {
   modelOverride: ModelOverride.nullable(),
   /** A fork (rt.fork): the context and the log position its history was copied from. Absent otherwise. */
   forkedFrom: z.object({ contextId: ContextId, position: z.number().int().positive() }).optional(),
+  /** A root created with a budget: its tree's first limits (as a BudgetSet would set them). Absent otherwise. */
+  budget: BudgetLimits.optional(),
 });
 export const ContextRenamed = event("ContextRenamed", { name: Text, label: Text });
 export const ModelOverrideSet = event("ModelOverrideSet", { modelOverride: ModelOverride.nullable() });

@@ -2,7 +2,8 @@
 // Requirements: a real tokenizer (gpt-tokenizer's BPE tables), its encoding chosen by the model's name; an estimate
 // for models it does not know that errs on the large side (a window is never passed by undercounting); nothing
 // loaded until a count is first asked for (the tables are megabytes, and a runtime with no window never needs them);
-// repeated message texts are counted once (a conversation resends its whole history on every call).
+// repeated message texts are counted once (a conversation resends its whole history on every call), so a model's
+// counter is made once and shared by every caller (each budgeted or rate-limited call counts its request).
 import type { ChatMessage } from "./messages.ts";
 import type { ToolSpec } from "./port.ts";
 
@@ -70,8 +71,16 @@ export type TokenCounter = {
 /** How many distinct texts each counter remembers (a long history's messages, the system prompt, tool schemas). */
 const REMEMBERED_TEXTS = 4096;
 
-/** A counter for `model`, loading its table on first use (shared by every counter of that table). */
-export async function tokenCounterFor(model: string): Promise<TokenCounter> {
+const counters = new Map<string, Promise<TokenCounter>>();
+
+/** The counter for `model`, made on first use (its table loaded then, shared by every model of that table). */
+export function tokenCounterFor(model: string): Promise<TokenCounter> {
+  let counter = counters.get(model);
+  if (counter === undefined) counters.set(model, (counter = makeCounter(model)));
+  return counter;
+}
+
+async function makeCounter(model: string): Promise<TokenCounter> {
   const encoding = encodingFor(model);
   const encoder = await loadEncoder(encoding === "cl100k_base" ? "cl100k_base" : "o200k_base");
   const margin = encoding === "estimate" ? 1 + UNKNOWN_MODEL_MARGIN : 1;
@@ -93,8 +102,14 @@ export async function tokenCounterFor(model: string): Promise<TokenCounter> {
         total += PER_MESSAGE + text(call.function.name) + text(call.function.arguments);
     return total;
   };
-  const tools = (specs: readonly ToolSpec[]): number =>
-    specs.reduce((sum, spec) => sum + PER_TOOL + text(JSON.stringify(spec)), 0);
+  // A run's tool specs are the same objects call after call: each is written out and counted once.
+  const perSpec = new WeakMap<ToolSpec, number>();
+  const spec = (s: ToolSpec): number => {
+    let n = perSpec.get(s);
+    if (n === undefined) perSpec.set(s, (n = PER_TOOL + text(JSON.stringify(s))));
+    return n;
+  };
+  const tools = (specs: readonly ToolSpec[]): number => specs.reduce((sum, s) => sum + spec(s), 0);
   return {
     model,
     encoding,

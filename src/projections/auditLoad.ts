@@ -39,5 +39,5 @@ export const loadAudit = async (
   }
   const treeRoot = (await projections.contexts.get(rootId))?.rootContextId ?? rootId;
   const budget = await readBudget(store, treeRoot, initBudget(), until);
-  return { ...buildAudit(rootId, streams), budget: budget.version === 0 ? null : treeBudgetOf(treeRoot, budget) };
+  return { ...buildAudit(rootId, streams), budget: budget.limits === null ? null : treeBudgetOf(treeRoot, budget) };
 };

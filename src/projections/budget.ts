@@ -8,6 +8,8 @@
 //   folded in log order (`readBudget`): whichever comes first settles it, the other changes nothing.
 // - Spent is what settled calls really used; reserved is what open reservations hold. A call fits when, for
 //   every limit, spent + reserved + asked stays within it (wall clock: the time since the budget was set).
+// - A root created with a budget carries its first limits on its ContextCreated (`budget`, in the root's stream: no
+//   append of its own); a BudgetSet after it replaces them, as one on the budget stream would.
 // - `totalTokens` is input plus output; `costUsd` comes from the preset's price.
 import type { BudgetAmount, BudgetLimits, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
@@ -37,6 +39,8 @@ export type BudgetState = {
   since: string | null;
   /** The stream version folded: the expected version of the next conditional append. */
   version: number;
+  /** The root's ContextCreated was read (it may carry the first limits): a refresh need not read it again. */
+  rootRead: boolean;
 };
 
 /** The stream a tree's budget facts live in. */
@@ -72,6 +76,7 @@ export const initBudget = (): BudgetState => ({
   reserved: ZERO,
   since: null,
   version: 0,
+  rootRead: false,
 });
 
 export const addAmounts = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
@@ -110,6 +115,14 @@ export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
   // A reply is in its context's stream: it settles, but is no step of the budget stream's version.
   if (e.type === "ModelReplied")
     return e.data.settles ? settle(s, e.data.settles.reservationId, e.data.settles.spent) : s;
+  // The root's creation, in its own stream: the tree's first limits when it was created with a budget.
+  if (e.type === "ContextCreated") {
+    if (s.rootRead || e.data.contextId !== e.data.rootContextId) return s;
+    const budget = e.data.budget;
+    return budget && s.limits === null
+      ? { ...s, rootRead: true, rootContextId: e.data.rootContextId, limits: budget, since: e.recordedAt }
+      : { ...s, rootRead: true };
+  }
   if (e.streamVersion <= s.version) return s;
   const next = { ...s, version: e.streamVersion };
   switch (e.type) {
@@ -151,7 +164,9 @@ export const readBudget = async (
   from: BudgetState = initBudget(),
   until = Number.POSITIVE_INFINITY,
 ): Promise<BudgetState> => {
-  const facts = (await store.readStream(budgetStreamOf(rootContextId), from.version + 1)).filter(
+  // The root's ContextCreated first (it may carry the first limits): the first of its stream, read once.
+  const created = from.rootRead ? [] : (await store.readStream(rootContextId)).slice(0, 1);
+  const facts = [...created, ...(await store.readStream(budgetStreamOf(rootContextId), from.version + 1))].filter(
     (e) => e.globalPosition <= until,
   );
   const reserved = foldBudget(facts, from);

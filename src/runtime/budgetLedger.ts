@@ -128,9 +128,13 @@ export class BudgetLedger {
     return run;
   }
 
-  /** A tree whose root was just created here: its budget stream cannot exist yet (no read on the hot path). */
-  fresh(rootContextId: string): void {
-    if (!this.trees.has(rootContextId)) this.trees.set(rootContextId, { state: initBudget(), turn: Promise.resolve() });
+  /**
+   * A tree whose root was just created here (`created`: its ContextCreated, with the budget it may carry): its
+   * budget stream cannot exist yet (no read on the hot path).
+   */
+  fresh(rootContextId: string, created: RecordedEvent): void {
+    if (!this.trees.has(rootContextId))
+      this.trees.set(rootContextId, { state: evolveBudget(initBudget(), created), turn: Promise.resolve() });
   }
 
   /** A budget fact another process appended (read from the shared log's subscription). */

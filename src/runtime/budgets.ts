@@ -3,8 +3,9 @@
 // Requirements:
 // - A budget is checked before anything is written: an object of known keys, each a whole number ≥ 0 (`costUsd`
 //   any number ≥ 0), at least one key; a refusal names the field.
-// - A root's budget comes from `createContext({ budget })`, else its project's, else its profile's. A message's
-//   budget (`send(id, text, { budget })`) is added to what the tree has spent and holds when it arrives.
+// - A root's budget comes from `createContext({ budget })`, else its project's, else its profile's, and rides on
+//   its ContextCreated. A message's budget (`send(id, text, { budget })`) is added to what the tree has spent and
+//   holds when it arrives (BudgetSet).
 // - Before each model call of a budgeted tree, the run reserves its counted input tokens plus its preset's
 //   `maxOutputTokens` (else `limits.defaultMaxOutputTokens`), priced by the preset's `price`, conditionally on
 //   the budget stream's version (budgetLedger.ts); the reply settles it to the real usage (ModelReplied carries the
@@ -69,12 +70,11 @@ export const spentOf = (
   return { inputTokens, outputTokens, costUsd: priceOf(preset, inputTokens, outputTokens), modelCalls: 1, toolCalls };
 };
 
-/** Sets the tree's limits: as given (`absolute`), or added to what it has spent and holds now (a message's budget). */
+/** Sets the tree's limits to `budget` added to what it has spent and holds now (a message's budget). */
 export const setBudget = (
   parts: Pick<BudgetParts, "budgets" | "config">,
   rootContextId: string,
-  limits: BudgetLimits,
-  mode: "absolute" | "relative",
+  budget: BudgetLimits,
 ): Promise<void> =>
   parts.budgets.change(rootContextId, (s) => ({
     events: [
@@ -82,7 +82,7 @@ export const setBudget = (
         type: "BudgetSet",
         data: {
           rootContextId: asContextId(rootContextId),
-          limits: mode === "absolute" ? limits : limitsFrom(s, limits, parts.config.clock.now().getTime()),
+          limits: limitsFrom(s, budget, parts.config.clock.now().getTime()),
         },
       },
     ],

@@ -69,8 +69,10 @@ const forkEvents = (history: RecordedEvent[], after: RecordedEvent[], forkId: Co
     const end = runEndOf(e);
     if (end) open.delete(end.runId);
     if (e.type === "ContextCreated") {
+      // The source's budget is its tree's (the fork starts without one, as a root created without one does).
+      const { budget: _sourceBudget, ...created } = e.data;
       const data = {
-        ...e.data,
+        ...created,
         contextId: forkId,
         agentNumber: 0,
         depth: 0,

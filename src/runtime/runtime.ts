@@ -117,11 +117,12 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
             rootContextId: id,
             slot: null,
             modelOverride: modelOverride as ModelOverride | null,
+            // The tree's first limits ride on its root's creation: no append of their own.
+            ...(budget ? { budget } : {}),
           },
         },
       ]);
-      parts.budgets.fresh(id);
-      if (budget) await setBudget(parts, id, budget, "absolute");
+      parts.budgets.fresh(id, created[0]!);
       // The view is the fold of the fact just recorded, and the actor is up for the first message:
       // no projection catch-up and no read on the command path.
       return structuredClone((await registry.activateNew(id, created)).view);
@@ -150,7 +151,7 @@ export const createRuntime = async (options: RuntimeOptions): Promise<Runtime> =
       const budget = opts.budget === undefined ? undefined : checkBudget("budget", opts.budget);
       const ac = await registry.activate(id);
       // The message's budget is the tree's from now on: recorded before the message, so its first call draws on it.
-      if (budget) await setBudget(parts, ac.view.rootContextId, budget, "relative");
+      if (budget) await setBudget(parts, ac.view.rootContextId, budget);
       const { runId, intervention, ended } = await ac.serialize(() => commands.deliver(ac, text, origin));
       const settled = ended.then(async (outcome) => {
         // Settle once the run's lease is free, so another process may drive the context at once.

@@ -46,6 +46,18 @@ describe("when rows written at schema version 1 are read back", () => {
   });
 });
 
+describe("when rows of older types carrying later optional fields are read back", () => {
+  it("decodes them with those fields, as they were written", () => {
+    const rows = frozen("events-v1-budget-fields.json");
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      const e = decodeRow(r);
+      expect(e.type).toBe(r.type);
+      expect(e.data).toEqual(r.data);
+    }
+  });
+});
+
 // A registry in which ContextRenamed has reached version 3: v1 had `title`, v2 renamed it `name`, v3 added `label`.
 const evolved: SchemaVersions = {
   current: { ...SCHEMA_VERSIONS.current, ContextRenamed: 3 },

@@ -33,7 +33,7 @@ export type TreeJson = ContextRow & { elapsedMs: number | null; children: TreeJs
 
 const budgetOf = async (store: LogReads, rootId: string): Promise<TreeBudget | null> => {
   const s = await readBudget(store, rootId);
-  return s.version === 0 ? null : treeBudgetOf(rootId, s);
+  return s.limits === null ? null : treeBudgetOf(rootId, s);
 };
 
 const build = async (
