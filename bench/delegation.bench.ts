@@ -61,9 +61,9 @@ const roundTrip = async (): Promise<Row[]> => {
 /**
  * The cost of budget checks: fresh delegations (a new root, one `call_subordinate`, three model calls) under a
  * budget they never exhaust beside the same without one, in one process on one store, in rounds that alternate
- * which goes first; the figure is the median of the rounds' ratios. Each budgeted model call counts its request
- * and reserves (an append to the tree's budget stream, after a flush of what its run staged); its reply carries
- * the settle.
+ * which goes first; the figure is the median of the rounds' ratios. The root's limits ride on its ContextCreated;
+ * each budgeted model call counts its request and reserves in memory (PGlite has one writer); its reply carries
+ * the settle. So a budgeted trip appends what an unbudgeted one does: what is left is the counting and the ledger.
  */
 const budgetCost = async (): Promise<Row[]> => {
   const store = await openPgliteStore();
@@ -111,7 +111,7 @@ const budgetCost = async (): Promise<Row[]> => {
   return [
     { name: "fresh delegation without a budget (3 model calls, zero latency)", value: median(plain), unit: "ms/trip" },
     {
-      name: `the same under a budget (reserve, reply on the log, settle per call; ${ROUNDS} alternating rounds, median ratio)`,
+      name: `the same under a budget (count and reserve per call, settle on its reply; ${ROUNDS} alternating rounds, median ratio)`,
       value: median(budgeted),
       unit: "ms/trip",
       compareTo: "without a budget",

@@ -106,6 +106,11 @@ export class StreamWriter {
     this.version = version;
   }
 
+  /** The events staged and not taken by an append yet, in order. */
+  get stagedEvents(): readonly DomainEvent[] {
+    return this.staged.map((s) => s.event);
+  }
+
   /** Queues events to go out, in order, ahead of the next append of this stream. */
   stage(events: DomainEvent[], metadata?: Partial<EventMetadata>): void {
     for (const event of events) this.staged.push({ event, metadata });

@@ -2,7 +2,12 @@
 //
 // Requirements:
 // - Pure and idempotent: a fact at or below the folded version changes nothing; a reservation is counted once
-//   (a second BudgetReserved with its id is ignored), a settle only settles a reservation still open.
+//   (a second BudgetReserved with its id is ignored), a settle of a reservation the log holds only settles it
+//   while it is open.
+// - On a log with one writer a reservation is held in that process's memory only (runtime/budgetLedger.ts,
+//   `hold`): the log then has the settle alone (a reply's `settles`, a BudgetSettled for a call cut off), and a
+//   settle of a reservation the log never held is spent as it stands. The replies of such a tree are found by
+//   walking it from its root (SubordinateCalled names each child) the first time it is read.
 // - A reservation is settled by the ModelReplied that carries its id (`settles`, in the calling context's stream:
 //   no append of its own), or by a BudgetSettled (a call with no reply, one cut off, an older log). Both are
 //   folded in log order (`readBudget`): whichever comes first settles it, the other changes nothing.
@@ -11,7 +16,7 @@
 // - A root created with a budget carries its first limits on its ContextCreated (`budget`, in the root's stream: no
 //   append of its own); a BudgetSet after it replaces them, as one on the budget stream would.
 // - `totalTokens` is input plus output; `costUsd` comes from the preset's price.
-import type { BudgetAmount, BudgetLimits, RecordedEvent } from "../events/schema.ts";
+import type { BudgetAmount, BudgetLimits, DataOf, RecordedEvent } from "../events/schema.ts";
 import type { EventStore } from "../events/store.ts";
 
 export type BudgetKey = keyof BudgetLimits;
@@ -41,6 +46,8 @@ export type BudgetState = {
   version: number;
   /** The root's ContextCreated was read (it may carry the first limits): a refresh need not read it again. */
   rootRead: boolean;
+  /** The reservations the log holds (BudgetReserved), open or settled: a second settle of one changes nothing. */
+  logged: Readonly<Record<string, true>>;
 };
 
 /** The stream a tree's budget facts live in. */
@@ -77,6 +84,7 @@ export const initBudget = (): BudgetState => ({
   since: null,
   version: 0,
   rootRead: false,
+  logged: {},
 });
 
 export const addAmounts = (a: BudgetAmount, b: BudgetAmount, sign = 1): BudgetAmount => ({
@@ -102,10 +110,13 @@ export const addLimits = (limits: BudgetLimits | null, more: BudgetLimits): Budg
 export const amountOf = (a: BudgetAmount, key: Exclude<BudgetKey, "wallClockMs">): number =>
   key === "totalTokens" ? a.inputTokens + a.outputTokens : a[key];
 
-/** The reservation replaced by what it spent (a reservation no longer open stays as it was). */
-const settle = (s: BudgetState, reservationId: string, spent: BudgetAmount): BudgetState => {
+/**
+ * The reservation replaced by what it spent. One the log holds that is no longer open stays as it was; one the log
+ * never held (a single writer's, held in its memory: see `holdBudget`) is spent as it stands.
+ */
+export const settleBudget = (s: BudgetState, reservationId: string, spent: BudgetAmount): BudgetState => {
   const held = s.open[reservationId];
-  if (!held) return s;
+  if (!held) return s.logged[reservationId] ? s : { ...s, spent: addAmounts(s.spent, spent) };
   const { [reservationId]: _settled, ...open } = s.open;
   const { [reservationId]: _in, ...openIn } = s.openIn;
   return { ...s, open, openIn, reserved: addAmounts(s.reserved, held, -1), spent: addAmounts(s.spent, spent) };
@@ -114,7 +125,7 @@ const settle = (s: BudgetState, reservationId: string, spent: BudgetAmount): Bud
 export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
   // A reply is in its context's stream: it settles, but is no step of the budget stream's version.
   if (e.type === "ModelReplied")
-    return e.data.settles ? settle(s, e.data.settles.reservationId, e.data.settles.spent) : s;
+    return e.data.settles ? settleBudget(s, e.data.settles.reservationId, e.data.settles.spent) : s;
   // The root's creation, in its own stream: the tree's first limits when it was created with a budget.
   if (e.type === "ContextCreated") {
     if (s.rootRead || e.data.contextId !== e.data.rootContextId) return s;
@@ -136,27 +147,35 @@ export const evolveBudget = (s: BudgetState, e: RecordedEvent): BudgetState => {
         since: s.since ?? e.recordedAt,
       };
     case "BudgetReserved":
-      if (s.open[e.data.reservationId]) return next;
-      return {
-        ...next,
-        open: { ...s.open, [e.data.reservationId]: e.data.amount },
-        openIn: { ...s.openIn, [e.data.reservationId]: e.data.contextId },
-        reserved: addAmounts(s.reserved, e.data.amount),
-      };
+      if (s.logged[e.data.reservationId]) return next;
+      return { ...holdBudget(next, e.data), logged: { ...s.logged, [e.data.reservationId]: true } };
     case "BudgetSettled":
-      return settle(next, e.data.reservationId, e.data.spent);
+      return settleBudget(next, e.data.reservationId, e.data.spent);
     default:
       return next;
   }
 };
+
+/** A reservation opened: by its BudgetReserved, or (a single writer's) in memory alone. */
+export const holdBudget = (s: BudgetState, r: DataOf<"BudgetReserved">): BudgetState =>
+  s.open[r.reservationId]
+    ? s
+    : {
+        ...s,
+        open: { ...s.open, [r.reservationId]: r.amount },
+        openIn: { ...s.openIn, [r.reservationId]: r.contextId },
+        reserved: addAmounts(s.reserved, r.amount),
+      };
 
 export const foldBudget = (events: readonly RecordedEvent[], from: BudgetState = initBudget()): BudgetState =>
   events.reduce(evolveBudget, from);
 
 /**
  * `from` brought up to the log (up to position `until`): the budget stream's facts after it, and the replies that
- * settle the reservations open then, read from their contexts' streams, folded in one pass in log order. A reply
- * always follows its reservation on the log (it is appended after the reservation committed), on every store.
+ * settle its reservations, folded in one pass in log order. A reply always follows its reservation on the log (it is
+ * appended after the reservation committed), on every store. A later read takes the replies of the reservations
+ * open then (from their contexts' streams); the first read of a budgeted tree also takes every reply that settles
+ * a reservation the log never held, from every stream of the tree.
  */
 export const readBudget = async (
   store: Pick<EventStore, "readStream">,
@@ -164,30 +183,48 @@ export const readBudget = async (
   from: BudgetState = initBudget(),
   until = Number.POSITIVE_INFINITY,
 ): Promise<BudgetState> => {
-  // The root's ContextCreated first (it may carry the first limits): the first of its stream, read once.
-  const created = from.rootRead ? [] : (await store.readStream(rootContextId)).slice(0, 1);
-  const facts = [...created, ...(await store.readStream(budgetStreamOf(rootContextId), from.version + 1))].filter(
-    (e) => e.globalPosition <= until,
-  );
+  const cut = (events: RecordedEvent[]) => events.filter((e) => e.globalPosition <= until);
+  const first = !from.rootRead;
+  // The root's ContextCreated first (it may carry the first limits): read once, with its stream.
+  const rootStream = first ? cut(await store.readStream(rootContextId)) : [];
+  const created = rootStream.slice(0, 1).filter((e) => e.type === "ContextCreated");
+  const facts = [...created, ...cut(await store.readStream(budgetStreamOf(rootContextId), from.version + 1))];
   const reserved = foldBudget(facts, from);
-  const contexts = new Set(Object.values(reserved.openIn));
+  const streams = new Map<string, RecordedEvent[]>();
+  if (first && reserved.limits !== null) await walkTree(store, rootContextId, rootStream, streams, cut);
+  for (const contextId of new Set(Object.values(reserved.openIn)))
+    if (!streams.has(contextId)) streams.set(contextId, cut(await store.readStream(contextId)));
   const replies: RecordedEvent[] = [];
-  for (const contextId of contexts) {
-    for (const e of await store.readStream(contextId)) {
-      if (
-        e.type === "ModelReplied" &&
-        e.data.settles &&
-        reserved.open[e.data.settles.reservationId] &&
-        e.globalPosition <= until
-      )
-        replies.push(e);
+  for (const events of streams.values())
+    for (const e of events) {
+      if (e.type !== "ModelReplied" || !e.data.settles) continue;
+      const id = e.data.settles.reservationId;
+      if (reserved.open[id] || (first && !reserved.logged[id])) replies.push(e);
+    }
+  const done = replies.length === 0 ? reserved : foldBudget([...facts, ...replies].sort(byPosition), from);
+  return { ...done, rootRead: true };
+};
+
+const byPosition = (a: RecordedEvent, b: RecordedEvent) => a.globalPosition - b.globalPosition;
+
+/** Every stream of the tree under the root (each child named by a SubordinateCalled of its parent), read once. */
+const walkTree = async (
+  store: Pick<EventStore, "readStream">,
+  rootContextId: string,
+  rootStream: RecordedEvent[],
+  streams: Map<string, RecordedEvent[]>,
+  cut: (events: RecordedEvent[]) => RecordedEvent[],
+): Promise<void> => {
+  streams.set(rootContextId, rootStream);
+  const pending = [rootStream];
+  for (let events = pending.pop(); events; events = pending.pop()) {
+    for (const e of events) {
+      if (e.type !== "SubordinateCalled" || streams.has(e.data.childContextId)) continue;
+      const child = cut(await store.readStream(e.data.childContextId));
+      streams.set(e.data.childContextId, child);
+      pending.push(child);
     }
   }
-  if (replies.length === 0) return reserved;
-  return foldBudget(
-    [...facts, ...replies].sort((a, b) => a.globalPosition - b.globalPosition),
-    from,
-  );
 };
 
 /** Why a call does not fit: the first limit it would pass. */

@@ -1,7 +1,7 @@
 // The `transcript` projection: a context's messages exactly as the model is sent them (chat shape, no system prompt).
 // Each key is one run, which is one topic (topics.ts): sealed when the run ends; a HistoryCompacted recorded in a run
 // keeps the summary and the elided results there, and topics.ts builds the model's view from them.
-import type { RecordedEvent } from "../events/schema.ts";
+import type { DomainEvent, RecordedEvent } from "../events/schema.ts";
 import { argumentsAsString, type ChatMessage, type ChatToolCall } from "../models/messages.ts";
 import { defineProjection, foldEvents, onceByPositionFresh, readsEvents } from "./projection.ts";
 import { historyOf } from "./topics.ts";
@@ -73,6 +73,23 @@ const closeDangling = (t: RunTranscript): RunTranscript => {
 
 const add = (t: RunTranscript, m: ChatMessage): RunTranscript => ({ ...t, messages: [...t.messages, m] });
 
+/**
+ * The message a fact of a step adds to the transcript as it stands (a tool's result, a warning), or null: the same
+ * the fold adds, so a fact not on the log yet (staged) can be counted as it will be sent.
+ */
+export const stepMessageOf = (event: DomainEvent): ChatMessage | null => {
+  switch (event.type) {
+    case "ToolReturned":
+      return { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result };
+    case "ToolFailed":
+      return { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error };
+    case "ModelWarned":
+      return { role: "user", content: event.data.text };
+    default:
+      return null;
+  }
+};
+
 // A run cut short (stopped, failed, interrupted) closes its dangling calls before the interventions: tool results must
 // directly follow their assistant message.
 const sealCutShort = (t: RunTranscript): RunTranscript => ({ ...flush(closeDangling(t)), sealed: true });
@@ -82,7 +99,7 @@ const apply = readsEvents<RunTranscript>(
     MessageReceived: (t, event) => add(t, { role: "user", content: event.data.text }),
     InterventionReceived: (t, event) => ({ ...t, pending: [...t.pending, event.data.text] }),
     ModelCalled: (t) => flush(t),
-    ModelWarned: (t, event) => add(t, { role: "user", content: event.data.text }),
+    ModelWarned: (t, event) => add(t, stepMessageOf(event)!),
     ModelReplied: (t, event) => {
       const { text, toolCalls } = event.data;
       if (text === null && toolCalls.length === 0) return t;
@@ -98,9 +115,8 @@ const apply = readsEvents<RunTranscript>(
           : { role: "assistant", content: text, tool_calls: calls },
       );
     },
-    ToolReturned: (t, event) =>
-      add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.result }),
-    ToolFailed: (t, event) => add(t, { role: "tool", tool_call_id: event.data.toolCallId, content: event.data.error }),
+    ToolReturned: (t, event) => add(t, stepMessageOf(event)!),
+    ToolFailed: (t, event) => add(t, stepMessageOf(event)!),
     RunCompleted: (t) => ({ ...flush(t), sealed: true }),
     RunStopped: sealCutShort,
     RunFailed: sealCutShort,

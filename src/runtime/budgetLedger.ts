@@ -6,6 +6,12 @@
 // - Every change is decided against the folded state and appended with that state's version as the expected
 //   version: a reservation is checked in the append that records it, so two processes (or two jobs) cannot
 //   both take the last of a budget. A conflict reads what the other writer appended and decides again.
+// - Where a reservation is recorded is decided here, and only here. On a log other processes append to, in the
+//   tree's budget stream (BudgetReserved, checked as above). On a log with one writer (PGlite), in this process's
+//   memory alone: every reservation of the tree is decided in its turn here, so the turn is the check, and the
+//   log records what each call spent (its reply's `settles`, a BudgetSettled for a call cut off). A reservation
+//   dies with its process either way (a takeover releases one the log holds), so the folded budget after a crash
+//   is the same, and a budgeted call appends no more than an unbudgeted one.
 // - A reply settles its reservation with no append of its own (ModelReplied's `settles`): this process folds its
 //   own replies as they are appended (`replied`) and other processes' as its subscription delivers them. A state
 //   that has not seen a settle yet only holds more than the log says; before a call is refused, the replies of
@@ -14,7 +20,7 @@
 // - A tree without a budget costs its model calls nothing but a map lookup after its first.
 import { ConcurrencyError } from "../events/errors.ts";
 import type { BudgetAmount, DataOf, DomainEvent, RecordedEvent } from "../events/schema.ts";
-import type { EventStore } from "../events/store.ts";
+import { sharedByProcesses, type EventStore } from "../events/store.ts";
 import {
   BUDGET_STREAM_SUFFIX,
   type BudgetState,
@@ -22,9 +28,12 @@ import {
   evolveBudget,
   fitOf,
   foldBudget,
+  holdBudget,
   initBudget,
   type Overrun,
   readBudget,
+  settleBudget,
+  ZERO,
 } from "../projections/budget.ts";
 
 export { BUDGET_STREAM_SUFFIX, budgetStreamOf };
@@ -36,7 +45,14 @@ type Tree = { state: BudgetState; turn: Promise<unknown> };
 
 export class BudgetLedger {
   private readonly trees = new Map<string, Tree>();
-  constructor(private readonly store: EventStore) {}
+  /** Whether reservations are recorded on the log (BudgetReserved): when other processes may append to it. */
+  readonly logsReservations: boolean;
+  constructor(
+    private readonly store: EventStore,
+    options: { logsReservations?: boolean } = {},
+  ) {
+    this.logsReservations = options.logsReservations ?? sharedByProcesses(store);
+  }
 
   /** The tree's state (read from the log the first time this process asks). */
   async state(rootContextId: string): Promise<BudgetState> {
@@ -98,6 +114,14 @@ export class BudgetLedger {
     r: DataOf<"BudgetReserved">,
     nowMs: () => number,
   ): Promise<{ over: Overrun; state: BudgetState } | null> {
+    if (!this.logsReservations)
+      // This process is the log's one writer: what it holds is all there is, and the tree's turn is the check.
+      return this.serialized(rootContextId, async (tree) => {
+        const over = fitOf(tree.state, r.amount, nowMs());
+        if (over) return { over, state: tree.state };
+        tree.state = holdBudget(tree.state, r);
+        return null;
+      });
     const decide = (state: BudgetState): Decision<{ over: Overrun; state: BudgetState } | null> => {
       const over = fitOf(state, r.amount, nowMs());
       return over
@@ -110,12 +134,22 @@ export class BudgetLedger {
     return this.change(rootContextId, decide);
   }
 
-  /** Replaces the reservation by what was spent; a reservation already settled stays as it was. */
+  /**
+   * Replaces the reservation by what was spent; a reservation already settled stays as it was. One held in memory
+   * alone that spent nothing is let go with no append (the log has nothing of it).
+   */
   settle(rootContextId: string, reservationId: string, spent: BudgetAmount): Promise<void> {
-    return this.change(rootContextId, (s) => ({
-      events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [],
-      result: undefined,
-    }));
+    return this.serialized(rootContextId, async (tree) => {
+      const held = tree.state.open[reservationId] && !tree.state.logged[reservationId];
+      if (held && isZero(spent)) {
+        tree.state = settleBudget(tree.state, reservationId, ZERO);
+        return;
+      }
+      await this.decideAndAppend(rootContextId, tree, (s) => ({
+        events: s.open[reservationId] ? [{ type: "BudgetSettled", data: { reservationId, spent } }] : [],
+        result: undefined,
+      }));
+    });
   }
 
   /** Runs `fn` in the tree's turn: nothing else of this process changes the tree meanwhile. */
@@ -176,3 +210,6 @@ export class BudgetLedger {
     }
   }
 }
+
+const isZero = (a: BudgetAmount): boolean =>
+  a.inputTokens === 0 && a.outputTokens === 0 && a.costUsd === 0 && a.modelCalls === 0 && a.toolCalls === 0;

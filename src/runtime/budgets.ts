@@ -6,10 +6,10 @@
 // - A root's budget comes from `createContext({ budget })`, else its project's, else its profile's, and rides on
 //   its ContextCreated. A message's budget (`send(id, text, { budget })`) is added to what the tree has spent and
 //   holds when it arrives (BudgetSet).
-// - Before each model call of a budgeted tree, the run reserves its counted input tokens plus its preset's
-//   `maxOutputTokens` (else `limits.defaultMaxOutputTokens`), priced by the preset's `price`, conditionally on
-//   the budget stream's version (budgetLedger.ts); the reply settles it to the real usage (ModelReplied carries the
-//   settle: no append of its own).
+// - Before each model call of a budgeted tree, the run reserves its counted input tokens (the request as it will be
+//   sent, the results it staged included) plus its preset's `maxOutputTokens` (else `limits.defaultMaxOutputTokens`),
+//   priced by the preset's `price`, against the tree (budgetLedger.ts decides and says where it is recorded); the
+//   reply settles it to the real usage (ModelReplied carries the settle: no append of its own).
 // - A call that does not fit records BudgetExhausted in the run's stream, in the tree's turn (an extension of
 //   this process cannot slip in between), and parks; when the stream shows an extension another process
 //   appended meanwhile, BudgetRestored follows at once (settles of other calls never wake it).
@@ -18,6 +18,7 @@
 import { asContextId, asRunId, type ContextId } from "../events/ids.ts";
 import { BudgetLimits, type BudgetAmount, type RecordedEvent } from "../events/schema.ts";
 import { tokenCounterFor } from "../models/tokenCount.ts";
+import { stepMessageOf } from "../projections/transcript.ts";
 import { type EffectiveModel, type Preset, presetTable } from "../models/presets.ts";
 import { type BudgetState, fitOf, limitsFrom, type TreeBudget, treeBudgetOf, ZERO } from "../projections/budget.ts";
 import type { BudgetPort, Reservation } from "../actors/budgetGate.ts";
@@ -169,9 +170,13 @@ export const budgetPortFor = (
   return {
     async reserve({ step, messages, tools }) {
       if ((await parts.budgets.state(root)).limits === null) return { reserved: null };
-      // What the run staged (the last step's tool results) goes first: the transcript counted is the one sent.
-      await ac.writer.append([], metadata);
-      const inputTokens = (await tokenCounterFor(model.model)).request({ messages: messages(), tools: [...tools] });
+      const counter = await tokenCounterFor(model.model);
+      // The request as it will be sent: the transcript, and what the run staged for the call's ModelCalled to take
+      // (the last step's tool results), counted once the appends under way have reached the transcript.
+      const inputTokens = await ac.writer.exclusive(async () => {
+        const staged = ac.writer.stagedEvents.flatMap((e) => stepMessageOf(e) ?? []);
+        return counter.request({ messages: [...messages(), ...staged], tools: [...tools] });
+      });
       const outputTokens = preset?.maxOutputTokens ?? parts.config.limits.defaultMaxOutputTokens;
       const asked: BudgetAmount = {
         inputTokens,

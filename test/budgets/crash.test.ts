@@ -1,12 +1,12 @@
 // A crash in the middle of a budgeted fan-out: the process is killed (SIGKILL) while its 64 leaves draw on the
-// tree's budget, and a new process opens the log. The budget carries on exactly: the reservations the killed
-// process left are settled from the replies the log holds or released, so what the tree spent is the usage of
-// its recorded replies, counted once; it comes to rest within its budget plus one reservation, as it would have,
-// and finishes once extended, with nothing left reserved.
+// tree's budget, and a new process opens the log. The budget carries on exactly: the log (one writer's) holds what
+// each call spent, never a reservation, so the calls the kill cut off hold nothing; what the tree spent is the
+// usage of its recorded replies, counted once; it comes to rest within its budget plus one reservation, as it
+// would have, and finishes once extended, with nothing left reserved.
 import { spawn } from "node:child_process";
 import { afterAll, describe, expect, it } from "vitest";
 import { openPgliteStore, type RecordedEvent } from "../../src/index.ts";
-import { foldBudget } from "../../src/projections/budget.ts";
+import { readBudget } from "../../src/projections/budget.ts";
 import { copyPgliteTemplate, removeDir } from "../support/pglite.ts";
 import { FAN } from "./support.ts";
 
@@ -54,7 +54,7 @@ const child = (args: string[]) => {
 
 describe("when the process running a budgeted 64-leaf fan-out is killed and the log reopened", () => {
   it(
-    "settles or releases what it left reserved, spends exactly the usage of the recorded replies, parks within budget, and finishes when extended",
+    "holds nothing for the calls it cut off, spends exactly the usage of the recorded replies, parks within budget, and finishes when extended",
     { timeout: 240_000 },
     async () => {
       const dataDir = await copyPgliteTemplate();
@@ -68,21 +68,29 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
       expect((await first.exited).signal).toBe("SIGKILL");
       const root = first.lines.find((l) => l.startsWith("root "))!.slice(5);
 
-      const killedLog = await (async () => {
+      const killed = await (async () => {
         const store = await openPgliteStore({ dataDir });
         try {
-          return await store.readAll();
+          return { log: await store.readAll(), budget: await readBudget(store, root) };
         } finally {
           await store.close();
         }
       })();
-      // The tree's budget facts and the replies that settle its reservations, in log order (the log holds this one tree).
-      const budgetFold = (log: RecordedEvent[]) =>
-        foldBudget(log.filter((e) => e.streamId === `${root}:budget` || e.type === "ModelReplied"));
-      const leftOpen = budgetFold(killedLog);
-      expect(leftOpen.limits).toEqual({ totalTokens: LIMIT });
-      // It was killed inside a model call: that call's reservation (at least) was left open.
-      expect(Object.keys(leftOpen.open).length).toBeGreaterThan(0);
+      expect(killed.budget.limits).toEqual({ totalTokens: LIMIT });
+      // It was killed inside model calls: calls on the log with no reply yet, of which the budget holds nothing.
+      const answered = new Set(
+        killed.log.flatMap((e) =>
+          e.type === "ModelReplied" || e.type === "ModelCallFailed"
+            ? [`${e.streamId}/${e.data.runId}/${e.data.step}`]
+            : [],
+        ),
+      );
+      const cutOff = killed.log.filter(
+        (e) => e.type === "ModelCalled" && !answered.has(`${e.streamId}/${e.data.runId}/${e.data.step}`),
+      );
+      expect(cutOff.length).toBeGreaterThan(0);
+      expect(killed.budget.open).toEqual({});
+      expect(killed.budget.reserved.modelCalls).toBe(0);
 
       const second = child(["resume", dataDir]);
       expect(await second.exited).toEqual({ code: 0, signal: null });
@@ -98,11 +106,10 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
       const store = await openPgliteStore({ dataDir });
       try {
         const log = await store.readAll();
-        const budgetFacts = log.filter((e) => e.streamId === `${root}:budget`);
-        const budget = budgetFold(log);
-        // No reservation leaks: every one made (by either process) is settled exactly once, by its reply or by a
-        // BudgetSettled (a call the kill cut off, released on takeover).
-        const reserved = budgetFacts.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : []));
+        const budget = await readBudget(store, root);
+        // No reservation reaches a log with one writer, and each settle on it (a reply's, or a BudgetSettled) is
+        // of a call of its own.
+        expect(log.filter((e) => e.type === "BudgetReserved")).toEqual([]);
         const settled = log.flatMap((e) =>
           e.type === "BudgetSettled"
             ? [e.data.reservationId]
@@ -111,7 +118,6 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
               : [],
         );
         expect(new Set(settled).size).toBe(settled.length);
-        expect(new Set(settled)).toEqual(new Set(reserved));
         expect(budget.open).toEqual({});
         // Spent is the usage of the replies the log holds: each call counted once, none lost, none twice.
         // The log holds this one tree.
@@ -130,9 +136,11 @@ describe("when the process running a budgeted 64-leaf fan-out is killed and the 
           toolCalls: sum((r) => r.data.toolCalls.length),
         });
         // At rest it had parked within its budget plus one reservation, holding nothing, as an uncrashed run does.
-        const asked = budgetFacts.flatMap((e) =>
-          e.type === "BudgetReserved" ? [e.data.amount.inputTokens + e.data.amount.outputTokens] : [],
+        // A call reserves its counted input (what each reply reports here) plus the most output it may write.
+        const mostOutput = Math.max(
+          ...log.flatMap((e) => (e.type === "BudgetExhausted" ? [e.data.asked.outputTokens] : [])),
         );
+        const asked = replies.map((r) => r.data.usage!.inputTokens + mostOutput);
         expect(atRest.spent.totalTokens).toBeLessThanOrEqual(LIMIT + Math.max(...asked));
         expect(atRest.reserved.modelCalls).toBe(0);
         expect(atRest.parked.length).toBeGreaterThan(0);

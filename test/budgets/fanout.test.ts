@@ -37,8 +37,13 @@ describe("when a 64-leaf fan-out runs under a token budget too small for it", ()
     expect(done).toBe(false);
     expect(before.limits).toEqual({ totalTokens: limit });
     const events = await treeEvents(rt, root.id);
+    // Each call reserved its counted input (what each reply reports here) plus the most output; a refused one asked as much.
     const asked = events.flatMap((e) =>
-      e.type === "BudgetReserved" ? [e.data.amount.inputTokens + e.data.amount.outputTokens] : [],
+      e.type === "ModelReplied"
+        ? [e.data.usage!.inputTokens + MAX_OUTPUT]
+        : e.type === "BudgetExhausted"
+          ? [e.data.asked.inputTokens + e.data.asked.outputTokens]
+          : [],
     );
     expect(before.spent.totalTokens).toBeLessThanOrEqual(limit + Math.max(...asked));
     expect(before.spent.totalTokens).toBeGreaterThan(0);

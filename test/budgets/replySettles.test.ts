@@ -1,9 +1,9 @@
 // A reply settles its call's reservation in the append that records it: at no point of the log is a call's reply
 // there while its reservation is still held, so a run that ends right after a reply (a stop, a crash) leaves nothing
-// reserved and needs no takeover to release it.
+// reserved and needs no takeover to release it. On a log with one writer the reservation itself never reaches the log.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EventStore, ModelRequest, ModelTurn, RecordedEvent } from "../../src/index.ts";
-import { budgetStreamOf, foldBudget } from "../../src/projections/budget.ts";
+import { budgetStreamOf, initBudget, readBudget } from "../../src/projections/budget.ts";
 import { freshPgliteStore } from "../support/pglite.ts";
 import { call, closeRuntimes, runtimeWith } from "../delegation/support.ts";
 
@@ -40,9 +40,13 @@ describe("when a budgeted run is stopped after a reply, while its subordinate's 
     expect(budget.reserved.modelCalls).toBe(0);
     // A0's reply at its usage, and the subordinate's call the stop cut off at its counted input.
     expect(budget.spent.modelCalls).toBe(2);
+    // Read afresh from the log, the tree spent the same (the cut-off call by its BudgetSettled alone).
+    const fromLog = await readBudget(store, root.id);
+    expect(budget.spent).toMatchObject(fromLog.spent);
+    expect(fromLog.reserved.modelCalls).toBe(0);
 
-    const budgetFacts = await store.readStream(budgetStreamOf(root.id));
-    const reservations = budgetFacts.flatMap((e) => (e.type === "BudgetReserved" ? [e.data] : []));
+    // The log has one writer: reservations were held in its memory, and the log records what each call spent.
+    expect((await store.readStream(budgetStreamOf(root.id))).filter((e) => e.type === "BudgetReserved")).toEqual([]);
     const tree = [
       root.id,
       ...(await rt.contexts({ rootContextId: root.id })).map((c) => c.id).filter((id) => id !== root.id),
@@ -51,16 +55,12 @@ describe("when a budgeted run is stopped after a reply, while its subordinate's 
     for (const id of tree) for (const e of await store.readStream(id)) if (e.type === "ModelReplied") replies.push(e);
     expect(replies).toHaveLength(1);
     for (const reply of replies) {
-      const reservation = reservations.find(
-        (r) => r.contextId === reply.streamId && r.runId === reply.data.runId && r.step === reply.data.step,
-      );
-      expect(reservation).toBeDefined();
-      // The log cut at the reply: its reservation is settled there, to the reply's usage.
-      const upTo = [...budgetFacts, ...replies]
-        .filter((e) => e.globalPosition <= reply.globalPosition)
-        .sort((a, b) => a.globalPosition - b.globalPosition);
-      const then = foldBudget(upTo);
-      expect(then.open[reservation!.reservationId]).toBeUndefined();
+      expect(reply.data.settles).toBeDefined();
+      // The log cut just before the reply holds nothing of the call; cut at the reply, its spend is there.
+      const before = await readBudget(store, root.id, initBudget(), reply.globalPosition - 1);
+      expect(before.spent.modelCalls).toBe(0);
+      const then = await readBudget(store, root.id, initBudget(), reply.globalPosition);
+      expect(then.reserved.modelCalls).toBe(0);
       expect(then.spent).toMatchObject({ inputTokens: 300, outputTokens: 30, modelCalls: 1, toolCalls: 1 });
     }
   });

@@ -35,20 +35,43 @@ const jobsArb = fc.array(fc.array(callArb, { minLength: 1, maxLength: 4 }), { mi
 
 let tree = 0;
 
-describe("when parallel jobs of two processes reserve and settle against one tree's budget in any order", () => {
+// Two processes on a log both append to (reservations recorded on the log, checked in their append), or the one
+// writer of a log (reservations held in its memory, decided in the tree's turn).
+describe.each([
+  { log: "shared by two processes", logsReservations: true, processes: 2 },
+  { log: "with one writer", logsReservations: false, processes: 1 },
+])("when parallel jobs reserve and settle against one tree's budget in any order, on a log $log", (mode) => {
   it("never spends more than the budget plus one reservation, and counts each call's usage once", async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), jobsArb, fc.integer({ min: 0, max: 3000 }), async (s, jobs, limit) => {
         const root = `tree-${++tree}-${Math.random().toString(16).slice(2)}`;
-        // Two processes: each its own ledger (its own folded state), one log.
-        const ledgers = [new BudgetLedger(store), new BudgetLedger(store)];
+        // Each process its own ledger (its own folded state), one log.
+        const ledgers = Array.from(
+          { length: mode.processes },
+          () => new BudgetLedger(store, { logsReservations: mode.logsReservations }),
+        );
+        // The jobs' contexts are the root's subordinates: a first read of the tree finds their replies there.
+        await store.append(
+          root,
+          jobs.map((_, j) => ({
+            type: "SubordinateCalled" as const,
+            data: {
+              runId: asRunId("run-root"),
+              toolCallId: `call-${j}`,
+              childContextId: asContextId(`${root}-job-${j}`),
+              fresh: true,
+              jobId: null,
+            },
+          })),
+          { expectedVersion: "no_stream" },
+        );
         await ledgers[0]!.change(root, () => ({
           events: [{ type: "BudgetSet", data: { rootContextId: asContextId(root), limits: { totalTokens: limit } } }],
           result: undefined,
         }));
         const settled: BudgetAmount[] = [];
         const runJob = async (calls: (typeof jobs)[number], j: number) => {
-          const ledger = ledgers[j % 2]!;
+          const ledger = ledgers[j % ledgers.length]!;
           for (const [i, c] of calls.entries()) {
             const reservationId = `${root}-${j}-${i}`;
             const asked = amount(c.input, c.maxOutput);
@@ -83,7 +106,7 @@ describe("when parallel jobs of two processes reserve and settle against one tre
               ledger.replied(root, reply.events);
             } else await s.schedule(ledger.settle(root, reservationId, spent));
             // A settle retried (a process that did not see its own append) counts once.
-            await s.schedule(ledgers[(j + 1) % 2]!.settle(root, reservationId, spent));
+            await s.schedule(ledgers[(j + 1) % ledgers.length]!.settle(root, reservationId, spent));
             settled.push(spent);
           }
         };

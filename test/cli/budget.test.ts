@@ -100,17 +100,17 @@ describe("actorzero run --budget and extend-budget", { timeout: 240_000 }, () =>
         e.type === "ModelReplied" && e.data.usage ? [e.data.usage.inputTokens + e.data.usage.outputTokens] : [],
       );
       expect(Number(line![1]!.replaceAll(",", ""))).toBe(usage.reduce((a, b) => a + b, 0));
-      const reserved = new Set(all.flatMap((e) => (e.type === "BudgetReserved" ? [e.data.reservationId] : [])));
-      const settled = new Set(
-        all.flatMap((e) =>
-          e.type === "BudgetSettled"
-            ? [e.data.reservationId]
-            : e.type === "ModelReplied" && e.data.settles
-              ? [e.data.settles.reservationId]
-              : [],
-        ),
+      // The log has one writer: it holds what each call spent (each settle once), never a reservation.
+      expect(all.filter((e) => e.type === "BudgetReserved")).toEqual([]);
+      const settled = all.flatMap((e) =>
+        e.type === "BudgetSettled"
+          ? [e.data.reservationId]
+          : e.type === "ModelReplied" && e.data.settles
+            ? [e.data.settles.reservationId]
+            : [],
       );
-      expect(settled).toEqual(reserved);
+      expect(settled.length).toBeGreaterThan(0);
+      expect(new Set(settled).size).toBe(settled.length);
     } finally {
       await store.close();
     }
