@@ -11,6 +11,11 @@
 //   call cut off by a stop settles to its counted input (the provider saw it).
 // - A call that does not fit parks the run: the gate has recorded BudgetExhausted in the run's stream (and
 //   BudgetRestored with it when an extension landed meanwhile: then the machine goes on at once).
+// - A compaction's summary call (compaction.ts) is a model call too: reserved before it is made (its request as it
+//   is, nothing staged counted) and settled by an append of its own (its reply is no ModelReplied). One that does not
+//   fit parks the run with the step's ModelCalled already recorded: the run goes on without recording it again
+//   (`parkedCallOf`), and compacts afresh.
+import * as Data from "effect/Data";
 import * as Effect from "effect/Effect";
 import type { BudgetAmount, RecordedEvent } from "../events/schema.ts";
 import type { ChatMessage } from "../models/messages.ts";
@@ -27,6 +32,8 @@ export type Reservation = {
   settles(usage: { inputTokens: number; outputTokens: number } | null, toolCalls: number): ReplySettle;
   /** Nothing spent (`cut`: the call was sent, so its counted input was). */
   release(cut: boolean): Promise<void>;
+  /** Settled to what the call spent by an append of its own (a call whose reply is no ModelReplied: a summary). */
+  spend(usage: { inputTokens: number; outputTokens: number } | null): Promise<void>;
 };
 
 /** What the runtime gives the loop: null when the run's tree has no budget (nothing is reserved then). */
@@ -35,8 +42,13 @@ export type BudgetPort = {
     step: number;
     messages: () => ChatMessage[];
     tools: readonly ToolSpec[];
+    /** A compaction's summary request: these messages are all it sends (what the run staged is not in it). */
+    summary?: boolean;
   }): Promise<{ reserved: Reservation | null } | { parked: RecordedEvent[] }>;
 };
+
+/** A summary call of a compaction did not fit the tree's budget: the run parked with these facts. */
+export class BudgetParked extends Data.TaggedError("BudgetParked")<{ facts: RecordedEvent[] }> {}
 
 /**
  * `call` (a model call with its retries) under a reservation of the tree's budget; `{ parked }` with the
@@ -78,17 +90,23 @@ export const replySettles = (handle: RunHandle): { settles?: ReplySettle } => {
 };
 
 /**
- * Whether run `runId`'s step-1 model call is on the log with no reply or failure after it: a run that parked on
- * its budget before its first call (that ModelCalled went with its start) goes on without recording it again.
+ * The model call of run `runId` on the log with no reply or failure after it, that the run parked on its budget
+ * after (its step-1 call, which went with its start; a call whose compaction's summary did not fit): the run goes
+ * on without recording it again. Null when there is none.
  */
-export const firstCallOpen = (facts: readonly RecordedEvent[], runId: string): boolean => {
-  let open = false;
+export const parkedCallOf = (
+  facts: readonly RecordedEvent[],
+  runId: string,
+): { step: number; attempt: number } | null => {
+  let open: { step: number; attempt: number } | null = null;
   let parked = false;
   for (const f of facts) {
     if (!("runId" in f.data) || f.data.runId !== runId) continue;
-    if (f.type === "ModelCalled") open = f.data.step === 1;
-    else if (f.type === "ModelReplied" || f.type === "ModelCallFailed") open = false;
-    else if (f.type === "BudgetExhausted") parked = open;
+    if (f.type === "ModelCalled") {
+      open = { step: f.data.step, attempt: f.data.attempt };
+      parked = false;
+    } else if (f.type === "ModelReplied" || f.type === "ModelCallFailed") open = null;
+    else if (f.type === "BudgetExhausted") parked = open !== null;
   }
-  return open && parked;
+  return parked ? open : null;
 };

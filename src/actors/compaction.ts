@@ -7,6 +7,8 @@
 //   summaryRequest.ts, the running summary carried from chunk to chunk), held to its cap, and is recorded with
 //   the call's usage and duration in HistoryCompacted before the request that uses it is sent. Each summary
 //   request, and the request it served, takes its own share of the preset's rate buckets under the call's place.
+// - In a budgeted tree each summary call reserves from the tree's budget first and is settled to its usage
+//   (budgetGate.ts); one that does not fit parks the run (`BudgetParked`), which compacts afresh once extended.
 // - The request sent is the transcript read back from the log after the compaction (the same the projection
 //   rebuilds), so a resumed run sends the same bytes and never asks for the summary again.
 // - At most `MAX_ROUNDS` compactions before one call; a request still over the window then, or one the plan
@@ -18,6 +20,7 @@ import { ModelError, type ModelTurn } from "../models/port.ts";
 import { type TokenCounter, tokenCounterFor } from "../models/tokenCount.ts";
 import { messagesOf, type TopicView } from "../projections/topics.ts";
 import { type LogError, logWrite } from "./loopErrors.ts";
+import { BudgetParked } from "./budgetGate.ts";
 import type { LoopEnv } from "./messageLoop.ts";
 import { modelRequest } from "./loopEnv.ts";
 import { capSummary, summaryChunks, summaryPrompt } from "./summaryRequest.ts";
@@ -47,6 +50,7 @@ export const gateTokens = (
 /** The summary of the chunks, each request carrying the running summary; usage summed over the calls. */
 const summarise = async (
   env: LoopEnv,
+  step: number,
   chunks: readonly string[],
   start: string | null,
   cap: number,
@@ -60,11 +64,24 @@ const summarise = async (
   for (const chunk of chunks) {
     let turn: ModelTurn;
     const messages = summaryPrompt(running, chunk);
-    // Each summary is a request like any other: its share of the preset's rate buckets first (callGate.ts).
-    await ticket?.another(gateTokens(env, counter, messages), signal);
+    // Each summary is a model call like any other: its reservation from the tree's budget first.
+    const budget = await env.budget?.reserve({ step, messages: () => messages, tools: [], summary: true });
+    if (budget && "parked" in budget) {
+      throw new BudgetParked({ facts: budget.parked });
+    }
+    const reservation = budget?.reserved ?? null;
+    // Then its share of the preset's rate buckets (callGate.ts).
+    try {
+      await ticket?.another(gateTokens(env, counter, messages), signal);
+    } catch (e) {
+      await reservation?.release(false);
+      throw e;
+    }
     try {
       turn = await env.modelPort.call({ ...modelRequest(env, messages, [], signal), purpose: "compaction" });
     } catch (e) {
+      // A stop cut it off once it was sent (its input was spent); a failed call spent nothing.
+      await reservation?.release(signal.aborted).catch(() => undefined);
       const err = asModelError(e);
       throw new ModelError(err.reason, `The summary call of a compaction failed: ${err.message}`, err.retryable, {
         cause: err,
@@ -72,6 +89,7 @@ const summarise = async (
         ...(err.status !== undefined ? { status: err.status } : {}),
       });
     }
+    await reservation?.spend(turn.usage ?? null);
     if (turn.usage) {
       counted = true;
       usage.inputTokens += turn.usage.inputTokens;
@@ -93,7 +111,7 @@ export const requestMessages = (
   step: number,
   force: boolean,
   ticket: Ticket | null = null,
-): Effect.Effect<ChatMessage[], ModelError | LogError> =>
+): Effect.Effect<ChatMessage[], ModelError | LogError | BudgetParked> =>
   Effect.gen(function* () {
     const window = env.window;
     const system: ChatMessage = { role: "system", content: env.systemPrompt };
@@ -141,8 +159,8 @@ export const requestMessages = (
           catch: (e) => overflow(e instanceof Error ? e.message : String(e)),
         });
         const done = yield* Effect.tryPromise({
-          try: (signal) => summarise(env, chunks, view.summary, cap, counter, signal, ticket),
-          catch: asModelError,
+          try: (signal) => summarise(env, step, chunks, view.summary, cap, counter, signal, ticket),
+          catch: (e) => (e instanceof BudgetParked ? e : asModelError(e)),
         });
         ({ summary, usage } = done);
         summarised = true;

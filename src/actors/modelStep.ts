@@ -15,7 +15,7 @@ import { ModelError, type ModelTurn } from "../models/port.ts";
 import { type LogError, logWrite, ModelCallFailed, retryDelayMs } from "./loopErrors.ts";
 import type { ResumePlan } from "./resumePlan.ts";
 import { requestMessages } from "./compaction.ts";
-import { withBudget } from "./budgetGate.ts";
+import { type BudgetParked, withBudget } from "./budgetGate.ts";
 import { withPlace } from "./callQueue.ts";
 import { append, fail, modelRequest, type LoopEnv, type Terminal } from "./loopEnv.ts";
 
@@ -38,8 +38,12 @@ const attemptModelCall = (env: LoopEnv, step: number, attempt: number, force: bo
     ({ admitted, ticket }) =>
       Effect.gen(function* () {
         const { runId } = env.handle;
-        // The run's first call was recorded with its start (interventions since then wait for the next call).
-        const recorded = step === 1 && attempt === 1 && env.handle.firstCallRecorded;
+        // The run's first call was recorded with its start (interventions since then wait for the next call), or
+        // the call was recorded before the run parked on its budget in its compaction.
+        const parkedCall = env.handle.parkedCall;
+        const recorded =
+          (step === 1 && attempt === 1 && env.handle.firstCallRecorded) ||
+          (parkedCall?.step === step && parkedCall.attempt === attempt);
         if (!recorded || admitted) {
           yield* logWrite(() =>
             // The transcript now holds every intervention recorded so far (ModelCalled carries them).
@@ -128,7 +132,7 @@ export const callModel = (
     attempt: number,
     force: boolean,
     retry = false,
-  ): Effect.Effect<ModelTurn, ModelCallFailed | LogError> =>
+  ): Effect.Effect<ModelTurn, ModelCallFailed | BudgetParked | LogError> =>
     attemptModelCall(env, step, attempt, force, retry).pipe(
       Effect.catchTag("ModelCallFailed", (f) =>
         f.retryInMs === null
@@ -151,6 +155,11 @@ export const callModel = (
   };
   return withBudget(env.budget, env.handle, request, attemptFrom(from?.attempt ?? 1, false)).pipe(
     Effect.map((turn) => ("parked" in turn ? { terminal: turn.parked } : { turn })),
+    // A compaction's summary did not fit: the run parked (its facts recorded), its ModelCalled standing.
+    Effect.catchTag("BudgetParked", (p) => {
+      env.handle.parked = true;
+      return Effect.succeed({ terminal: p.facts });
+    }),
     Effect.catchTag("ModelCallFailed", (f) =>
       gaveUp(env, {
         reason: f.error.reason,

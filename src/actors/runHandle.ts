@@ -14,6 +14,8 @@ export class RunHandle {
   inFlight: InFlight | null = null;
   /** The first model call's ModelCalled went with the run's start: the loop does not append it again. */
   firstCallRecorded = false;
+  /** The model call the run parked on its budget after recording it (budgetGate.ts `parkedCallOf`): not appended again. */
+  parkedCall: { step: number; attempt: number } | null = null;
   /** Its model call waits for a place in the runtime's queue (callQueue.ts): a stop now means it was never sent. */
   queued = false;
   /** Children this run is waiting on, stopped first when this run is stopped. */

@@ -168,13 +168,13 @@ export const budgetPortFor = (
   const preset = model.presetName === null ? undefined : presetTable(parts.config.options.presets)[model.presetName];
   const metadata = { correlationId: handle.correlationId, causationId: handle.runId };
   return {
-    async reserve({ step, messages, tools }) {
+    async reserve({ step, messages, tools, summary }) {
       if ((await parts.budgets.state(root)).limits === null) return { reserved: null };
       const counter = await tokenCounterFor(model.model);
       // The request as it will be sent: the transcript, and what the run staged for the call's ModelCalled to take
       // (the last step's tool results), counted once the appends under way have reached the transcript.
       const inputTokens = await ac.writer.exclusive(async () => {
-        const staged = ac.writer.stagedEvents.flatMap((e) => stepMessageOf(e) ?? []);
+        const staged = summary ? [] : ac.writer.stagedEvents.flatMap((e) => stepMessageOf(e) ?? []);
         return counter.request({ messages: [...messages(), ...staged], tools: [...tools] });
       });
       const outputTokens = preset?.maxOutputTokens ?? parts.config.limits.defaultMaxOutputTokens;
@@ -233,7 +233,10 @@ export const budgetPortFor = (
   };
 };
 
-/** Settled by the call's ModelReplied (`settles`), or released by an append of its own when no reply comes. */
+/**
+ * Settled by the call's ModelReplied (`settles`), or by an append of its own: released when no reply comes, spent
+ * when the reply is no ModelReplied (a compaction's summary).
+ */
 const reservationOf = (
   parts: Pick<BudgetParts, "budgets">,
   root: string,
@@ -256,4 +259,5 @@ const reservationOf = (
           }
         : ZERO,
     ),
+  spend: (usage) => parts.budgets.settle(root, reservationId, spentOf(preset, countedInput, usage, 0)),
 });

@@ -24,7 +24,7 @@ import { whileNotPaused } from "../actors/contextQueries.ts";
 import { messageLoop } from "../actors/messageLoop.ts";
 import type { RunHandle } from "../actors/runHandle.ts";
 import { parkedStepOf, type ParkedStep } from "../actors/approvalGate.ts";
-import { firstCallOpen } from "../actors/budgetGate.ts";
+import { parkedCallOf } from "../actors/budgetGate.ts";
 import { budgetPortFor } from "./budgets.ts";
 import { systemPrompt } from "../profiles/profiles.ts";
 import type { BuiltInToolContext, RunScope } from "../tools/delegator.ts";
@@ -104,8 +104,9 @@ export class Runs {
     // Not the run `start` just recorded: a parked run going on after its decisions, from the log.
     if (read) {
       parked = parkedStepOf(read, input.runId);
-      // Parked on its budget before its first call: that ModelCalled went with its start and stands.
-      handle.firstCallRecorded = firstCallOpen(read, input.runId);
+      // Parked on its budget after a ModelCalled (its first call's, which went with its start; one whose
+      // compaction's summary did not fit): that ModelCalled stands.
+      handle.parkedCall = parkedCallOf(read, input.runId);
       // Parked in another process, or before a restart: its jobs are on the log only.
       if (handle.jobs.size === 0) jobsFromLog = recordedJobsOf(read, input.runId);
     }
