@@ -167,7 +167,7 @@ export class Commands {
     ac.started(runId, correlationId, !remote);
     const outcome = ac.outcome(runId);
     if (this.parts.lifecycle.closed) await interruptInFlight([{ ac, inFlight: true, unrecorded: null }]);
-    else ac.actor.send({ type: "run.start", facts, runId });
+    else ac.startRun(runId, facts);
     return { runId, intervention: false, ended: outcome };
   }
 
@@ -183,9 +183,7 @@ export class Commands {
           if (!isRunning(now)) return null;
           // A run already stopping or ending is waited for; its end is the answer.
           if (acceptsMessage(now)) {
-            // A parked run restored here has no handle yet: nothing of it is in flight.
-            (await ac.handleOf(openRunId(now)!)).stopRequestedBy ??= by;
-            ac.actor.send({ type: "run.stop" });
+            await ac.requestStop(openRunId(now)!, by);
           }
           return openRunId(now)!;
         },

@@ -2,7 +2,8 @@
 //
 // Requirements:
 // - A run's handle is had one way: the one this process holds for the run, else one made from the log
-//   (`handleOf`, `invokedHandle`); only `started` and `resumed` make one for a run this process begins.
+//   (`handleOf`, `invokedHandle`); only `started` and `resumed` make one for a run this process begins,
+//   and only `startRun`, `resumed` and `requestStop` ask the machine to start or stop a run.
 // - A run starts only under the context's lease (`takeLease`): the last run's release lands first, then the
 //   actor is brought up to the stream, which another process may have extended; a run the log shows open that
 //   is not in flight here goes to the take-over (recovery.ts).
@@ -230,10 +231,27 @@ export class ContextSession {
     return (this.#run = handle);
   }
 
-  /** The handle of a run going on here after a restart (resume.ts), made from its facts, and the plan its loop takes. */
-  resumed(resuming: Resuming, facts: readonly RecordedEvent[]): RunHandle {
+  /** The machine takes the run `started` recorded (`run.start`, with the facts of its start). */
+  startRun(runId: RunId, facts: RecordedEvent[]): void {
+    this.actor.send({ type: "run.start", facts, runId });
+  }
+
+  /**
+   * A run going on here after a restart (resume.ts): its handle made from its facts, the plan its loop takes, and
+   * the machine's `run.start` (legal from `failed`, where a context the log shows running restores).
+   */
+  resumed(resuming: Resuming, facts: readonly RecordedEvent[]): void {
     this.#resuming = resuming;
-    return (this.#run = RunHandle.fromLog(this.id, resuming.runId, facts, null));
+    this.#run = RunHandle.fromLog(this.id, resuming.runId, facts, null);
+    const interventionPending = resuming.plan.undelivered > 0;
+    this.actor.send({ type: "run.start", facts: [], runId: resuming.runId, interventionPending });
+  }
+
+  /** Asks the machine to stop run `runId` (`run.stop`), `by` recorded in its RunStopped unless someone asked first. */
+  async requestStop(runId: RunId, by: "user" | "superior"): Promise<void> {
+    // A parked run restored here has no handle yet: nothing of it is in flight.
+    (await this.handleOf(runId)).stopRequestedBy ??= by;
+    this.actor.send({ type: "run.stop" });
   }
 
   /** The plan of run `runId` resuming here, once: its loop takes it (runs.ts). */

@@ -6,7 +6,7 @@
 // - The run's working data is what the uninterrupted run held there: its correlation, the interventions
 //   not yet delivered, the decisions on its step's approvals, and its `parallel` jobs (rebuilt by runs.ts
 //   from the facts kept here); the pause is the machine's, restored from the log.
-// - The machine takes the run with `run.start` (legal from `failed`, where a context the log shows running
+// - The machine takes the run with `run.start` (contextSession.ts `resumed`; legal from `failed`, where a context the log shows running
 //   restores), so its end comes, as for any run, from the invocation's result.
 import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import type { RunId } from "../events/ids.ts";
@@ -64,5 +64,4 @@ export const resumeRun = async (store: EventStore, ac: ContextSession): Promise<
   const parked = parkedStepOf(facts, runId);
   const plan = { ...found, decisions: parked?.step === found.step ? parked.decisions : found.decisions };
   ac.resumed({ runId, plan, jobs: recordedJobsOf(facts, runId) }, facts);
-  ac.actor.send({ type: "run.start", facts: [], runId, interventionPending: plan.undelivered > 0 });
 };
