@@ -121,7 +121,7 @@ export class ContextSession {
     this.#actor = actor;
   }
 
-  /** The handle of the run this process holds for the context (the last one it started, took or went on with), or null. */
+  /** The handle of the run this process holds here (the last one it started, took or went on with), or null. */
   get run(): RunHandle | null {
     return this.#run;
   }

@@ -6,8 +6,8 @@
 // - The run's working data is what the uninterrupted run held there: its correlation, the interventions
 //   not yet delivered, the decisions on its step's approvals, and its `parallel` jobs (rebuilt by runs.ts
 //   from the facts kept here); the pause is the machine's, restored from the log.
-// - The machine takes the run with `run.start` (contextSession.ts `resumed`; legal from `failed`, where a context the log shows running
-//   restores), so its end comes, as for any run, from the invocation's result.
+// - The machine takes the run with `run.start` (contextSession.ts `resumed`; legal from `failed`, where a
+//   context the log shows running restores), so its end comes, as for any run, from the invocation's result.
 import type { DataOf, RecordedEvent } from "../events/schema.ts";
 import type { RunId } from "../events/ids.ts";
 import { parkedStepOf } from "../actors/approvalGate.ts";
