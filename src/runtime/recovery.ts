@@ -91,6 +91,10 @@ export class Recovery {
       // In the context's command queue: no run of this process can start on it meanwhile.
       await ac.serialize(async () => {
         if (isRunning(ac.actor.getSnapshot())) return;
+        // The run the projection saw has ended here already (this process's own run, ended after the read
+        // above): nothing to take over, and taking the lease even briefly would refuse another process's
+        // send to a context that is free. A view older than the projection's says nothing of that run.
+        if (ac.view.version >= view.version && ac.view.status !== "running") return;
         // Taking the lease takes the run over; a resumed run keeps the lease, and its end in the log frees it.
         await ac.underLease(async () => undefined, { busy: "skip", openRun: this.parts.config.recovery });
       });
