@@ -1,20 +1,13 @@
 // A reply settles its call's reservation in the append that records it: at no point of the log is a call's reply
 // there while its reservation is still held, so a run that ends right after a reply (a stop, a crash) leaves nothing
 // reserved and needs no takeover to release it. On a log with one writer the reservation itself never reaches the log.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventStore, ModelRequest, ModelTurn, RecordedEvent } from "../../src/index.ts";
 import { budgetStreamOf, initBudget, readBudget } from "../../src/projections/budget.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { call, closeRuntimes, runtimeWith } from "../delegation/support.ts";
+import { call, delegationFile, runtimeWith } from "../delegation/support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
-afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
+delegationFile((s) => (store = s));
 
 describe("when a budgeted run is stopped after a reply, while its subordinate's call is in flight", () => {
   it("holds nothing afterwards, and at every point of the log a call's reply and its settle are there together", async () => {

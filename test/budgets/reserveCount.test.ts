@@ -1,22 +1,15 @@
 // A budgeted call reserves the counted request it will send: the transcript and the last step's tool results,
 // which the run has staged but not appended yet (they go with the call's ModelCalled).
 import { z } from "zod";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventStore, ModelRequest, ModelTurn } from "../../src/index.ts";
 import { tokenCounterFor } from "../../src/models/tokenCount.ts";
 import { defineTool } from "../../src/tools/defineTool.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
 import { eventually } from "../support/async.ts";
-import { call, closeRuntimes, repliesSoFar, runtimeWith } from "../delegation/support.ts";
+import { call, delegationFile, repliesSoFar, runtimeWith } from "../delegation/support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
-afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
+delegationFile((s) => (store = s));
 
 // A long result: left out of the count, the second call's reservation would be short by most of it.
 const report = defineTool({

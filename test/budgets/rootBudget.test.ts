@@ -1,20 +1,13 @@
 // A root created with a budget carries its first limits on its ContextCreated: nothing is appended to the tree's
 // budget stream for them, the fold reads them back from the log after a restart, a message's budget (BudgetSet)
 // still replaces them, and a fork of the root starts without one.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { EventStore } from "../../src/index.ts";
 import { budgetStreamOf, readBudget } from "../../src/projections/budget.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { closeRuntimes, runtimeWith } from "../delegation/support.ts";
+import { delegationFile, runtimeWith } from "../delegation/support.ts";
 
 let store: EventStore;
-beforeAll(async () => {
-  store = await freshPgliteStore();
-});
-afterEach(closeRuntimes);
-afterAll(async () => {
-  await store.close();
-});
+delegationFile((s) => (store = s));
 
 const answer = () => ({ text: "ok", usage: { inputTokens: 100, outputTokens: 10 } });
 

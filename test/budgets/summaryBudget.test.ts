@@ -2,35 +2,30 @@
 // made, settled to its usage, and parking the run when it does not fit (the run compacts afresh once extended,
 // and its step's ModelCalled, recorded before the summary, is not recorded twice).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { openAIModel } from "../../src/models/openai.ts";
+import type { Runtime } from "../../src/runtime/runtime.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import type { RecordedEvent } from "../../src/events/schema.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
 import { eventually } from "../support/async.ts";
-import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
+import type { WindowServer } from "../support/windowServer.ts";
+import { openWindowedRuntime, type WindowedRuntime } from "../support/windowedRuntime.ts";
 
 const WINDOW = 5000;
 const MAX_OUTPUT = 200;
 let store: EventStore;
 let server: WindowServer;
 let rt: Runtime;
+let opened: WindowedRuntime;
 
 beforeAll(async () => {
-  store = await freshPgliteStore();
-  server = await startWindowServer({ window: WINDOW, reserve: MAX_OUTPUT, resultWords: 150 });
-  rt = await createRuntime({
-    store,
-    model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL }),
-    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT } },
-    limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50, passivateAfterMs: 60_000 },
+  opened = await openWindowedRuntime({
+    window: WINDOW,
+    maxOutput: MAX_OUTPUT,
+    resultWords: 150,
+    limits: { passivateAfterMs: 60_000 },
   });
+  ({ store, server, rt } = opened);
 });
-afterAll(async () => {
-  await rt.close();
-  await server.close();
-  await store.close();
-});
+afterAll(() => opened.close());
 
 const treeEvents = async (root: string): Promise<RecordedEvent[]> => {
   const ids = new Set((await rt.contexts({ rootContextId: root })).map((c) => c.id));

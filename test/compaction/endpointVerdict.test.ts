@@ -1,33 +1,23 @@
 // The endpoint's own verdict: a 400 saying the request is too long gets one compaction and a retry; a second
 // such answer fails the run with `context_overflow`.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { openAIModel } from "../../src/models/openai.ts";
+import type { Runtime } from "../../src/runtime/runtime.ts";
 import type { EventStore } from "../../src/events/store.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
+import type { WindowServer } from "../support/windowServer.ts";
+import { openWindowedRuntime, type WindowedRuntime } from "../support/windowedRuntime.ts";
 
 const WINDOW = 8000;
 const MAX_OUTPUT = 200;
 let store: EventStore;
 let server: WindowServer;
 let rt: Runtime;
+let opened: WindowedRuntime;
 
 beforeAll(async () => {
-  store = await freshPgliteStore();
-  server = await startWindowServer({ window: WINDOW, reserve: MAX_OUTPUT, resultWords: 120 });
-  rt = await createRuntime({
-    store,
-    model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL }),
-    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT } },
-    limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50 },
-  });
+  opened = await openWindowedRuntime({ window: WINDOW, maxOutput: MAX_OUTPUT, resultWords: 120 });
+  ({ store, server, rt } = opened);
 });
-afterAll(async () => {
-  await rt.close();
-  await server.close();
-  await store.close();
-});
+afterAll(() => opened.close());
 
 describe("when the endpoint refuses a request our count let through", () => {
   it("compacts once (trigger `endpoint`), retries at once, and completes the turn", async () => {

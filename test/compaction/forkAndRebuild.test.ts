@@ -1,37 +1,27 @@
 // A compacted history read back: a fork before or after a compaction keeps its history's view, and the view
 // rebuilt from the log alone is the one the runtime holds.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { openAIModel } from "../../src/models/openai.ts";
+import type { Runtime } from "../../src/runtime/runtime.ts";
 import type { EventStore } from "../../src/events/store.ts";
 import { transcriptOf } from "../../src/projections/transcript.ts";
 import { auditRuns } from "../../src/projections/auditReport.ts";
 // @ts-expect-error: the page's plain-JS module has no types
 import { timelineRows } from "../../src/server/web/timelineView.js";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
+import type { WindowServer } from "../support/windowServer.ts";
+import { openWindowedRuntime, type WindowedRuntime } from "../support/windowedRuntime.ts";
 
 const WINDOW = 5000;
 const MAX_OUTPUT = 200;
 let store: EventStore;
 let server: WindowServer;
 let rt: Runtime;
+let opened: WindowedRuntime;
 
 beforeAll(async () => {
-  store = await freshPgliteStore();
-  server = await startWindowServer({ window: WINDOW, reserve: MAX_OUTPUT, resultWords: 150 });
-  rt = await createRuntime({
-    store,
-    model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL }),
-    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT } },
-    limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50 },
-  });
+  opened = await openWindowedRuntime({ window: WINDOW, maxOutput: MAX_OUTPUT, resultWords: 150 });
+  ({ store, server, rt } = opened);
 });
-afterAll(async () => {
-  await rt.close();
-  await server.close();
-  await store.close();
-});
+afterAll(() => opened.close());
 
 describe("when a compacted context is forked and its history rebuilt", () => {
   it("a fork before the compaction has the full history, one after it the compacted view, and a rebuild equals the live view", async () => {

@@ -1,11 +1,10 @@
 // A conversation longer than the model's window, through the real `openai` client against a local server that
 // enforces the window: compaction keeps every request inside it, and the log keeps every original message.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRuntime, type Runtime } from "../../src/runtime/runtime.ts";
-import { openAIModel } from "../../src/models/openai.ts";
+import type { Runtime } from "../../src/runtime/runtime.ts";
 import type { EventStore } from "../../src/events/store.ts";
-import { freshPgliteStore } from "../support/pglite.ts";
-import { startWindowServer, type WindowServer } from "../support/windowServer.ts";
+import type { WindowServer } from "../support/windowServer.ts";
+import { openWindowedRuntime, type WindowedRuntime } from "../support/windowedRuntime.ts";
 
 const WINDOW = 6000;
 const MAX_OUTPUT = 200;
@@ -13,22 +12,13 @@ const TURNS = 300;
 let store: EventStore;
 let server: WindowServer;
 let rt: Runtime;
+let opened: WindowedRuntime;
 
 beforeAll(async () => {
-  store = await freshPgliteStore();
-  server = await startWindowServer({ window: WINDOW, reserve: MAX_OUTPUT });
-  rt = await createRuntime({
-    store,
-    model: openAIModel({ apiKey: "sk-test", baseURL: server.baseURL }),
-    presets: { Default: { model: "gpt-4o-mini", contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT } },
-    limits: { modelRetries: 0, retryBaseMs: 5, retryMaxMs: 50 },
-  });
+  opened = await openWindowedRuntime({ window: WINDOW, maxOutput: MAX_OUTPUT });
+  ({ store, server, rt } = opened);
 });
-afterAll(async () => {
-  await rt.close();
-  await server.close();
-  await store.close();
-});
+afterAll(() => opened.close());
 
 describe(`when a root talks for ${TURNS} turns, delegating each to a reused child, under a ${WINDOW}-token window`, () => {
   it("completes every turn, never sends an oversize request, compacts both contexts on their own, and keeps every message", async () => {
